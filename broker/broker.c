@@ -1,0 +1,214 @@
+/*
+ * broker.c - sbx-broker: the unprivileged front.
+ *
+ * Started by sbx-monitor only, as root, with the agent socket on fd 3 and
+ * the monitor channel on fd 4. Before it touches a connection it drops to
+ * broker_user, empties its capabilities, sets no_new_privs and loads the
+ * broker seccomp filter. Then it accepts, and forks one child per
+ * connection, at most max_children at a time (beyond that: busy).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "drop.h"
+#include "log.h"
+#include "scfilter.h"
+
+#define FD_LISTEN	3
+#define FD_CHAN		4
+
+struct broker {
+	int		sigfd;
+	unsigned	children;
+	unsigned	max_children;
+	int		stopping;
+	struct child_opts copts;
+};
+
+/* {ok: false, error: "busy", message: ...}, encoded once by hand-checked
+ * msgpack so the parent never runs the encoder. */
+static const char busy_reply[] =
+	"\x83\xa2ok\xc2\xa5" "error" "\xa4" "busy" "\xa7" "message"
+	"\xd9\x24" "too many connections, try again soon";
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: sbx-broker [-d] -u user [-r chroot] "
+	    "[-n max_children] [-t request_timeout_s] [-T answer_timeout_s]\n"
+	    "(started by sbx-monitor; not to be run by hand)\n");
+	exit(2);
+}
+
+static int
+fd_is_socket(int fd, int type)
+{
+	int v;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == 0 && v == type;
+}
+
+static int
+signals_setup(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void
+reap(struct broker *b)
+{
+	int status;
+
+	while (waitpid(-1, &status, WNOHANG) > 0)
+		if (b->children > 0)
+			b->children--;
+}
+
+static void
+on_signal(struct broker *b)
+{
+	struct signalfd_siginfo si;
+
+	while (read(b->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			reap(b);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			b->stopping = 1;
+	}
+}
+
+static void
+on_accept(struct broker *b)
+{
+	pid_t pid;
+	int fd;
+
+	fd = accept4(FD_LISTEN, NULL, NULL, SOCK_CLOEXEC);
+	if (fd == -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("accept");
+		return;
+	}
+	if (b->children >= b->max_children) {
+		log_info("busy: %u children", b->children);
+		if (send(fd, busy_reply, sizeof(busy_reply) - 1,
+		    MSG_DONTWAIT | MSG_NOSIGNAL) == -1)
+			log_debug("busy reply: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		close(fd);
+		return;
+	}
+	if (pid == 0) {
+		close(FD_LISTEN);
+		close(b->sigfd);
+		child_main(fd, &b->copts);
+	}
+	b->children++;
+	close(fd);
+}
+
+static void
+serve(struct broker *b)
+{
+	struct pollfd pfd[3];
+
+	while (!b->stopping) {
+		pfd[0] = (struct pollfd){ .fd = b->sigfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = FD_CHAN, .events = 0 };
+		pfd[2] = (struct pollfd){ .fd = FD_LISTEN, .events = POLLIN };
+		if (poll(pfd, 3, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("poll");
+		}
+		if (pfd[0].revents)
+			on_signal(b);
+		if (pfd[1].revents & (POLLHUP | POLLERR)) {
+			log_warnx("monitor went away; exiting");
+			exit(1);
+		}
+		if (pfd[2].revents & POLLIN)
+			on_accept(b);
+	}
+}
+
+/* SIGTERM: stop accepting, let the children in flight finish. */
+static void
+drain(struct broker *b)
+{
+	struct pollfd pfd = { .fd = b->sigfd, .events = POLLIN };
+
+	close(FD_LISTEN);
+	while (b->children > 0) {
+		if (poll(&pfd, 1, 1000) == -1 && errno != EINTR)
+			break;
+		on_signal(b);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct broker b = { .max_children = 128,
+	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000,
+	    .answer_timeout_ms = 900000 } };
+	const char *user = NULL, *root = NULL;
+	int ch, fg = 0;
+
+	while ((ch = getopt(argc, argv, "dn:r:t:T:u:")) != -1) {
+		switch (ch) {
+		case 'd': fg = 1; break;
+		case 'n': b.max_children = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'r': root = optarg; break;
+		case 't': b.copts.request_timeout_ms = atoi(optarg) * 1000; break;
+		case 'T': b.copts.answer_timeout_ms = atoi(optarg) * 1000; break;
+		case 'u': user = optarg; break;
+		default: usage();
+		}
+	}
+	log_init("sbx-broker", fg);
+	if (user == NULL || b.max_children == 0 ||
+	    b.copts.request_timeout_ms <= 0 || b.copts.answer_timeout_ms <= 0)
+		usage();
+	if (!fd_is_socket(FD_LISTEN, SOCK_STREAM) ||
+	    !fd_is_socket(FD_CHAN, SOCK_SEQPACKET))
+		fatalx("fd %d and %d must be the agent socket and the monitor "
+		    "channel: sbx-broker is started by sbx-monitor", FD_LISTEN,
+		    FD_CHAN);
+	if ((b.sigfd = signals_setup()) == -1)
+		fatal("signals");
+	if (drop_privileges(user, root) == -1)
+		fatalx("cannot drop privileges to %s; refusing to serve", user);
+	if (sc_load_allow("broker") == -1)
+		fatalx("cannot load the broker seccomp filter; refusing to serve");
+	log_info("serving as %s, at most %u connections", user,
+	    b.max_children);
+	serve(&b);
+	drain(&b);
+	return 0;
+}

@@ -1,0 +1,477 @@
+/*
+ * cache.c - what the monitor holds per (uid, agent), and in what order it
+ * serves the operations queued on one entry.
+ *
+ * Rules (CONTRACT.md, "Sandbox semantics"):
+ *  - miss: provision the project's full opted-in set, cache, reply;
+ *  - hit: cheap liveness check; live => reply, dead => provision again
+ *    with fresh passwords (the runtime tears leftovers down first);
+ *  - operations on one key serialise: a request arriving while a
+ *    provision runs waits for it and gets its result;
+ *  - keys are (peer uid, agent): no operation ever reaches another uid's
+ *    entry, because the uid is part of every lookup.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "log.h"
+#include "secret.h"
+
+static int
+key_cmp(const struct sbx_sandbox *a, const struct sbx_sandbox *b)
+{
+	if (a->key.uid != b->key.uid)
+		return a->key.uid < b->key.uid ? -1 : 1;
+	return strcmp(a->key.agent, b->key.agent);
+}
+
+RB_GENERATE_STATIC(sbx_tree, sbx_sandbox, node, key_cmp)
+
+static void cache_run(struct sbx_sandbox *);
+
+void
+answer_error(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(a, 0, sizeof(*a));
+	a->magic = SBX_MSG_MAGIC;
+	a->type = type;
+	a->code = code;
+	va_start(ap, fmt);
+	vsnprintf(a->message, sizeof(a->message), fmt, ap);
+	va_end(ap);
+}
+
+void
+cache_init(struct cache *c, struct sbx_runtime rt, struct cache_limits lim,
+    int64_t (*clock)(void))
+{
+	RB_INIT(&c->tree);
+	c->rt = rt;
+	c->lim = lim;
+	c->count = 0;
+	c->clock = clock;
+}
+
+struct sbx_sandbox *
+cache_find(struct cache *c, uid_t uid, const char *agent)
+{
+	struct sbx_sandbox probe;
+
+	memset(&probe.key, 0, sizeof(probe.key));
+	probe.key.uid = uid;
+	strlcpy(probe.key.agent, agent, sizeof(probe.key.agent));
+	return RB_FIND(sbx_tree, &c->tree, &probe);
+}
+
+static size_t
+count_uid(struct cache *c, uid_t uid)
+{
+	struct sbx_sandbox probe, *sb;
+	size_t n = 0;
+
+	memset(&probe.key, 0, sizeof(probe.key));
+	probe.key.uid = uid;
+	for (sb = RB_NFIND(sbx_tree, &c->tree, &probe);
+	    sb != NULL && sb->key.uid == uid;
+	    sb = RB_NEXT(sbx_tree, &c->tree, sb))
+		n++;
+	return n;
+}
+
+static struct sbx_sandbox *
+entry_new(struct cache *c, uid_t uid, const char *agent)
+{
+	struct sbx_sandbox *sb;
+
+	if ((sb = calloc(1, sizeof(*sb))) == NULL)
+		return NULL;
+	sb->key.uid = uid;
+	strlcpy(sb->key.agent, agent, sizeof(sb->key.agent));
+	sb->state = SB_EMPTY;
+	sb->cache = c;
+	TAILQ_INIT(&sb->waiters);
+	RB_INSERT(sbx_tree, &c->tree, sb);
+	c->count++;
+	return sb;
+}
+
+static void
+entry_free(struct sbx_sandbox *sb)
+{
+	struct cache *c = sb->cache;
+
+	if (c->rt.ops->forget != NULL)
+		c->rt.ops->forget(c->rt.impl, sb);
+	RB_REMOVE(sbx_tree, &c->tree, sb);
+	c->count--;
+	explicit_bzero(sb, sizeof(*sb));
+	free(sb);
+}
+
+static void
+reply_send(struct sbx_reply r, const struct sbx_ans *a)
+{
+	if (r.fn != NULL)
+		r.fn(r.ctx, a);
+}
+
+static void
+reply_error(struct sbx_reply r, enum sbx_req_type type, enum sbx_code code,
+    const char *msg)
+{
+	struct sbx_ans a;
+
+	answer_error(&a, type, code, "%s", msg);
+	reply_send(r, &a);
+}
+
+static void
+reply_sandbox(struct sbx_sandbox *sb, struct sbx_reply r)
+{
+	struct sbx_ans a;
+	size_t i;
+
+	answer_error(&a, SBX_REQ_SANDBOX, SBX_OK, "ok");
+	a.nservices = (uint32_t)sb->nservices;
+	for (i = 0; i < sb->nservices; i++)
+		a.services[i] = sb->svc[i].conn;
+	reply_send(r, &a);
+	explicit_bzero(&a, sizeof(a));
+}
+
+static void
+reply_released(struct sbx_reply r, bool released)
+{
+	struct sbx_ans a;
+
+	answer_error(&a, SBX_REQ_RELEASE, SBX_OK, "ok");
+	a.released = released;
+	reply_send(r, &a);
+}
+
+static struct sbx_waiter *
+waiter_new(enum sbx_req_type op, struct sbx_reply reply)
+{
+	struct sbx_waiter *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->op = op;
+	w->reply = reply;
+	return w;
+}
+
+static void
+waiter_done(struct sbx_sandbox *sb, struct sbx_waiter *w)
+{
+	TAILQ_REMOVE(&sb->waiters, w, entry);
+	free(w);
+}
+
+/* Set up the entry for a fresh provision of w's set and start it. */
+static bool
+start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+	size_t i;
+
+	if (c->rt.ops->forget != NULL)
+		c->rt.ops->forget(c->rt.impl, sb);
+	memset(sb->svc, 0, sizeof(sb->svc));
+	strlcpy(sb->project, w->project, sizeof(sb->project));
+	sb->nservices = w->nservices;
+	for (i = 0; i < w->nservices; i++) {
+		strlcpy(sb->svc[i].conn.name, w->services[i],
+		    sizeof(sb->svc[i].conn.name));
+		secret_fill(sb->svc[i].conn.password,
+		    sizeof(sb->svc[i].conn.password));
+		sb->svc[i].pidfd = -1;
+	}
+	sb->generation++;
+	sb->state = SB_PROVISIONING;
+	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
+		sb->state = SB_EMPTY;
+		return false;
+	}
+	return true;
+}
+
+static bool
+start_teardown(struct sbx_sandbox *sb)
+{
+	struct cache *c = sb->cache;
+
+	sb->state = SB_TEARING;
+	if (c->rt.ops->teardown(c->rt.impl, sb) == -1) {
+		/* Keep what we know: a later release or expiry tries again. */
+		sb->state = SB_READY;
+		return false;
+	}
+	return true;
+}
+
+static bool
+same_set(const struct sbx_sandbox *sb, const struct sbx_waiter *w)
+{
+	size_t i;
+
+	if (strcmp(sb->project, w->project) != 0 ||
+	    sb->nservices != w->nservices)
+		return false;
+	for (i = 0; i < w->nservices; i++)
+		if (strcmp(sb->svc[i].conn.name, w->services[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Serve the head of the queue. Returns true when it was answered at once
+ * (look at the next one), false when work was started for it or the
+ * entry is busy.
+ */
+static bool
+serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+
+	if (w->op == SBX_REQ_RELEASE) {
+		if (sb->state == SB_EMPTY) {
+			reply_released(w->reply, false);
+			waiter_done(sb, w);
+			return true;
+		}
+		if (start_teardown(sb))
+			return false;
+		reply_error(w->reply, SBX_REQ_RELEASE, SBX_E_RUNTIME_FAILED,
+		    "the runtime could not start the teardown.");
+		waiter_done(sb, w);
+		return true;
+	}
+	if (sb->state == SB_READY && same_set(sb, w) &&
+	    c->rt.ops->is_live(c->rt.impl, sb)) {
+		sb->used_ms = c->clock();
+		reply_sandbox(sb, w->reply);
+		waiter_done(sb, w);
+		return true;
+	}
+	if (sb->state == SB_READY)
+		log_info("evict uid=%u agent=%s project=%s: %s",
+		    (unsigned)sb->key.uid, sb->key.agent, sb->project,
+		    same_set(sb, w) ? "not live" : "service set changed");
+	if (start_provision(sb, w))
+		return false;
+	reply_error(w->reply, SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED,
+	    "the runtime could not start provisioning.");
+	waiter_done(sb, w);
+	return true;
+}
+
+/* Serve waiters until one needs the runtime; drop the entry once idle. */
+static void
+cache_run(struct sbx_sandbox *sb)
+{
+	struct sbx_waiter *w;
+
+	while (sb->state == SB_READY || sb->state == SB_EMPTY) {
+		if ((w = TAILQ_FIRST(&sb->waiters)) == NULL)
+			break;
+		if (!serve_head(sb, w))
+			return;
+	}
+	if (sb->state == SB_EMPTY && TAILQ_EMPTY(&sb->waiters))
+		entry_free(sb);
+}
+
+static void
+enqueue(struct cache *c, uid_t uid, const char *agent, struct sbx_waiter *w)
+{
+	struct sbx_sandbox *sb = cache_find(c, uid, agent);
+
+	if (sb == NULL) {
+		if (c->lim.max_per_uid > 0 &&
+		    count_uid(c, uid) >= c->lim.max_per_uid) {
+			reply_error(w->reply, w->op, SBX_E_BUSY,
+			    "this user already holds the maximum number of sandboxes.");
+			free(w);
+			return;
+		}
+		if ((sb = entry_new(c, uid, agent)) == NULL) {
+			reply_error(w->reply, w->op, SBX_E_INTERNAL,
+			    "the monitor is out of memory.");
+			free(w);
+			return;
+		}
+	}
+	TAILQ_INSERT_TAIL(&sb->waiters, w, entry);
+	if (TAILQ_FIRST(&sb->waiters) == w)
+		cache_run(sb);
+}
+
+void
+cache_request(struct cache *c, uid_t uid, const char *agent,
+    const char *project, const char (*services)[SBX_SLUG_MAX],
+    size_t nservices, struct sbx_reply reply)
+{
+	struct sbx_waiter *w;
+	size_t i;
+
+	if (nservices == 0 || nservices > SBX_MAX_SERVICES) {
+		reply_error(reply, SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN,
+		    "the project offers no sandbox services.");
+		return;
+	}
+	if ((w = waiter_new(SBX_REQ_SANDBOX, reply)) == NULL) {
+		reply_error(reply, SBX_REQ_SANDBOX, SBX_E_INTERNAL,
+		    "the monitor is out of memory.");
+		return;
+	}
+	strlcpy(w->project, project, sizeof(w->project));
+	w->nservices = nservices;
+	for (i = 0; i < nservices; i++)
+		strlcpy(w->services[i], services[i], sizeof(w->services[i]));
+	enqueue(c, uid, agent, w);
+}
+
+void
+cache_release(struct cache *c, uid_t uid, const char *agent,
+    struct sbx_reply reply)
+{
+	struct sbx_waiter *w;
+
+	if (cache_find(c, uid, agent) == NULL) {
+		reply_released(reply, false);
+		return;
+	}
+	if ((w = waiter_new(SBX_REQ_RELEASE, reply)) == NULL) {
+		reply_error(reply, SBX_REQ_RELEASE, SBX_E_INTERNAL,
+		    "the monitor is out of memory.");
+		return;
+	}
+	enqueue(c, uid, agent, w);
+}
+
+/*
+ * A provision ended. Every request queued behind it for the same project
+ * gets its result, success or failure alike: they asked concurrently and
+ * exactly one provision ran for all of them.
+ */
+void
+cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
+{
+	struct sbx_waiter *w;
+	char project[SBX_SLUG_MAX];
+	size_t i;
+
+	sb->job = NULL;
+	strlcpy(project, sb->project, sizeof(project));
+	if (o->code == SBX_OK) {
+		for (i = 0; i < sb->nservices; i++) {
+			char password[SBX_SECRET_MAX];
+
+			memcpy(password, sb->svc[i].conn.password,
+			    sizeof(password));
+			sb->svc[i] = o->svc[i];
+			strlcpy(sb->svc[i].conn.name, o->svc[i].conn.name,
+			    sizeof(sb->svc[i].conn.name));
+			memcpy(sb->svc[i].conn.password, password,
+			    sizeof(password));
+			explicit_bzero(password, sizeof(password));
+		}
+		sb->state = SB_READY;
+		sb->created_ms = sb->used_ms = sb->cache->clock();
+	} else
+		sb->state = SB_EMPTY;
+	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
+	    w->op == SBX_REQ_SANDBOX && strcmp(w->project, project) == 0) {
+		if (o->code == SBX_OK)
+			reply_sandbox(sb, w->reply);
+		else
+			reply_error(w->reply, SBX_REQ_SANDBOX, o->code,
+			    o->message);
+		waiter_done(sb, w);
+	}
+	cache_run(sb);
+}
+
+void
+cache_torn_down(struct sbx_sandbox *sb)
+{
+	struct sbx_waiter *w = TAILQ_FIRST(&sb->waiters);
+
+	sb->job = NULL;
+	sb->state = SB_EMPTY;
+	if (w != NULL && w->op == SBX_REQ_RELEASE) {
+		reply_released(w->reply, true);
+		waiter_done(sb, w);
+	}
+	cache_run(sb);
+}
+
+size_t
+cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
+{
+	struct sbx_sandbox *sb;
+	int64_t now = c->clock();
+	size_t n = 0, i;
+
+	RB_FOREACH(sb, sbx_tree, &c->tree) {
+		if (n == max)
+			break;
+		if (sb->state != SB_READY)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].uid = (uint32_t)sb->key.uid;
+		strlcpy(out[n].agent, sb->key.agent, sizeof(out[n].agent));
+		strlcpy(out[n].project, sb->project, sizeof(out[n].project));
+		out[n].nservices = (uint32_t)sb->nservices;
+		for (i = 0; i < sb->nservices; i++)
+			strlcpy(out[n].services[i], sb->svc[i].conn.name,
+			    sizeof(out[n].services[i]));
+		out[n].age_s = (uint64_t)(now - sb->created_ms) / 1000;
+		out[n].idle_s = (uint64_t)(now - sb->used_ms) / 1000;
+		n++;
+	}
+	return n;
+}
+
+/* Tear down every ready, unqueued sandbox idle for longer than idle_ttl. */
+size_t
+cache_expire(struct cache *c)
+{
+	struct sbx_sandbox *sb, *next;
+	int64_t now = c->clock();
+	size_t n = 0;
+
+	if (c->lim.idle_ttl_ms <= 0)
+		return 0;
+	RB_FOREACH_SAFE(sb, sbx_tree, &c->tree, next) {
+		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters) ||
+		    now - sb->used_ms < c->lim.idle_ttl_ms)
+			continue;
+		log_info("expire uid=%u agent=%s project=%s idle_s=%lld",
+		    (unsigned)sb->key.uid, sb->key.agent, sb->project,
+		    (long long)(now - sb->used_ms) / 1000);
+		if (start_teardown(sb))
+			n++;
+	}
+	return n;
+}
+
+/* Entries with work in flight, for a clean shutdown. */
+size_t
+cache_busy(const struct cache *c)
+{
+	struct sbx_sandbox *sb;
+	size_t n = 0;
+
+	RB_FOREACH(sb, sbx_tree, (struct sbx_tree *)(uintptr_t)&c->tree)
+		if (sb->state == SB_PROVISIONING || sb->state == SB_TEARING)
+			n++;
+	return n;
+}

@@ -1,0 +1,134 @@
+/*
+ * cache.h - the per-(uid, agent) sandbox cache and its serialisation.
+ *
+ * The cache does no I/O. It decides; the runtime (struct sbx_runtime) acts
+ * and reports back through cache_provisioned() and cache_torn_down(). Each
+ * entry has a queue of waiting operations; the head of the queue is the
+ * operation being served, so operations on one agent run one at a time
+ * while different agents never wait for each other.
+ */
+#ifndef SBX_CACHE_H
+#define SBX_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/tree.h>
+
+#ifndef __unused	/* libbsd's RB_GENERATE_STATIC needs it */
+#define __unused __attribute__((__unused__))
+#endif
+
+#include "msg.h"
+
+struct sbx_key {
+	uid_t		uid;
+	char		agent[SBX_SLUG_MAX];
+};
+
+/* One service of a sandbox as provisioned. */
+struct sbx_svc {
+	struct sbx_conn	conn;		/* what the agent gets */
+	pid_t		pid;		/* container main process */
+	int		pidfd;		/* -1 when the runtime keeps none */
+};
+
+enum sbx_state {
+	SB_EMPTY,		/* nothing held; entry lives for its waiters */
+	SB_PROVISIONING,
+	SB_READY,
+	SB_TEARING,
+};
+
+/* Who gets the answer: the monitor writes it to a socket, tests record it. */
+struct sbx_reply {
+	void	(*fn)(void *ctx, const struct sbx_ans *);
+	void	*ctx;
+};
+
+struct sbx_waiter {
+	TAILQ_ENTRY(sbx_waiter) entry;
+	enum sbx_req_type op;		/* SBX_REQ_SANDBOX or SBX_REQ_RELEASE */
+	char		project[SBX_SLUG_MAX];
+	size_t		nservices;	/* the project's full opted-in set */
+	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	struct sbx_reply reply;
+};
+
+struct sbx_sandbox {
+	RB_ENTRY(sbx_sandbox) node;
+	struct sbx_key	key;
+	enum sbx_state	state;
+	char		project[SBX_SLUG_MAX];
+	size_t		nservices;
+	struct sbx_svc	svc[SBX_MAX_SERVICES];
+	int64_t		created_ms;
+	int64_t		used_ms;
+	uint64_t	generation;	/* bumps on every provision */
+	TAILQ_HEAD(, sbx_waiter) waiters;
+	struct cache	*cache;
+	void		*job;		/* the runtime's in-flight work */
+};
+
+RB_HEAD(sbx_tree, sbx_sandbox);
+
+/*
+ * The runtime interface. provision() must first remove whatever the
+ * runtime still holds for sb->key, then start sb->svc[] (names and
+ * passwords are filled in) and later call cache_provisioned(). teardown()
+ * removes everything held for sb->key and later calls cache_torn_down().
+ * is_live() answers at once and must be cheap: it is on the hit path.
+ */
+struct sbx_runtime_ops {
+	int	(*provision)(void *impl, struct sbx_sandbox *sb);
+	bool	(*is_live)(void *impl, const struct sbx_sandbox *sb);
+	int	(*teardown)(void *impl, struct sbx_sandbox *sb);
+	void	(*forget)(void *impl, struct sbx_sandbox *sb);	/* optional */
+};
+
+struct sbx_runtime {
+	const struct sbx_runtime_ops *ops;
+	void		*impl;
+};
+
+struct cache_limits {
+	unsigned	max_per_uid;	/* 0: unlimited */
+	int64_t		idle_ttl_ms;	/* 0: never expire */
+};
+
+struct cache {
+	struct sbx_tree	tree;
+	struct sbx_runtime rt;
+	struct cache_limits lim;
+	size_t		count;
+	int64_t		(*clock)(void);
+};
+
+/* A provision's outcome, as the runtime reports it. */
+struct sbx_outcome {
+	enum sbx_code	code;
+	char		message[SBX_MESSAGE_MAX];
+	struct sbx_svc	svc[SBX_MAX_SERVICES];	/* in sb->svc[] order */
+};
+
+void	cache_init(struct cache *, struct sbx_runtime, struct cache_limits,
+	    int64_t (*clock)(void));
+void	cache_request(struct cache *, uid_t, const char *agent,
+	    const char *project, const char (*services)[SBX_SLUG_MAX],
+	    size_t nservices, struct sbx_reply);
+void	cache_release(struct cache *, uid_t, const char *agent,
+	    struct sbx_reply);
+struct sbx_sandbox *cache_find(struct cache *, uid_t, const char *agent);
+size_t	cache_status(struct cache *, struct sbx_status_rec *, size_t max);
+size_t	cache_expire(struct cache *);
+size_t	cache_busy(const struct cache *);
+
+/* Completions, called by the runtime. */
+void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
+void	cache_torn_down(struct sbx_sandbox *);
+
+void	answer_error(struct sbx_ans *, enum sbx_req_type, enum sbx_code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif /* SBX_CACHE_H */

@@ -1,0 +1,174 @@
+/*
+ * dispatch.c - the monitor's view of a broker message: hostile until every
+ * byte has been accounted for. A request type is known by the table
+ * below, which fixes its exact size and the checks of its body; the fds
+ * must be exactly two Unix stream sockets, and the first must be a
+ * connection accepted on our own agent socket (getsockname), so the uid
+ * comes from a real agent and never from a socket the broker made.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "slug.h"
+
+typedef int (*body_check)(const void *, char *, size_t);
+
+static int
+fail(char *why, size_t n, const char *msg)
+{
+	snprintf(why, n, "%s", msg);
+	return -1;
+}
+
+static int
+check_none(const void *m, char *why, size_t n)
+{
+	(void)m;
+	(void)why;
+	(void)n;
+	return 0;
+}
+
+static int
+check_available(const void *m, char *why, size_t n)
+{
+	const struct sbx_req_available *r = m;
+
+	if (!slug_field_valid(r->project, sizeof(r->project)))
+		return fail(why, n, "bad project field");
+	return 0;
+}
+
+static int
+check_release(const void *m, char *why, size_t n)
+{
+	const struct sbx_req_release *r = m;
+
+	if (!slug_field_valid(r->agent, sizeof(r->agent)))
+		return fail(why, n, "bad agent field");
+	return 0;
+}
+
+static int
+check_sandbox(const void *m, char *why, size_t n)
+{
+	const struct sbx_req_sandbox *r = m;
+	static const char zero[SBX_SLUG_MAX];
+	uint32_t i, j;
+
+	if (!slug_field_valid(r->agent, sizeof(r->agent)) ||
+	    !slug_field_valid(r->project, sizeof(r->project)))
+		return fail(why, n, "bad agent or project field");
+	if (r->nservices > SBX_MAX_SERVICES)
+		return fail(why, n, "nservices out of range");
+	for (i = 0; i < SBX_MAX_SERVICES; i++) {
+		if (i >= r->nservices) {
+			if (memcmp(r->services[i], zero, sizeof(zero)) != 0)
+				return fail(why, n, "bytes past nservices");
+			continue;
+		}
+		if (!slug_field_valid(r->services[i], sizeof(r->services[i])))
+			return fail(why, n, "bad service field");
+		for (j = 0; j < i; j++)
+			if (!strcmp(r->services[i], r->services[j]))
+				return fail(why, n, "duplicate service");
+	}
+	return 0;
+}
+
+static const struct {
+	size_t		size;
+	int		nfds;
+	body_check	check;
+} table[SBX_REQ_MAX] = {
+	[SBX_REQ_PING]	    = { sizeof(struct sbx_req_ping), SBX_REQ_FDS, check_none },
+	[SBX_REQ_AVAILABLE] = { sizeof(struct sbx_req_available), SBX_REQ_FDS, check_available },
+	[SBX_REQ_SANDBOX]   = { sizeof(struct sbx_req_sandbox), SBX_REQ_FDS, check_sandbox },
+	[SBX_REQ_RELEASE]   = { sizeof(struct sbx_req_release), SBX_REQ_FDS, check_release },
+	[SBX_REQ_STATUS]    = { sizeof(struct sbx_req_status), SBX_REQ_FDS, check_none },
+};
+
+static int
+is_unix_stream(int fd)
+{
+	int v;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == -1 ||
+	    v != AF_UNIX)
+		return 0;
+	len = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == 0 &&
+	    v == SOCK_STREAM;
+}
+
+static int
+accepted_on(int fd, const char *socket_path)
+{
+	struct sockaddr_un sun;
+	socklen_t len = sizeof(sun);
+
+	memset(&sun, 0, sizeof(sun));
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+	    len <= offsetof(struct sockaddr_un, sun_path))
+		return 0;
+	return strncmp(sun.sun_path, socket_path, sizeof(sun.sun_path)) == 0;
+}
+
+static int
+check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
+    uid_t *uid, char *why, size_t n)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (rx->truncated || rx->foreign)
+		return fail(why, n, "truncated or foreign control data");
+	if (rx->nfds != want)
+		return fail(why, n, "wrong number of fds");
+	if (!is_unix_stream(rx->fds[0]) || !is_unix_stream(rx->fds[1]))
+		return fail(why, n, "fd is not a unix stream socket");
+	if (socket_path != NULL && !accepted_on(rx->fds[0], socket_path))
+		return fail(why, n, "agent fd was not accepted on our socket");
+	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
+	    || len != sizeof(cred))
+		return fail(why, n, "no peer credentials");
+	*uid = cred.uid;
+	return 0;
+}
+
+int
+dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
+    const char *socket_path, uid_t *uid, char *why, size_t whylen)
+{
+	struct sbx_msg_hdr hdr;
+	uint32_t type;
+
+	if (len < sizeof(hdr)) {
+		fail(why, whylen, "short message");
+		goto bad;
+	}
+	memcpy(&hdr, buf, sizeof(hdr));
+	type = hdr.type;
+	if (hdr.magic != SBX_MSG_MAGIC || type == 0 || type >= SBX_REQ_MAX) {
+		fail(why, whylen, "bad magic or type");
+		goto bad;
+	}
+	if (len != table[type].size) {
+		fail(why, whylen, "wrong size for type");
+		goto bad;
+	}
+	if (table[type].check(buf, why, whylen) == -1 ||
+	    check_fds(rx, table[type].nfds, socket_path, uid, why, whylen) == -1)
+		goto bad;
+	close(rx->fds[0]);	/* only its credentials were needed */
+	rx->fds[0] = -1;
+	return (int)type;
+bad:
+	fdpass_close(rx);
+	return -1;
+}

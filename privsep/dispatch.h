@@ -1,0 +1,20 @@
+/* dispatch.h - validation of every message the broker sends. */
+#ifndef SBX_DISPATCH_H
+#define SBX_DISPATCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "fdpass.h"
+#include "msg.h"
+
+/*
+ * Checks one received message and its descriptors. On success returns the
+ * request type and sets *uid from SO_PEERCRED of the agent's socket; the
+ * caller owns rx->fds[1] (the answer socket). On failure returns -1 with a
+ * reason in why; every received fd has been closed.
+ */
+int	dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
+	    const char *socket_path, uid_t *uid, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * handle.c - what each validated request means, given the caller's uid
+ * (from SO_PEERCRED, read by the monitor itself), the config and the
+ * project policies. Slow work goes to the cache and its runtime.
+ */
+#include <string.h>
+
+#include "handle.h"
+#include "log.h"
+
+static void
+send_ans(struct sbx_reply r, const struct sbx_ans *a)
+{
+	r.fn(r.ctx, a);
+}
+
+static void
+answer_ok(struct sbx_ans *a, enum sbx_req_type type)
+{
+	answer_error(a, type, SBX_OK, "ok");
+}
+
+static void
+handle_available(const struct handler_env *e, uid_t uid,
+    const struct sbx_req_available *rq, struct sbx_reply r)
+{
+	const struct project *p = project_find(e->projects, rq->project);
+	struct sbx_ans a;
+	size_t i;
+
+	answer_ok(&a, SBX_REQ_AVAILABLE);
+	/* The spawn-time probe never fails: anything off is "no sandbox". */
+	if (e->cfg->enabled && p != NULL && p->valid && project_allows(p, uid))
+		for (i = 0; i < p->nservices; i++)
+			strlcpy(a.services[a.nservices++].name, p->services[i],
+			    SBX_SLUG_MAX);
+	send_ans(r, &a);
+}
+
+static int
+opted_in(const struct project *p, const char *service)
+{
+	size_t i;
+
+	for (i = 0; i < p->nservices; i++)
+		if (!strcmp(p->services[i], service))
+			return 1;
+	return 0;
+}
+
+static void
+refuse(struct sbx_reply r, uid_t uid, const char *agent, enum sbx_code code,
+    const char *msg)
+{
+	struct sbx_ans a;
+
+	log_info("refuse uid=%u agent=%s: %s: %s", (unsigned)uid, agent,
+	    sbx_code_name(code), msg);
+	answer_error(&a, SBX_REQ_SANDBOX, code, "%s", msg);
+	send_ans(r, &a);
+}
+
+static void
+handle_sandbox(const struct handler_env *e, uid_t uid,
+    const struct sbx_req_sandbox *rq, struct sbx_reply r)
+{
+	const struct project *p = project_find(e->projects, rq->project);
+	uint32_t i;
+
+	if (!e->cfg->enabled) {
+		refuse(r, uid, rq->agent, SBX_E_DISABLED,
+		    "sandboxes are disabled on this host.");
+		return;
+	}
+	if (p == NULL || !p->valid) {
+		refuse(r, uid, rq->agent, SBX_E_UNKNOWN_PROJECT, p == NULL ?
+		    "no such project." : "the project's policy file is invalid.");
+		return;
+	}
+	if (!project_allows(p, uid)) {
+		refuse(r, uid, rq->agent, SBX_E_FORBIDDEN,
+		    "this user may not use the project.");
+		return;
+	}
+	if (p->nservices == 0) {
+		refuse(r, uid, rq->agent, SBX_E_NOT_OPTED_IN,
+		    "the project has not opted in to any sandbox service.");
+		return;
+	}
+	for (i = 0; i < rq->nservices; i++)
+		if (!opted_in(p, rq->services[i])) {
+			refuse(r, uid, rq->agent, SBX_E_NOT_OPTED_IN,
+			    "a requested service is not in the project's "
+			    "sandbox_services.");
+			return;
+		}
+	cache_request(e->cache, uid, rq->agent, p->slug,
+	    (const char (*)[SBX_SLUG_MAX])p->services, p->nservices, r);
+}
+
+static void
+handle_status(const struct handler_env *e, uid_t uid, struct sbx_reply r)
+{
+	struct sbx_ans a;
+
+	if (uid != 0) {
+		answer_error(&a, SBX_REQ_STATUS, SBX_E_FORBIDDEN,
+		    "status is for root only.");
+		send_ans(r, &a);
+		return;
+	}
+	answer_ok(&a, SBX_REQ_STATUS);
+	a.nstatus = (uint32_t)e->cache->count;	/* at most; the writer trims */
+	send_ans(r, &a);
+}
+
+void
+handle_request(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *rq, struct sbx_reply r)
+{
+	struct sbx_ans a;
+
+	switch (rq->hdr.type) {
+	case SBX_REQ_PING:
+		answer_ok(&a, SBX_REQ_PING);
+		send_ans(r, &a);
+		break;
+	case SBX_REQ_AVAILABLE:
+		handle_available(e, uid, &rq->available, r);
+		break;
+	case SBX_REQ_SANDBOX:
+		handle_sandbox(e, uid, &rq->sandbox, r);
+		break;
+	case SBX_REQ_RELEASE:
+		cache_release(e->cache, uid, rq->release.agent, r);
+		break;
+	case SBX_REQ_STATUS:
+		handle_status(e, uid, r);
+		break;
+	default:
+		answer_error(&a, (enum sbx_req_type)rq->hdr.type, SBX_E_INTERNAL,
+		    "unknown request type.");
+		send_ans(r, &a);
+		break;
+	}
+}

@@ -1,0 +1,20 @@
+/* handle.h - meaning of each validated request. */
+#ifndef SBX_HANDLE_H
+#define SBX_HANDLE_H
+
+#include "cache.h"
+#include "config.h"
+#include "project.h"
+
+struct handler_env {
+	const struct sbx_config		*cfg;
+	const struct project_table	*projects;
+	struct cache			*cache;
+};
+
+/* Answers through r, now or when the cache's work completes. A status
+ * answer carries only nstatus; the reply writer adds the records. */
+void	handle_request(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply r);
+
+#endif

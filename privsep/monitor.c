@@ -1,0 +1,474 @@
+/*
+ * monitor.c - sbx-monitor: the privileged half.
+ *
+ * It reads the config, binds the agent socket, reaps orphaned containers,
+ * starts the broker and then lives in one poll loop: broker messages in,
+ * worker results in, answers out. It never parses msgpack, never reads
+ * from an agent's socket, and never waits on the runtime.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "config.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "iox.h"
+#include "log.h"
+#include "project.h"
+#include "runtime.h"
+#include "supervise.h"
+
+#define MAX_POLL	1024
+#define REPLY_TIMEOUT_MS 10000
+#define TICK_MS		1000
+
+struct outq {
+	TAILQ_ENTRY(outq) entry;
+	int		 fd;
+	unsigned char	*buf;
+	size_t		 len, off;
+	int64_t		 deadline;
+};
+
+struct monitor {
+	struct sbx_config	cfg;
+	struct project_table	projects;
+	struct cache		cache;
+	struct worker_pool	pool;
+	struct rt_cli		rt;
+	struct broker_proc	broker;
+	struct handler_env	env;
+	int			listen_fd;
+	int			sigfd;
+	int			stopping;
+	TAILQ_HEAD(, outq)	outq;
+};
+
+/* One answer socket waiting for its answer. */
+struct pending {
+	struct monitor	*m;
+	int		 fd;
+};
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: sbx-monitor [-d] [-f config]\n");
+	exit(2);
+}
+
+static void
+outq_free(struct monitor *m, struct outq *q)
+{
+	TAILQ_REMOVE(&m->outq, q, entry);
+	close(q->fd);
+	explicit_bzero(q->buf, q->len);
+	free(q->buf);
+	free(q);
+}
+
+/* Write what the socket takes now; queue the rest for POLLOUT. */
+static void
+send_buf(struct monitor *m, int fd, unsigned char *buf, size_t len)
+{
+	struct outq *q;
+	ssize_t n;
+	size_t off = 0;
+
+	while (off < len) {
+		n = send(fd, buf + off, len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (off == len || (errno != EAGAIN && errno != EWOULDBLOCK) ||
+	    (q = calloc(1, sizeof(*q))) == NULL) {
+		close(fd);
+		explicit_bzero(buf, len);
+		free(buf);
+		return;
+	}
+	q->fd = fd;
+	q->buf = buf;
+	q->len = len;
+	q->off = off;
+	q->deadline = now_ms() + REPLY_TIMEOUT_MS;
+	TAILQ_INSERT_TAIL(&m->outq, q, entry);
+}
+
+static void
+reply_to_child(void *ctx, const struct sbx_ans *a)
+{
+	struct pending *p = ctx;
+	struct monitor *m = p->m;
+	size_t max = a->type == SBX_REQ_STATUS ? a->nstatus : 0, n = 0;
+	unsigned char *buf;
+	struct sbx_ans *out;
+
+	buf = calloc(1, sizeof(*a) + max * sizeof(struct sbx_status_rec));
+	if (buf == NULL) {
+		close(p->fd);
+		free(p);
+		return;
+	}
+	out = (struct sbx_ans *)(void *)buf;
+	memcpy(out, a, sizeof(*a));
+	if (max > 0)
+		n = cache_status(&m->cache,
+		    (struct sbx_status_rec *)(void *)(buf + sizeof(*a)), max);
+	out->nstatus = (uint32_t)n;
+	send_buf(m, p->fd, buf, sizeof(*a) + n * sizeof(struct sbx_status_rec));
+	free(p);
+}
+
+static void
+on_broker_message(struct monitor *m)
+{
+	union sbx_req_any rq;
+	unsigned char raw[sizeof(rq) + 1];
+	struct fdpass_rx rx;
+	struct pending *p;
+	char why[128];
+	ssize_t n;
+	uid_t uid;
+	int type;
+
+	for (;;) {
+		n = recv_fds(m->broker.chan, raw, sizeof(raw), &rx);
+		if (n == -1) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warn("broker channel");
+			return;
+		}
+		if (n == 0) {
+			fdpass_close(&rx);
+			return;		/* EOF: SIGCHLD tells the rest */
+		}
+		if ((size_t)n > sizeof(rq))
+			rx.truncated = 1;
+		memcpy(&rq, raw, (size_t)n < sizeof(rq) ? (size_t)n : sizeof(rq));
+		type = dispatch_check(&rq, (size_t)n, &rx, m->cfg.socket, &uid,
+		    why, sizeof(why));
+		if (type == -1) {
+			broker_kill(&m->broker, why);
+			return;
+		}
+		if ((p = calloc(1, sizeof(*p))) == NULL) {
+			close(rx.fds[1]);
+			continue;
+		}
+		p->m = m;
+		p->fd = rx.fds[1];
+		handle_request(&m->env, uid, &rq,
+		    (struct sbx_reply){ reply_to_child, p });
+	}
+}
+
+static void
+reap_children(struct monitor *m)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		if (pid == m->broker.pid)
+			broker_died(&m->broker, now_ms());
+}
+
+static void
+on_signal(struct monitor *m)
+{
+	struct signalfd_siginfo si;
+	struct project_table fresh;
+
+	while (read(m->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap_children(m);
+			break;
+		case SIGHUP:
+			if (projects_load(&m->cfg, &fresh) == 0) {
+				projects_free(&m->projects);
+				m->projects = fresh;
+				log_info("reloaded %zu project policies",
+				    fresh.n);
+			}
+			break;
+		case SIGTERM:
+		case SIGINT:
+			if (!m->stopping)
+				log_info("stopping: finishing requests in flight");
+			m->stopping = 1;
+			if (m->broker.pid > 0)
+				kill(m->broker.pid, SIGTERM);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void
+on_outq(struct monitor *m, int fd)
+{
+	struct outq *q, *next;
+	ssize_t n;
+
+	TAILQ_FOREACH_SAFE(q, &m->outq, entry, next) {
+		if (q->fd != fd)
+			continue;
+		n = send(fd, q->buf + q->off, q->len - q->off,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0)
+			q->off += (size_t)n;
+		if (q->off == q->len ||
+		    (n == -1 && errno != EAGAIN && errno != EINTR))
+			outq_free(m, q);
+		return;
+	}
+}
+
+static void
+tick(struct monitor *m, int64_t now)
+{
+	struct outq *q, *next;
+
+	workers_expire(&m->pool, now);
+	TAILQ_FOREACH_SAFE(q, &m->outq, entry, next)
+		if (q->deadline <= now)
+			outq_free(m, q);
+	if (!m->stopping)
+		cache_expire(&m->cache);
+	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
+	    now >= m->broker.restart_at &&
+	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {
+		log_warn("restarting the broker");
+		m->broker.restart_at = now + 1000;
+	}
+}
+
+static int
+done(struct monitor *m)
+{
+	return m->stopping && m->broker.pid == 0 && m->pool.n == 0 &&
+	    TAILQ_EMPTY(&m->outq) && cache_busy(&m->cache) == 0;
+}
+
+static void
+loop(struct monitor *m)
+{
+	struct pollfd pfd[MAX_POLL];
+	struct outq *q;
+	size_t n, nw, i;
+	int64_t now, next_tick = now_ms() + TICK_MS, wait;
+
+	while (!done(m)) {
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = m->sigfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = m->broker.chan,
+		    .events = POLLIN };
+		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
+		n += nw;
+		TAILQ_FOREACH(q, &m->outq, entry) {
+			if (n == MAX_POLL)
+				break;
+			pfd[n++] = (struct pollfd){ .fd = q->fd,
+			    .events = POLLOUT };
+		}
+		now = now_ms();
+		wait = next_tick - now;
+		if (workers_next_deadline(&m->pool) - now < wait)
+			wait = workers_next_deadline(&m->pool) - now;
+		if (wait < 0)
+			wait = 0;
+		if (poll(pfd, n, (int)wait) == -1 && errno != EINTR)
+			fatal("poll");
+		if (pfd[0].revents)
+			on_signal(m);
+		if (pfd[1].revents & POLLIN)
+			on_broker_message(m);
+		workers_events(&m->pool, pfd + 2, nw);
+		for (i = 2 + nw; i < n; i++)
+			if (pfd[i].revents)
+				on_outq(m, pfd[i].fd);
+		if ((now = now_ms()) >= next_tick ||
+		    workers_next_deadline(&m->pool) <= now) {
+			tick(m, now);
+			next_tick = now + TICK_MS;
+		}
+	}
+}
+
+static int
+bind_socket(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, probe;
+
+	strlcpy(sun.sun_path, cfg->socket, sizeof(sun.sun_path));
+	if (lstat(cfg->socket, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket",
+			    cfg->socket);
+			return -1;
+		}
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
+		    sizeof(sun)) == 0) {
+			close(probe);
+			snprintf(err, errlen, "%s: another monitor is serving it",
+			    cfg->socket);
+			return -1;
+		}
+		if (probe != -1)
+			close(probe);
+		unlink(cfg->socket);	/* stale, from a monitor killed -9 */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(cfg->socket, cfg->socket_mode) == -1 ||
+	    listen(fd, SOMAXCONN) == -1) {
+		snprintf(err, errlen, "cannot bind %s: %s", cfg->socket,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* state_dir (0711) and state_dir/empty (0755, the broker's chroot). */
+static int
+prepare_state_dir(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	char empty[CFG_STR + 8];
+	struct stat st;
+
+	snprintf(empty, sizeof(empty), "%s/empty", cfg->state_dir);
+	if ((mkdir(cfg->state_dir, 0711) == -1 && errno != EEXIST) ||
+	    (mkdir(empty, 0755) == -1 && errno != EEXIST)) {
+		snprintf(err, errlen, "cannot create %s: %s", empty,
+		    strerror(errno));
+		return -1;
+	}
+	if (stat(empty, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "%s must be a root-owned directory not "
+		    "writable by others", empty);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+signals_setup(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void
+find_broker(struct broker_proc *b)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		fatal("readlink /proc/self/exe");
+	self[n] = '\0';
+	snprintf(b->path, sizeof(b->path), "%s/sbx-broker", dirname(self));
+	if (access(b->path, X_OK) == -1)
+		fatal("broker %s", b->path);
+}
+
+static void
+setup(struct monitor *m, const char *path, int fg)
+{
+	char err[512];
+
+	if (config_load(path, &m->cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (geteuid() != 0)
+		fatalx("must be started as root");
+	find_broker(&m->broker);
+	m->broker.foreground = fg;
+	m->broker.chan = -1;
+	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
+	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
+		fatalx("%s", err);
+	if ((m->sigfd = signals_setup()) == -1)
+		fatal("signals");
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	projects_load(&m->cfg, &m->projects);
+	if (runtime_reap_orphans(&m->cfg) == -1)
+		log_warnx("could not remove orphaned sbx containers");
+	workers_init(&m->pool, m->cfg.max_workers);
+	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
+	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },
+	    (struct cache_limits){ .max_per_uid = m->cfg.max_sandboxes_per_uid,
+	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000 }, now_ms);
+	m->env = (struct handler_env){ .cfg = &m->cfg,
+	    .projects = &m->projects, .cache = &m->cache };
+	TAILQ_INIT(&m->outq);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct monitor m;
+	const char *path = "/etc/sbx/sbx.conf";
+	int ch, fg = 0;
+
+	while ((ch = getopt(argc, argv, "df:")) != -1) {
+		switch (ch) {
+		case 'd': fg = 1; break;
+		case 'f': path = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	/* Errors before the loop go to stderr, whatever the mode. */
+	log_init("sbx-monitor", 1);
+	setup(&m, path, fg);
+	if (!fg)
+		log_init("sbx-monitor", 0);
+	if (broker_start(&m.broker, &m.cfg, m.listen_fd, now_ms()) == -1)
+		fatal("starting the broker");
+	log_info("serving %s (%s), %zu services, %zu projects",
+	    m.cfg.socket, m.cfg.enabled ? "enabled" : "disabled",
+	    m.cfg.nservices, m.projects.n);
+	loop(&m);
+	log_info("stopped");
+	return 0;
+}

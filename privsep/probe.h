@@ -1,0 +1,25 @@
+/* probe.h - protocol-level readiness of a service on a loopback port. */
+#ifndef SBX_PROBE_H
+#define SBX_PROBE_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+struct probe_target {
+	enum probe_kind	kind;
+	uint16_t	port;
+	const char	*user;
+	const char	*database;
+	const char	*password;
+};
+
+enum probe_verdict { PROBE_READY = 0, PROBE_TIMEOUT = 1, PROBE_ERROR = 2 };
+
+/* Fork an unprivileged, seccomp-confined prober and wait for its verdict. */
+enum probe_verdict probe_ready(const struct probe_target *,
+		    const char *unpriv_user, int64_t deadline);
+/* One attempt, in the calling process; exposed for the tests. */
+int	probe_once(const struct probe_target *, int64_t deadline);
+
+#endif

@@ -1,0 +1,38 @@
+/* project.h - project policies from projects.d/<slug>.conf. */
+#ifndef SBX_PROJECT_H
+#define SBX_PROJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "msg.h"
+
+#define PROJECT_MAX_UIDS	256
+
+struct project {
+	char		slug[SBX_SLUG_MAX];
+	bool		valid;		/* false: file unreadable or invalid */
+	size_t		nservices;	/* the opted-in set, config order */
+	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	bool		anyone;		/* no allow_users / allow_groups */
+	size_t		nuids;		/* allowed uids, sorted */
+	uid_t		uids[PROJECT_MAX_UIDS];
+};
+
+struct project_table {
+	size_t		 n;
+	struct project	*v;		/* sorted by slug */
+};
+
+/* Reads every <slug>.conf in dir; bad files are kept as invalid. */
+int	projects_load(const struct sbx_config *, struct project_table *);
+void	projects_free(struct project_table *);
+const struct project *project_find(const struct project_table *,
+	    const char *slug);
+bool	project_allows(const struct project *, uid_t);
+int	project_parse(const struct sbx_config *, const char *path,
+	    struct project *, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,9 @@
+/* secret.h - fresh random secrets for service passwords. */
+#ifndef SBX_SECRET_H
+#define SBX_SECRET_H
+
+#include <stddef.h>
+
+void	secret_fill(char *out, size_t size);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * supervise.c - the broker's life cycle, seen from the monitor.
+ *
+ * The broker is fork+exec'd (a fresh address space: nothing of the
+ * monitor's memory, the cache and its passwords included, survives into
+ * it), with exactly two descriptors besides stdio: the agent socket on
+ * fd 3 and its end of a private SOCK_SEQPACKET channel on fd 4. A broker
+ * that dies is started again after a backoff that doubles per quick
+ * failure, up to 5 s; the cache lives in the monitor and is untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "supervise.h"
+#include "worker.h"
+
+#define BACKOFF_MIN_MS	100
+#define BACKOFF_MAX_MS	5000
+#define HEALTHY_MS	10000
+
+static void __attribute__((noreturn))
+exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
+    int listen_fd, int chan)
+{
+	char nbuf[16], tbuf[16], Tbuf[16], root[CFG_STR + 8];
+	char *argv[16];
+	char *const envp[] = { NULL };
+	int i = 0;
+
+	setpgid(0, 0);
+	proc_reset_signals();
+	/* chan may be 3 already: move both out of the way first. */
+	if ((listen_fd = fcntl(listen_fd, F_DUPFD, 10)) == -1 ||
+	    (chan = fcntl(chan, F_DUPFD, 10)) == -1 ||
+	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1)
+		_exit(126);
+	closefrom(5);
+	snprintf(nbuf, sizeof(nbuf), "%u", cfg->max_children);
+	snprintf(tbuf, sizeof(tbuf), "%u", cfg->request_timeout);
+	snprintf(Tbuf, sizeof(Tbuf), "%u", cfg->runtime_timeout * 3 + 3600);
+	snprintf(root, sizeof(root), "%s/empty", cfg->state_dir);
+	argv[i++] = (char *)(uintptr_t)"sbx-broker";
+	if (b->foreground)
+		argv[i++] = (char *)(uintptr_t)"-d";
+	argv[i++] = (char *)(uintptr_t)"-u";
+	argv[i++] = (char *)(uintptr_t)cfg->broker_user;
+	argv[i++] = (char *)(uintptr_t)"-r";
+	argv[i++] = root;
+	argv[i++] = (char *)(uintptr_t)"-n";
+	argv[i++] = nbuf;
+	argv[i++] = (char *)(uintptr_t)"-t";
+	argv[i++] = tbuf;
+	argv[i++] = (char *)(uintptr_t)"-T";
+	argv[i++] = Tbuf;
+	argv[i] = NULL;
+	execve(b->path, argv, envp);
+	fprintf(stderr, "sbx-monitor: exec %s: %s\n", b->path, strerror(errno));
+	_exit(127);
+}
+
+int
+broker_start(struct broker_proc *b, const struct sbx_config *cfg,
+    int listen_fd, int64_t now)
+{
+	int sp[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	}
+	if (pid == 0)
+		exec_broker(b, cfg, listen_fd, sp[1]);
+	close(sp[1]);
+	b->pid = pid;
+	b->chan = sp[0];
+	b->started_ms = now;
+	b->restart_at = 0;
+	log_info("broker started, pid %d", (int)pid);
+	return 0;
+}
+
+void
+broker_died(struct broker_proc *b, int64_t now)
+{
+	int64_t delay;
+
+	if (b->chan != -1)
+		close(b->chan);
+	b->chan = -1;
+	b->pid = 0;
+	if (now - b->started_ms > HEALTHY_MS)
+		b->failures = 0;
+	delay = (int64_t)BACKOFF_MIN_MS << (b->failures < 6 ? b->failures : 6);
+	if (delay > BACKOFF_MAX_MS)
+		delay = BACKOFF_MAX_MS;
+	b->failures++;
+	b->restart_at = now + delay;
+	log_warnx("broker died; restarting in %lld ms", (long long)delay);
+}
+
+void
+broker_kill(struct broker_proc *b, const char *why)
+{
+	if (b->pid <= 0)
+		return;
+	log_warnx("killing the broker: %s", why);
+	kill(-b->pid, SIGKILL);
+	kill(b->pid, SIGKILL);
+}

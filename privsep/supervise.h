@@ -1,0 +1,25 @@
+/* supervise.h - start the broker, and start it again when it dies. */
+#ifndef SBX_SUPERVISE_H
+#define SBX_SUPERVISE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+struct broker_proc {
+	pid_t		pid;		/* 0: not running */
+	int		chan;		/* our end of the SEQPACKET channel */
+	int64_t		started_ms;
+	int64_t		restart_at;	/* 0: no restart pending */
+	unsigned	failures;
+	char		path[4096];
+	int		foreground;
+};
+
+int	broker_start(struct broker_proc *, const struct sbx_config *,
+	    int listen_fd, int64_t now);
+void	broker_died(struct broker_proc *, int64_t now);
+void	broker_kill(struct broker_proc *, const char *why);
+
+#endif

@@ -1,0 +1,25 @@
+/* code.c - the contract's error code names. */
+#include <stddef.h>
+
+#include "msg.h"
+
+static const char *const code_names[SBX_CODE_MAX] = {
+	[SBX_OK] = "ok",
+	[SBX_E_BAD_REQUEST] = "bad_request",
+	[SBX_E_DISABLED] = "disabled",
+	[SBX_E_UNKNOWN_PROJECT] = "unknown_project",
+	[SBX_E_NOT_OPTED_IN] = "not_opted_in",
+	[SBX_E_FORBIDDEN] = "forbidden",
+	[SBX_E_RUNTIME_FAILED] = "runtime_failed",
+	[SBX_E_TIMEOUT] = "timeout",
+	[SBX_E_BUSY] = "busy",
+	[SBX_E_INTERNAL] = "internal",
+};
+
+const char *
+sbx_code_name(enum sbx_code code)
+{
+	if ((unsigned)code >= SBX_CODE_MAX)
+		return "internal";
+	return code_names[code];
+}

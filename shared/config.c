@@ -1,0 +1,414 @@
+/*
+ * config.c - read sbx.conf with libinih, then check every value once, at
+ * start, so the daemon never meets a bad setting later. Unknown sections
+ * and keys are errors: a typo should not silently change nothing.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "slug.h"
+
+struct parse {
+	struct sbx_config *cfg;
+	char		  *err;
+	size_t		   errlen;
+	int		   failed;
+};
+
+static int
+perr(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!p->failed) {
+		va_start(ap, fmt);
+		vsnprintf(p->err, p->errlen, fmt, ap);
+		va_end(ap);
+	}
+	p->failed = 1;
+	return 0;
+}
+
+static int
+parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") ||
+	    !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") ||
+	    !strcmp(v, "off") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+parse_uint(const char *v, unsigned base, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (*v == '\0' || *v == '-')
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, (int)base);
+	if (errno != 0 || *end != '\0' || n > max)
+		return -1;
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int
+copy(char *dst, size_t size, const char *v)
+{
+	return strlcpy(dst, v, size) >= size ? -1 : 0;
+}
+
+size_t
+split_words(char *s, char **out, size_t max)
+{
+	size_t n = 0;
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(s, " \t", &save); tok != NULL;
+	    tok = strtok_r(NULL, " \t", &save)) {
+		if (n == max)
+			return max + 1;
+		out[n++] = tok;
+	}
+	return n;
+}
+
+static int
+set_uint(struct parse *p, const char *k, const char *v, unsigned max,
+    unsigned *out)
+{
+	if (parse_uint(v, 10, max, out) == -1)
+		return perr(p, "%s must be a whole number up to %u", k, max);
+	return 1;
+}
+
+static int
+set_str(struct parse *p, const char *k, const char *v, char *dst, size_t n)
+{
+	if (copy(dst, n, v) == -1)
+		return perr(p, "%s is too long", k);
+	return 1;
+}
+
+static int
+set_runtime_args(struct parse *p, const char *v)
+{
+	char buf[CFG_STR * 4], *w[CFG_MAX_RTARGS + 1];
+	size_t i, n;
+
+	if (copy(buf, sizeof(buf), v) == -1)
+		return perr(p, "runtime_args is too long");
+	n = split_words(buf, w, CFG_MAX_RTARGS);
+	if (n > CFG_MAX_RTARGS)
+		return perr(p, "runtime_args has more than %d words",
+		    CFG_MAX_RTARGS);
+	for (i = 0; i < n; i++)
+		if (copy(p->cfg->runtime_args[i], CFG_STR, w[i]) == -1)
+			return perr(p, "runtime_args word too long");
+	p->cfg->nruntime_args = n;
+	return 1;
+}
+
+static int
+sbx_key(struct parse *p, const char *k, const char *v)
+{
+	struct sbx_config *c = p->cfg;
+	unsigned mode;
+
+	if (!strcmp(k, "enabled")) {
+		if (parse_bool(v, &c->enabled) == -1)
+			return perr(p, "enabled must be yes or no");
+		return 1;
+	}
+	if (!strcmp(k, "socket_mode")) {
+		if (parse_uint(v, 8, 0777, &mode) == -1)
+			return perr(p, "socket_mode must be octal, e.g. 0666");
+		c->socket_mode = (mode_t)mode;
+		return 1;
+	}
+	if (!strcmp(k, "socket"))
+		return set_str(p, k, v, c->socket, sizeof(c->socket));
+	if (!strcmp(k, "broker_user"))
+		return set_str(p, k, v, c->broker_user, sizeof(c->broker_user));
+	if (!strcmp(k, "projects"))
+		return set_str(p, k, v, c->projects, sizeof(c->projects));
+	if (!strcmp(k, "runtime"))
+		return set_str(p, k, v, c->runtime, sizeof(c->runtime));
+	if (!strcmp(k, "runtime_args"))
+		return set_runtime_args(p, v);
+	if (!strcmp(k, "state_dir"))
+		return set_str(p, k, v, c->state_dir, sizeof(c->state_dir));
+	if (!strcmp(k, "idle_ttl"))
+		return set_uint(p, k, v, 30 * 86400, &c->idle_ttl);
+	if (!strcmp(k, "max_sandboxes_per_uid"))
+		return set_uint(p, k, v, 100000, &c->max_sandboxes_per_uid);
+	if (!strcmp(k, "max_children"))
+		return set_uint(p, k, v, 4096, &c->max_children);
+	if (!strcmp(k, "max_workers"))
+		return set_uint(p, k, v, 256, &c->max_workers);
+	if (!strcmp(k, "request_timeout"))
+		return set_uint(p, k, v, 600, &c->request_timeout);
+	if (!strcmp(k, "runtime_timeout"))
+		return set_uint(p, k, v, 3600, &c->runtime_timeout);
+	return perr(p, "unknown key [sbx] %s", k);
+}
+
+static struct service_cfg *
+service_for(struct parse *p, const char *name)
+{
+	struct sbx_config *c = p->cfg;
+	size_t i;
+
+	for (i = 0; i < c->nservices; i++)
+		if (!strcmp(c->services[i].name, name))
+			return &c->services[i];
+	if (c->nservices == SBX_MAX_SERVICES)
+		return NULL;
+	memset(&c->services[c->nservices], 0, sizeof(c->services[0]));
+	strlcpy(c->services[c->nservices].name, name, SBX_SLUG_MAX);
+	c->services[c->nservices].ready_timeout = 30;
+	c->services[c->nservices].pids = 512;
+	return &c->services[c->nservices++];
+}
+
+static int
+set_probe(struct parse *p, struct service_cfg *s, const char *v)
+{
+	if (!strcmp(v, "postgres"))
+		s->probe = PROBE_POSTGRES;
+	else if (!strcmp(v, "redis"))
+		s->probe = PROBE_REDIS;
+	else if (!strcmp(v, "tcp"))
+		s->probe = PROBE_TCP;
+	else
+		return perr(p, "[service %s] probe must be postgres, redis or tcp",
+		    s->name);
+	return 1;
+}
+
+static bool
+env_name_valid(const char *e)
+{
+	const char *eq = strchr(e, '=');
+	const char *q;
+
+	if (eq == NULL || eq == e)
+		return false;
+	for (q = e; q < eq; q++)
+		if (!(*q == '_' || (*q >= 'A' && *q <= 'Z') ||
+		    (*q >= '0' && *q <= '9' && q != e)))
+			return false;
+	return true;
+}
+
+static int
+set_args(struct parse *p, struct service_cfg *s, const char *v)
+{
+	char buf[CFG_STR * 4], *w[CFG_MAX_ARGS + 1];
+	size_t i, n;
+
+	if (strstr(v, "{password}") != NULL)
+		return perr(p, "[service %s] args may not contain {password}: "
+		    "argv is visible to every user; use env", s->name);
+	if (copy(buf, sizeof(buf), v) == -1)
+		return perr(p, "[service %s] args is too long", s->name);
+	n = split_words(buf, w, CFG_MAX_ARGS);
+	if (n > CFG_MAX_ARGS)
+		return perr(p, "[service %s] too many args", s->name);
+	for (i = 0; i < n; i++)
+		if (copy(s->args[i], CFG_STR, w[i]) == -1)
+			return perr(p, "[service %s] arg too long", s->name);
+	s->nargs = n;
+	return 1;
+}
+
+static int
+service_key(struct parse *p, struct service_cfg *s, const char *k,
+    const char *v)
+{
+	if (!strcmp(k, "image"))
+		return set_str(p, k, v, s->image, sizeof(s->image));
+	if (!strcmp(k, "port"))
+		return set_uint(p, k, v, 65535, &s->port);
+	if (!strcmp(k, "probe"))
+		return set_probe(p, s, v);
+	if (!strcmp(k, "user"))
+		return set_str(p, k, v, s->user, sizeof(s->user));
+	if (!strcmp(k, "database"))
+		return set_str(p, k, v, s->database, sizeof(s->database));
+	if (!strcmp(k, "memory"))
+		return set_str(p, k, v, s->memory, sizeof(s->memory));
+	if (!strcmp(k, "cpus"))
+		return set_str(p, k, v, s->cpus, sizeof(s->cpus));
+	if (!strcmp(k, "pids"))
+		return set_uint(p, k, v, 1000000, &s->pids);
+	if (!strcmp(k, "ready_timeout"))
+		return set_uint(p, k, v, 3600, &s->ready_timeout);
+	if (!strcmp(k, "args"))
+		return set_args(p, s, v);
+	if (!strcmp(k, "env")) {
+		if (s->nenv == CFG_MAX_ENV || !env_name_valid(v))
+			return perr(p, "[service %s] env must be NAME=value "
+			    "(at most %d)", s->name, CFG_MAX_ENV);
+		return set_str(p, k, v, s->env[s->nenv++], CFG_STR);
+	}
+	if (!strcmp(k, "tmpfs")) {
+		if (s->ntmpfs == CFG_MAX_TMPFS || v[0] != '/')
+			return perr(p, "[service %s] tmpfs must be an absolute "
+			    "path (at most %d)", s->name, CFG_MAX_TMPFS);
+		return set_str(p, k, v, s->tmpfs[s->ntmpfs++], CFG_STR);
+	}
+	return perr(p, "unknown key [service %s] %s", s->name, k);
+}
+
+static int
+on_entry(void *user, const char *section, const char *k, const char *v)
+{
+	struct parse *p = user;
+	struct service_cfg *s;
+	const char *name;
+
+	if (p->failed)
+		return 0;
+	if (!strcmp(section, "sbx"))
+		return sbx_key(p, k, v);
+	if (strncmp(section, "service ", 8) != 0)
+		return perr(p, "unknown section [%s]", section);
+	name = section + 8;
+	if (!slug_valid(name, strlen(name)))
+		return perr(p, "[%s]: service name is not a valid slug", section);
+	if ((s = service_for(p, name)) == NULL)
+		return perr(p, "more than %d services", SBX_MAX_SERVICES);
+	return service_key(p, s, k, v);
+}
+
+static void
+defaults(struct sbx_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->enabled = true;
+	strlcpy(c->socket, "/run/sbx.sock", sizeof(c->socket));
+	c->socket_mode = 0666;
+	strlcpy(c->broker_user, "nobody", sizeof(c->broker_user));
+	strlcpy(c->projects, "/etc/sbx/projects.d", sizeof(c->projects));
+	strlcpy(c->runtime, "podman", sizeof(c->runtime));
+	strlcpy(c->state_dir, "/var/lib/sbx", sizeof(c->state_dir));
+	c->idle_ttl = 4 * 3600;
+	c->max_sandboxes_per_uid = 16;
+	c->max_children = 128;
+	c->max_workers = 32;
+	c->request_timeout = 5;
+	c->runtime_timeout = 120;
+}
+
+/* Resolve a runtime name through PATH, as execvp would, once. */
+static int
+resolve_runtime(char *rt, size_t size)
+{
+	const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	char buf[CFG_STR * 2], cand[PATH_MAX], *dir, *save = NULL;
+
+	if (strchr(rt, '/') != NULL)
+		return access(rt, X_OK);
+	strlcpy(buf, path, sizeof(buf));
+	for (dir = strtok_r(buf, ":", &save); dir != NULL;
+	    dir = strtok_r(NULL, ":", &save)) {
+		snprintf(cand, sizeof(cand), "%s/%s", dir, rt);
+		if (access(cand, X_OK) == 0)
+			return strlcpy(rt, cand, size) < size ? 0 : -1;
+	}
+	return -1;
+}
+
+static int
+check_service(struct parse *p, const struct service_cfg *s)
+{
+	if (s->image[0] == '\0')
+		return perr(p, "[service %s] needs image", s->name);
+	if (s->port == 0)
+		return perr(p, "[service %s] needs port (1-65535)", s->name);
+	if (s->ready_timeout == 0)
+		return perr(p, "[service %s] ready_timeout must be > 0", s->name);
+	return 1;
+}
+
+static int
+check(struct parse *p)
+{
+	struct sbx_config *c = p->cfg;
+	struct passwd *pw;
+	size_t i;
+
+	if (c->socket[0] != '/')
+		return perr(p, "socket must be an absolute path");
+	if (c->state_dir[0] != '/' || c->projects[0] != '/')
+		return perr(p, "state_dir and projects must be absolute paths");
+	if ((pw = getpwnam(c->broker_user)) == NULL)
+		return perr(p, "broker_user %s does not exist", c->broker_user);
+	if (pw->pw_uid == 0)
+		return perr(p, "broker_user %s is root", c->broker_user);
+	if (c->max_children == 0 || c->max_workers == 0 ||
+	    c->request_timeout == 0 || c->runtime_timeout == 0)
+		return perr(p, "max_children, max_workers, request_timeout and "
+		    "runtime_timeout must be > 0");
+	for (i = 0; i < c->nservices; i++)
+		if (!check_service(p, &c->services[i]))
+			return 0;
+	if (resolve_runtime(c->runtime, sizeof(c->runtime)) == -1)
+		return perr(p, "runtime %s not found or not executable",
+		    c->runtime);
+	return 1;
+}
+
+int
+config_load(const char *path, struct sbx_config *cfg, char *err,
+    size_t errlen)
+{
+	struct parse p = { .cfg = cfg, .err = err, .errlen = errlen };
+	char first[CFG_STR * 2];
+	int line;
+
+	defaults(cfg);
+	line = ini_parse(path, on_entry, &p);
+	if (line == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (line != 0 || p.failed) {
+		strlcpy(first, p.failed ? err : "syntax error", sizeof(first));
+		snprintf(err, errlen, "%s:%d: %s", path, line, first);
+		return -1;
+	}
+	if (!check(&p)) {
+		strlcpy(first, err, sizeof(first));
+		snprintf(err, errlen, "%s: %s", path, first);
+		return -1;
+	}
+	return 0;
+}
+
+const struct service_cfg *
+config_service(const struct sbx_config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nservices; i++)
+		if (!strcmp(c->services[i].name, name))
+			return &c->services[i];
+	return NULL;
+}

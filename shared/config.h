@@ -1,0 +1,66 @@
+/* config.h - /etc/sbx/sbx.conf, parsed with libinih and validated. */
+#ifndef SBX_CONFIG_H
+#define SBX_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "msg.h"
+
+#define CFG_STR		256
+#define CFG_MAX_ENV	16
+#define CFG_MAX_TMPFS	8
+#define CFG_MAX_ARGS	32
+#define CFG_MAX_RTARGS	16
+
+enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
+
+struct service_cfg {
+	char		name[SBX_SLUG_MAX];
+	char		image[CFG_STR];
+	unsigned	port;
+	enum probe_kind	probe;
+	char		user[SBX_SLUG_MAX];
+	char		database[SBX_SLUG_MAX];
+	size_t		nenv;
+	char		env[CFG_MAX_ENV][CFG_STR];	/* NAME=template */
+	size_t		ntmpfs;
+	char		tmpfs[CFG_MAX_TMPFS][CFG_STR];
+	size_t		nargs;
+	char		args[CFG_MAX_ARGS][CFG_STR];
+	char		memory[32];
+	char		cpus[16];
+	unsigned	pids;
+	unsigned	ready_timeout;		/* seconds */
+};
+
+struct sbx_config {
+	bool		enabled;
+	char		socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	mode_t		socket_mode;
+	char		broker_user[64];
+	char		projects[CFG_STR];
+	char		runtime[CFG_STR];	/* resolved to a path */
+	size_t		nruntime_args;
+	char		runtime_args[CFG_MAX_RTARGS][CFG_STR];
+	char		state_dir[CFG_STR];
+	unsigned	idle_ttl;		/* seconds, 0 = never */
+	unsigned	max_sandboxes_per_uid;	/* 0 = unlimited */
+	unsigned	max_children;		/* broker's live children */
+	unsigned	max_workers;		/* concurrent runtime workers */
+	unsigned	request_timeout;	/* seconds for an agent to send */
+	unsigned	runtime_timeout;	/* seconds for one runtime call */
+	size_t		nservices;
+	struct service_cfg services[SBX_MAX_SERVICES];
+};
+
+/* 0, or -1 with one line in err. */
+int	config_load(const char *path, struct sbx_config *, char *err,
+	    size_t errlen);
+const struct service_cfg *config_service(const struct sbx_config *,
+	    const char *name);
+size_t	split_words(char *s, char **out, size_t max);
+
+#endif

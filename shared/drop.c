@@ -1,0 +1,112 @@
+/*
+ * drop.c - become broker_user for good, and prove it.
+ *
+ * Order matters: the bounding set can only be emptied while we still hold
+ * CAP_SETPCAP, and chroot needs CAP_SYS_CHROOT, so both come before the
+ * uid change. After each step we read the state back rather than trust a
+ * return code: a drop that did not happen fails closed.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "drop.h"
+#include "log.h"
+
+static int
+drop_bounding_set(void)
+{
+	cap_value_t c;
+
+	for (c = 0; cap_valid(c); c++)
+		if (cap_drop_bound(c) == -1 && errno != EINVAL) {
+			log_warn("cap_drop_bound(%d)", (int)c);
+			return -1;
+		}
+	return 0;
+}
+
+static int
+verify_ids(uid_t uid, gid_t gid)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg, groups[2];
+
+	if (getresuid(&ru, &eu, &su) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return -1;
+	if (ru != uid || eu != uid || su != uid ||
+	    rg != gid || eg != gid || sg != gid)
+		return -1;
+	if (getgroups(2, groups) != 1 || groups[0] != gid)
+		return -1;
+	/* The saved ids are gone if root cannot be regained. */
+	if (setuid(0) != -1 || setgid(0) != -1)
+		return -1;
+	return 0;
+}
+
+static int
+clear_capabilities(void)
+{
+	cap_t empty, now;
+	int same;
+
+	if ((empty = cap_init()) == NULL)
+		return -1;
+	if (cap_set_proc(empty) == -1 || cap_reset_ambient() == -1) {
+		cap_free(empty);
+		return -1;
+	}
+	if ((now = cap_get_proc()) == NULL) {
+		cap_free(empty);
+		return -1;
+	}
+	same = cap_compare(empty, now) == 0;
+	cap_free(now);
+	cap_free(empty);
+	return same ? 0 : -1;
+}
+
+int
+drop_privileges(const char *user, const char *root_dir)
+{
+	struct passwd *pw;
+	uid_t uid;
+	gid_t gid;
+
+	if ((pw = getpwnam(user)) == NULL || pw->pw_uid == 0) {
+		log_warnx("drop: user %s unknown or root", user);
+		return -1;
+	}
+	uid = pw->pw_uid;
+	gid = pw->pw_gid;
+	if (root_dir != NULL && (chroot(root_dir) == -1 || chdir("/") == -1)) {
+		log_warn("drop: chroot %s", root_dir);
+		return -1;
+	}
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1 || drop_bounding_set() == -1)
+		return -1;
+	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1) {
+		log_warn("drop: set ids to %s", user);
+		return -1;
+	}
+	if (verify_ids(uid, gid) == -1) {
+		log_warnx("drop: ids did not change to %s", user);
+		return -1;
+	}
+	if (clear_capabilities() == -1) {
+		log_warnx("drop: capabilities remain");
+		return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		log_warnx("drop: no_new_privs not set");
+		return -1;
+	}
+	return 0;
+}

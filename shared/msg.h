@@ -1,0 +1,132 @@
+/*
+ * msg.h - the fixed-form messages between a broker child and the monitor.
+ *
+ * Nothing here is msgpack: the broker child decodes the agent's request and
+ * relays one of these structs; the monitor answers with fixed-size records.
+ * Every field is fixed width and every string is NUL-terminated inside its
+ * array, so the monitor can validate a message with a size compare and a
+ * memchr per field, and never follows a length it did not check.
+ *
+ * Request (child -> monitor, SOCK_SEQPACKET broker channel):
+ *   struct sbx_msg_hdr + type-specific body, exactly sizeof() bytes,
+ *   plus exactly two fds: the agent's socket (for SO_PEERCRED) and the
+ *   child's end of a fresh SOCK_STREAM socketpair for the answer.
+ *
+ * Answer (monitor -> child, on that socketpair):
+ *   struct sbx_ans, then ans.nstatus x struct sbx_status_rec.
+ */
+#ifndef SBX_MSG_H
+#define SBX_MSG_H
+
+#include <stdint.h>
+
+#define SBX_VERSION		"0.1.0"
+
+#define SBX_SLUG_MAX		64	/* 63 chars + NUL */
+#define SBX_MAX_SERVICES	16
+#define SBX_HOST_MAX		64
+#define SBX_SECRET_MAX		64	/* 128-bit secrets, hex: 32 chars */
+#define SBX_MESSAGE_MAX		160
+#define SBX_REQ_FDS		2	/* agent socket, answer socket */
+
+#define SBX_MSG_MAGIC		0x73627831u	/* "sbx1" */
+
+enum sbx_req_type {
+	SBX_REQ_PING = 1,
+	SBX_REQ_AVAILABLE,
+	SBX_REQ_SANDBOX,
+	SBX_REQ_RELEASE,
+	SBX_REQ_STATUS,
+	SBX_REQ_MAX
+};
+
+/* Error codes of the contract, in its order; SBX_OK is success. */
+enum sbx_code {
+	SBX_OK = 0,
+	SBX_E_BAD_REQUEST,
+	SBX_E_DISABLED,
+	SBX_E_UNKNOWN_PROJECT,
+	SBX_E_NOT_OPTED_IN,
+	SBX_E_FORBIDDEN,
+	SBX_E_RUNTIME_FAILED,
+	SBX_E_TIMEOUT,
+	SBX_E_BUSY,
+	SBX_E_INTERNAL,
+	SBX_CODE_MAX
+};
+
+struct sbx_msg_hdr {
+	uint32_t	magic;
+	uint32_t	type;		/* enum sbx_req_type */
+};
+
+struct sbx_req_ping {
+	struct sbx_msg_hdr hdr;
+};
+
+struct sbx_req_available {
+	struct sbx_msg_hdr hdr;
+	char		project[SBX_SLUG_MAX];
+};
+
+struct sbx_req_sandbox {
+	struct sbx_msg_hdr hdr;
+	char		agent[SBX_SLUG_MAX];
+	char		project[SBX_SLUG_MAX];
+	uint32_t	nservices;
+	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+};
+
+struct sbx_req_release {
+	struct sbx_msg_hdr hdr;
+	char		agent[SBX_SLUG_MAX];
+};
+
+struct sbx_req_status {
+	struct sbx_msg_hdr hdr;
+};
+
+/* The largest request; the monitor's receive buffer is one byte larger so
+ * that an oversized message is seen as such rather than truncated. */
+union sbx_req_any {
+	struct sbx_msg_hdr	 hdr;
+	struct sbx_req_ping	 ping;
+	struct sbx_req_available available;
+	struct sbx_req_sandbox	 sandbox;
+	struct sbx_req_release	 release;
+	struct sbx_req_status	 status;
+};
+
+struct sbx_conn {
+	char		name[SBX_SLUG_MAX];
+	char		host[SBX_HOST_MAX];
+	uint32_t	port;
+	char		user[SBX_SLUG_MAX];
+	char		password[SBX_SECRET_MAX];
+	char		database[SBX_SLUG_MAX];
+};
+
+struct sbx_ans {
+	uint32_t	magic;
+	uint32_t	type;		/* echoes the request type */
+	uint32_t	code;		/* enum sbx_code */
+	uint32_t	released;	/* release: 1 if a sandbox was torn down */
+	char		message[SBX_MESSAGE_MAX];
+	uint32_t	nservices;	/* available: names only; sandbox: full */
+	struct sbx_conn	services[SBX_MAX_SERVICES];
+	uint32_t	nstatus;	/* status: records that follow */
+};
+
+struct sbx_status_rec {
+	uint32_t	uid;
+	char		agent[SBX_SLUG_MAX];
+	char		project[SBX_SLUG_MAX];
+	uint32_t	nservices;
+	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	uint64_t	age_s;
+	uint64_t	idle_s;
+};
+
+const char	*sbx_code_name(enum sbx_code);
+
+#endif /* SBX_MSG_H */

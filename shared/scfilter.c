@@ -1,0 +1,124 @@
+/*
+ * scfilter.c - load a role's seccomp filter with libseccomp.
+ *
+ * The lists are compiled in from policy/seccomp/ (an admin reads them
+ * there; nobody can swap them at run time). libseccomp checks the
+ * architecture for us: a syscall made through another ABI hits the
+ * filter's bad-arch action, which is kill. A few entries carry argument
+ * conditions, kept here beside the code that needs them.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "scfilter.h"
+#include "seccomp_lists.h"
+
+#define CLONE_NS_FLAGS	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | \
+	CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP | \
+	CLONE_THREAD | CLONE_VM)
+
+const struct sc_list *
+sc_lists_all(size_t *n)
+{
+	*n = sizeof(sc_lists) / sizeof(sc_lists[0]);
+	return sc_lists;
+}
+
+const struct sc_list *
+sc_list_find(const char *role)
+{
+	size_t i, n;
+	const struct sc_list *all = sc_lists_all(&n);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(all[i].role, role))
+			return &all[i];
+	return NULL;
+}
+
+static int
+add_allow(scmp_filter_ctx ctx, const char *name, int nr)
+{
+	if (!strcmp(name, "socketpair"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	if (!strcmp(name, "socket"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, AF_INET));
+	if (!strcmp(name, "prctl"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS));
+	if (!strcmp(name, "clone"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NS_FLAGS, 0));
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+}
+
+static int
+load(const char *role, int deny)
+{
+	const struct sc_list *l = sc_list_find(role);
+	scmp_filter_ctx ctx;
+	size_t i;
+	int nr, rc = -1;
+
+	if (l == NULL) {
+		log_warnx("seccomp: no list for role %s", role);
+		return -1;
+	}
+	ctx = seccomp_init(deny ? SCMP_ACT_ALLOW : SCMP_ACT_KILL_PROCESS);
+	if (ctx == NULL)
+		return -1;
+	if (!deny && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1) != 0)
+		goto out;
+	for (i = 0; i < l->n; i++) {
+		if ((nr = seccomp_syscall_resolve_name(l->rules[i].name)) ==
+		    __NR_SCMP_ERROR) {
+			log_warnx("seccomp %s: unknown syscall %s", role,
+			    l->rules[i].name);
+			goto out;
+		}
+		if (deny)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(
+			    strstr(l->rules[i].name, "key") ? ENOSYS : EPERM),
+			    nr, 0);
+		else
+			rc = add_allow(ctx, l->rules[i].name, nr);
+		if (rc != 0) {
+			log_warnx("seccomp %s: rule %s: %s", role,
+			    l->rules[i].name, strerror(-rc));
+			rc = -1;
+			goto out;
+		}
+	}
+	if (!deny) {
+		/* glibc probes clone3 first; ENOSYS sends it back to clone. */
+		nr = seccomp_syscall_resolve_name("clone3");
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0) != 0)
+			goto out;
+	}
+	if ((rc = seccomp_load(ctx)) != 0) {
+		log_warnx("seccomp %s: load: %s", role, strerror(-rc));
+		rc = -1;
+	}
+out:
+	seccomp_release(ctx);
+	return rc;
+}
+
+int
+sc_load_allow(const char *role)
+{
+	return load(role, 0);
+}
+
+int
+sc_load_deny(const char *role)
+{
+	return load(role, 1);
+}

@@ -1,0 +1,11 @@
+/* slug.h - the contract's name syntax: [a-z0-9][a-z0-9._-]{0,62}. */
+#ifndef SBX_SLUG_H
+#define SBX_SLUG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+bool	slug_valid(const char *s, size_t len);
+bool	slug_field_valid(const char *field, size_t size);
+
+#endif

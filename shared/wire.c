@@ -1,0 +1,356 @@
+/*
+ * wire.c - decode one agent request, encode one reply.
+ *
+ * The decoder takes msgpack-c's unpacker as it is (its stack depth is
+ * fixed at MSGPACK_EMBED_STACK_SIZE, deeper input is a parse error) and
+ * adds the contract's checks on the object it yields: a map, string keys,
+ * each known key at most once and of the right type, slugs where slugs go.
+ * Anything else is WIRE_BAD with one sentence for the agent.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "slug.h"
+#include "wire.h"
+
+#define READ_CHUNK	4096
+
+static const struct {
+	const char	*name;
+	enum sbx_req_type type;
+	size_t		 size;
+} ops[] = {
+	{ "ping",		SBX_REQ_PING,	   sizeof(struct sbx_req_ping) },
+	{ "available",		SBX_REQ_AVAILABLE, sizeof(struct sbx_req_available) },
+	{ "request_sandbox",	SBX_REQ_SANDBOX,   sizeof(struct sbx_req_sandbox) },
+	{ "release",		SBX_REQ_RELEASE,   sizeof(struct sbx_req_release) },
+	{ "status",		SBX_REQ_STATUS,	   sizeof(struct sbx_req_status) },
+};
+
+/* The keys a request may carry; anything else is ignored. */
+struct fields {
+	const msgpack_object *op, *agent, *project, *services;
+};
+
+static enum wire_status
+bad(char *err, const char *why)
+{
+	snprintf(err, WIRE_ERR_MAX, "%s", why);
+	return WIRE_BAD;
+}
+
+static bool
+str_is(const msgpack_object *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	return o->type == MSGPACK_OBJECT_STR && o->via.str.size == n &&
+	    memcmp(o->via.str.ptr, s, n) == 0;
+}
+
+static enum wire_status
+collect_fields(const msgpack_object *obj, struct fields *f, char *err)
+{
+	static const char *const names[] = { "op", "agent", "project",
+	    "services" };
+	const msgpack_object **slots[] = { &f->op, &f->agent, &f->project,
+	    &f->services };
+	uint32_t i;
+	size_t k;
+
+	memset(f, 0, sizeof(*f));
+	if (obj->type != MSGPACK_OBJECT_MAP)
+		return bad(err, "the request must be a msgpack map.");
+	for (i = 0; i < obj->via.map.size; i++) {
+		const msgpack_object_kv *kv = &obj->via.map.ptr[i];
+
+		if (kv->key.type != MSGPACK_OBJECT_STR)
+			return bad(err, "every key of the request must be a string.");
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			if (!str_is(&kv->key, names[k]))
+				continue;
+			if (*slots[k] != NULL)
+				return bad(err, "a key appears twice in the request.");
+			*slots[k] = &kv->val;
+		}
+	}
+	if (f->op == NULL)
+		return bad(err, "the request has no 'op'.");
+	if (f->op->type != MSGPACK_OBJECT_STR)
+		return bad(err, "'op' must be a string.");
+	return WIRE_OK;
+}
+
+static enum wire_status
+copy_slug(const msgpack_object *o, const char *key, char dst[SBX_SLUG_MAX],
+    char *err)
+{
+	if (o == NULL) {
+		snprintf(err, WIRE_ERR_MAX, "the request needs '%s'.", key);
+		return WIRE_BAD;
+	}
+	if (o->type != MSGPACK_OBJECT_STR ||
+	    !slug_valid(o->via.str.ptr, o->via.str.size)) {
+		snprintf(err, WIRE_ERR_MAX,
+		    "'%s' must be a string matching [a-z0-9][a-z0-9._-]{0,62}.",
+		    key);
+		return WIRE_BAD;
+	}
+	memset(dst, 0, SBX_SLUG_MAX);
+	memcpy(dst, o->via.str.ptr, o->via.str.size);
+	return WIRE_OK;
+}
+
+static enum wire_status
+copy_services(const msgpack_object *o, struct sbx_req_sandbox *rq, char *err)
+{
+	uint32_t i, j;
+
+	if (o == NULL)
+		return bad(err, "the request needs 'services'.");
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return bad(err, "'services' must be an array of service names.");
+	if (o->via.array.size > SBX_MAX_SERVICES)
+		return bad(err, "'services' names more than 16 services.");
+	for (i = 0; i < o->via.array.size; i++) {
+		if (copy_slug(&o->via.array.ptr[i], "services[]",
+		    rq->services[i], err) != WIRE_OK)
+			return WIRE_BAD;
+		for (j = 0; j < i; j++)
+			if (strcmp(rq->services[i], rq->services[j]) == 0)
+				return bad(err, "'services' names a service twice.");
+	}
+	rq->nservices = o->via.array.size;
+	return WIRE_OK;
+}
+
+static enum wire_status
+fill_body(const struct fields *f, union sbx_req_any *out, char *err)
+{
+	switch (out->hdr.type) {
+	case SBX_REQ_AVAILABLE:
+		return copy_slug(f->project, "project", out->available.project,
+		    err);
+	case SBX_REQ_SANDBOX:
+		if (copy_slug(f->agent, "agent", out->sandbox.agent, err) ||
+		    copy_slug(f->project, "project", out->sandbox.project, err))
+			return WIRE_BAD;
+		return copy_services(f->services, &out->sandbox, err);
+	case SBX_REQ_RELEASE:
+		return copy_slug(f->agent, "agent", out->release.agent, err);
+	default:
+		return WIRE_OK;
+	}
+}
+
+enum wire_status
+wire_validate(const msgpack_object *obj, union sbx_req_any *out,
+    size_t *outlen, char *err)
+{
+	struct fields f;
+	size_t i;
+
+	if (collect_fields(obj, &f, err) != WIRE_OK)
+		return WIRE_BAD;
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (str_is(f.op, ops[i].name))
+			break;
+	if (i == sizeof(ops) / sizeof(ops[0]))
+		return bad(err, "unknown 'op'.");
+	out->hdr.magic = SBX_MSG_MAGIC;
+	out->hdr.type = ops[i].type;
+	*outlen = ops[i].size;
+	return fill_body(&f, out, err);
+}
+
+int
+wire_reader_init(struct wire_reader *r)
+{
+	r->total = 0;
+	return msgpack_unpacker_init(&r->up, READ_CHUNK) ? 0 : -1;
+}
+
+void
+wire_reader_free(struct wire_reader *r)
+{
+	msgpack_unpacker_destroy(&r->up);
+}
+
+char *
+wire_reader_space(struct wire_reader *r, size_t *cap)
+{
+	size_t left = WIRE_MAX_REQUEST - r->total;
+
+	if (left == 0 || !msgpack_unpacker_reserve_buffer(&r->up, READ_CHUNK))
+		return NULL;
+	*cap = msgpack_unpacker_buffer_capacity(&r->up);
+	if (*cap > left)
+		*cap = left;
+	return msgpack_unpacker_buffer(&r->up);
+}
+
+enum wire_status
+wire_reader_feed(struct wire_reader *r, size_t n, union sbx_req_any *out,
+    size_t *outlen, char *err)
+{
+	msgpack_unpacked res;
+	enum wire_status st;
+
+	r->total += n;
+	msgpack_unpacker_buffer_consumed(&r->up, n);
+	msgpack_unpacked_init(&res);
+	switch (msgpack_unpacker_next(&r->up, &res)) {
+	case MSGPACK_UNPACK_SUCCESS:
+		st = wire_validate(&res.data, out, outlen, err);
+		break;
+	case MSGPACK_UNPACK_CONTINUE:
+		st = WIRE_MORE;
+		if (r->total >= WIRE_MAX_REQUEST)
+			st = bad(err, "the request is larger than 64 KiB.");
+		break;
+	case MSGPACK_UNPACK_NOMEM_ERROR:
+		st = bad(err, "the request claims more elements than it can hold.");
+		break;
+	default:
+		st = bad(err, "the request is not valid msgpack.");
+		break;
+	}
+	msgpack_unpacked_destroy(&res);
+	return st;
+}
+
+enum wire_status
+wire_decode(const char *buf, size_t len, union sbx_req_any *out,
+    size_t *outlen, char *err)
+{
+	struct wire_reader r;
+	enum wire_status st = WIRE_MORE;
+	size_t cap, n;
+	char *space;
+
+	if (wire_reader_init(&r) == -1)
+		return bad(err, "out of memory.");
+	while (st == WIRE_MORE) {
+		if ((space = wire_reader_space(&r, &cap)) == NULL) {
+			st = bad(err, "the request is larger than 64 KiB.");
+			break;
+		}
+		if (len == 0)
+			break;		/* truncated: still WIRE_MORE */
+		n = len < cap ? len : cap;
+		memcpy(space, buf, n);
+		buf += n;
+		len -= n;
+		st = wire_reader_feed(&r, n, out, outlen, err);
+	}
+	wire_reader_free(&r);
+	return st;
+}
+
+static void
+pack_str(msgpack_packer *pk, const char *s)
+{
+	size_t n = strlen(s);
+
+	msgpack_pack_str(pk, n);
+	msgpack_pack_str_body(pk, s, n);
+}
+
+static void
+pack_kv_str(msgpack_packer *pk, const char *k, const char *v)
+{
+	pack_str(pk, k);
+	pack_str(pk, v);
+}
+
+void
+wire_pack_error(msgpack_packer *pk, enum sbx_code code, const char *message)
+{
+	msgpack_pack_map(pk, 3);
+	pack_str(pk, "ok");
+	msgpack_pack_false(pk);
+	pack_kv_str(pk, "error", sbx_code_name(code));
+	pack_kv_str(pk, "message", message);
+}
+
+static void
+pack_conn(msgpack_packer *pk, const struct sbx_conn *c)
+{
+	pack_str(pk, c->name);
+	msgpack_pack_map(pk, 5);
+	pack_kv_str(pk, "host", c->host);
+	pack_str(pk, "port");
+	msgpack_pack_uint32(pk, c->port);
+	pack_kv_str(pk, "user", c->user);
+	pack_kv_str(pk, "password", c->password);
+	pack_kv_str(pk, "database", c->database);
+}
+
+static void
+pack_status_rec(msgpack_packer *pk, const struct sbx_status_rec *r)
+{
+	uint32_t i;
+
+	msgpack_pack_map(pk, 6);
+	pack_str(pk, "uid");
+	msgpack_pack_uint32(pk, r->uid);
+	pack_kv_str(pk, "agent", r->agent);
+	pack_kv_str(pk, "project", r->project);
+	pack_str(pk, "services");
+	msgpack_pack_array(pk, r->nservices);
+	for (i = 0; i < r->nservices; i++)
+		pack_str(pk, r->services[i]);
+	pack_str(pk, "age_s");
+	msgpack_pack_uint64(pk, r->age_s);
+	pack_str(pk, "idle_s");
+	msgpack_pack_uint64(pk, r->idle_s);
+}
+
+void
+wire_pack_answer(msgpack_packer *pk, const struct sbx_ans *a,
+    const struct sbx_status_rec *recs, size_t nrecs)
+{
+	uint32_t i;
+
+	if (a->code != SBX_OK) {
+		wire_pack_error(pk, a->code, a->message);
+		return;
+	}
+	msgpack_pack_map(pk, 2);
+	pack_str(pk, "ok");
+	msgpack_pack_true(pk);
+	switch (a->type) {
+	case SBX_REQ_PING:
+		pack_kv_str(pk, "version", SBX_VERSION);
+		break;
+	case SBX_REQ_AVAILABLE:
+		pack_str(pk, "services");
+		msgpack_pack_array(pk, a->nservices);
+		for (i = 0; i < a->nservices; i++)
+			pack_str(pk, a->services[i].name);
+		break;
+	case SBX_REQ_SANDBOX:
+		pack_str(pk, "services");
+		msgpack_pack_map(pk, a->nservices);
+		for (i = 0; i < a->nservices; i++)
+			pack_conn(pk, &a->services[i]);
+		break;
+	case SBX_REQ_RELEASE:
+		pack_str(pk, "released");
+		if (a->released)
+			msgpack_pack_true(pk);
+		else
+			msgpack_pack_false(pk);
+		break;
+	case SBX_REQ_STATUS:
+		pack_str(pk, "sandboxes");
+		msgpack_pack_array(pk, nrecs);
+		for (i = 0; i < nrecs; i++)
+			pack_status_rec(pk, &recs[i]);
+		break;
+	default:
+		break;
+	}
+}
