@@ -191,7 +191,7 @@ reap_children(struct monitor *m)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		if (pid == m->broker.pid)
-			broker_died(&m->broker, now_ms());
+			broker_died(&m->broker, now_ms(), m->stopping);
 }
 
 static void

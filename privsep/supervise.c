@@ -90,7 +90,7 @@ broker_start(struct broker_proc *b, const struct sbx_config *cfg,
 }
 
 void
-broker_died(struct broker_proc *b, int64_t now)
+broker_died(struct broker_proc *b, int64_t now, int stopping)
 {
 	int64_t delay;
 
@@ -98,6 +98,10 @@ broker_died(struct broker_proc *b, int64_t now)
 		close(b->chan);
 	b->chan = -1;
 	b->pid = 0;
+	if (stopping) {
+		log_info("broker stopped");
+		return;
+	}
 	if (now - b->started_ms > HEALTHY_MS)
 		b->failures = 0;
 	delay = (int64_t)BACKOFF_MIN_MS << (b->failures < 6 ? b->failures : 6);

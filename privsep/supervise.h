@@ -19,7 +19,7 @@ struct broker_proc {
 
 int	broker_start(struct broker_proc *, const struct sbx_config *,
 	    int listen_fd, int64_t now);
-void	broker_died(struct broker_proc *, int64_t now);
+void	broker_died(struct broker_proc *, int64_t now, int stopping);
 void	broker_kill(struct broker_proc *, const char *why);
 
 #endif

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# run.sh - integration tests: a real sbx-monitor and sbx-broker, a real
+# podman, real postgres and redis containers, real psql and redis-cli.
+# Needs root, `make` and `make images` done. Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+TOP=$PWD
+B=$TOP/build
+SBX=$B/sbx
+RT=${SBX_TEST_RUNTIME:-podman}
+WORK=$(mktemp -d /tmp/sbx-it.XXXXXX)
+chmod 0755 "$WORK"
+SOCK=$WORK/sbx.sock
+CONF=$WORK/sbx.conf
+LOG=$WORK/monitor.log
+MON_PID=
+pass=0 fail=0
+
+note() { printf '  %s\n' "$*"; }
+ok()   { pass=$((pass + 1)); printf 'ok %d - %s\n' $((pass + fail)) "$1"; }
+nok()  { fail=$((fail + 1)); printf 'not ok %d - %s\n' $((pass + fail)) "$1"; [ -n "${2:-}" ] && note "$2"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "failed: $*"; fi; }
+
+# policy/local.conf with our own socket, projects and state_dir.
+write_conf() {
+	local enabled=${1:-yes}
+	sed -e "s|^socket *=.*|socket = $SOCK|" \
+	    -e "s|^projects *=.*|projects = $WORK/projects|" \
+	    -e "s|^state_dir *=.*|state_dir = $WORK/state|" \
+	    -e "s|^enabled *=.*|enabled = $enabled|" \
+	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
+	    policy/local.conf > "$CONF"
+	# A service whose probe can never succeed: redis answering a
+	# postgres startup message. For the readiness deadline test.
+	cat >> "$CONF" <<-EOF
+
+	[service never-ready]
+	image = localhost/sbx-redis:7
+	port = 6379
+	probe = postgres
+	user = default
+	database = 0
+	env = SBX_PASSWORD={password}
+	tmpfs = /run/redis:rw,size=16m,mode=1777
+	ready_timeout = 2
+	EOF
+	mkdir -p "$WORK/projects"
+	printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo.conf"
+	printf '[project]\nsandbox_services = redis\n' > "$WORK/projects/cache-only.conf"
+	printf '[project]\nsandbox_services = never-ready\n' > "$WORK/projects/slow.conf"
+	printf '[project]\n' > "$WORK/projects/none.conf"
+}
+
+start_monitor() {
+	"$B/sbx-monitor" -d -f "$CONF" >>"$LOG" 2>&1 &
+	MON_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && "$SBX" -S "$SOCK" ping >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "monitor did not come up:"; cat "$LOG"; return 1
+}
+
+stop_monitor() {
+	[ -n "$MON_PID" ] && kill "$MON_PID" 2>/dev/null && wait "$MON_PID" 2>/dev/null
+	MON_PID=
+}
+
+cleanup() {
+	stop_monitor
+	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+sbx()        { "$SBX" -S "$SOCK" "$@"; }
+# The checkout may not be readable by other users: they get a copy.
+cp "$SBX" "$WORK/sbx" && chmod 0755 "$WORK/sbx"
+sbx_as()     { local u=$1; shift; runuser -u "$u" -- "$WORK/sbx" -S "$SOCK" "$@"; }
+containers() { $RT ps -q --filter "label=sbx.agent=$1" ${2:+--filter "label=sbx.uid=$2"} | sort | tr '\n' ' '; }
+labelled()   { $RT ps -aq --filter label=sbx.uid | wc -l; }
+
+pg_ok() {  # host port user password db
+	PGPASSWORD=$4 PGCONNECT_TIMEOUT=5 psql -h "$1" -p "$2" -U "$3" -d "$5" -tAc 'select 40+2' 2>&1 | grep -qx 42
+}
+redis_ok() {  # host port user password
+	[ "$(REDISCLI_AUTH=$4 redis-cli -h "$1" -p "$2" --user "$3" --no-auth-warning set sbx hello)" = OK ] &&
+	[ "$(REDISCLI_AUTH=$4 redis-cli -h "$1" -p "$2" --user "$3" --no-auth-warning get sbx)" = hello ]
+}
+uses_sandbox() {  # eval'd env from sbx request
+	pg_ok "$POSTGRES_HOST" "$POSTGRES_PORT" "$POSTGRES_USER" "$POSTGRES_PASSWORD" "$POSTGRES_DATABASE" &&
+	redis_ok "$REDIS_HOST" "$REDIS_PORT" "$REDIS_USER" "$REDIS_PASSWORD"
+}
+
+write_conf yes
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+start_monitor || exit 1
+
+echo "# process separation"
+BPID=$(pgrep -P "$MON_PID" -x sbx-broker | head -1)
+check "broker runs as nobody" test "$(awk '/^Uid:/{print $2 $3 $4 $5}' /proc/$BPID/status)" = 65534655346553465534
+check "broker has no capabilities" grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$BPID/status
+check "broker is seccomp-filtered" grep -q '^Seccomp:[[:space:]]*2' /proc/$BPID/status
+check "broker has no_new_privs" grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$BPID/status
+
+echo "# protocol"
+check "ping answers a version" bash -c "'$SBX' -S '$SOCK' ping | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$'"
+check "available lists the opted-in set" test "$(sbx available demo | tr '\n' ' ')" = "postgres redis "
+check "available for an unknown project is empty" test -z "$(sbx available nosuch)"
+out=$(sbx request -a a1 -p demo mysql 2>&1); rc=$?
+check "a service outside the set is not_opted_in" bash -c "[ $rc -ne 0 ] && grep -q not_opted_in <<<'$out'"
+check "not_opted_in provisioned nothing" test "$(labelled)" -eq 0
+out=$(sbx request -a a1 -p nosuch postgres 2>&1)
+check "unknown project is unknown_project" grep -q unknown_project <<<"$out"
+out=$(sbx_as nobody status 2>&1)
+check "status is root only" grep -q forbidden <<<"$out"
+
+echo "# real services, as root"
+t0=$(date +%s.%N)
+env1=$(sbx request -a a1 -p demo postgres) || nok "request as root" "$env1"
+t1=$(date +%s.%N)
+note "cold provision postgres+redis: $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s"
+eval "$env1"
+check "psql and redis-cli work with the returned credentials" uses_sandbox
+check "a subset request got the full set (redis too)" test -n "${REDIS_PASSWORD:-}"
+check "containers are labelled" test "$($RT ps -q --filter label=sbx.agent=a1 --filter label=sbx.uid=0 --filter label=sbx.project=demo --filter label=sbx.service=postgres | wc -l)" -eq 1
+check "services publish on loopback only" bash -c "$RT port sbx-0-a1-postgres | grep -q '127.0.0.1:' && ! $RT port sbx-0-a1-postgres | grep -qv '127.0.0.1:'"
+ids1=$(containers a1 0)
+pw1=$POSTGRES_PASSWORD
+env2=$(sbx request -a a1 -p demo postgres redis)
+check "second request is a hit with the same credentials" test "$env1" = "$env2"
+check "a hit starts no container" test "$(containers a1 0)" = "$ids1"
+check "no password in argv of any process" bash -c "! ps -eo args | grep -F -- '$pw1' >/dev/null"
+st=$(sbx status --json)
+check "status lists the sandbox" grep -q '"a1"' <<<"$st"
+check "status never shows a password" bash -c "! grep -qiF -- '$pw1' <<<'$st' && ! grep -qi password <<<'$st'"
+check "the monitor log never shows a password" bash -c "! grep -qF -- '$pw1' '$LOG'"
+
+echo "# concurrency"
+for i in 1 2 3 4 5; do sbx request -a c5 -p demo postgres > "$WORK/c5.$i" 2>&1 & done; wait
+check "five concurrent requests got one answer" test "$(sort -u "$WORK"/c5.* | md5sum)" = "$(sort -u "$WORK/c5.1" | md5sum)"
+check "five concurrent requests made one set of containers" test "$(containers c5 0 | wc -w)" -eq 2
+eval "$(cat "$WORK/c5.3")"
+check "the concurrent sandbox works" uses_sandbox
+
+echo "# isolation between uids"
+envn=$(sbx_as nobody request -a a1 -p demo postgres) || nok "request as nobody" "$envn"
+check "another uid with the same slug gets other credentials" test "$envn" != "$env1"
+check "another uid with the same slug gets other containers" test "$(containers a1 65534)" != "$ids1"
+check "the first uid's containers are untouched" test "$(containers a1 0)" = "$ids1"
+eval "$envn"
+check "nobody's sandbox works" uses_sandbox
+out=$(sbx_as nobody release -a c5)
+check "nobody cannot release root's agent" bash -c "grep -q 'nothing' <<<'$out' && [ $(containers c5 0 | wc -w) -eq 2 ]"
+
+echo "# a dead container is replaced"
+$RT rm -f -t 0 sbx-0-a1-postgres >/dev/null
+env3=$(sbx request -a a1 -p demo postgres)
+eval "$env3"
+check "after podman rm -f the next request gets a new password" test "$POSTGRES_PASSWORD" != "$pw1"
+check "and the new postgres works" uses_sandbox
+
+echo "# release"
+out=$(sbx release -a a1)
+check "release says released" grep -qx released <<<"$out"
+check "release removed the containers" test -z "$(containers a1 0)"
+check "release again has nothing to release" grep -q nothing <<<"$(sbx release -a a1)"
+
+echo "# readiness deadline"
+t0=$(date +%s)
+out=$(sbx request -a slow1 -p slow never-ready 2>&1)
+t1=$(date +%s)
+check "a service that never becomes ready is runtime_failed" grep -q runtime_failed <<<"$out"
+check "within the deadline (2 s + start-up)" test $((t1 - t0)) -lt 30
+check "its container was removed" test -z "$($RT ps -aq --filter label=sbx.agent=slow1)"
+check "nothing was cached" bash -c "! '$SBX' -S '$SOCK' status --json | grep -q slow1"
+
+echo "# bad input"
+rawreply() { python3 - "$SOCK" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(bytes.fromhex(sys.argv[2])); s.settimeout(10)
+data = b''
+while True:
+    c = s.recv(65536)
+    if not c: break
+    data += c
+sys.stdout.write(data.decode('latin1'))
+PY
+}
+check "garbage gets bad_request" grep -q bad_request <<<"$(rawreply c1c1c1c1)"
+check "an array gets bad_request" grep -q bad_request <<<"$(rawreply 9101)"
+check "a bad slug gets bad_request" grep -q bad_request <<<"$(rawreply 82a26f70a772656c65617365a56167656e74a3412121)"
+check "the broker still serves after bad input" sbx ping
+
+echo "# enabled = no"
+stop_monitor
+write_conf no
+start_monitor
+check "flag off: available is empty" test -z "$(sbx available demo)"
+check "flag off: request is disabled" grep -q disabled <<<"$(sbx request -a a9 -p demo postgres 2>&1)"
+
+echo "# orphans after kill -9"
+stop_monitor
+write_conf yes
+start_monitor
+sbx request -a orphan -p cache-only redis >/dev/null
+check "a sandbox exists before the crash" test "$(containers orphan 0 | wc -w)" -eq 1
+kill -9 "$MON_PID"; wait "$MON_PID" 2>/dev/null; MON_PID=
+pkill -9 -x sbx-broker 2>/dev/null
+start_monitor
+check "after kill -9 and a restart no labelled container is left" test "$(labelled)" -eq 0
+env4=$(sbx request -a orphan -p cache-only redis)
+eval "$env4"
+check "and the restarted monitor provisions again" redis_ok "$REDIS_HOST" "$REDIS_PORT" "$REDIS_USER" "$REDIS_PASSWORD"
+
+echo "# SIGTERM"
+kill -TERM "$MON_PID"; wait "$MON_PID"; rc=$?; MON_PID=
+check "SIGTERM exits 0" test "$rc" -eq 0
+check "SIGTERM leaves sandboxes up" test "$(containers orphan 0 | wc -w)" -eq 1
+
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

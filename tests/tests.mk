@@ -1,0 +1,47 @@
+# tests.mk - unit tests (Criterion) and the integration suite.
+#
+#   make check        unit tests
+#   make check-asan   the same, built with ASan+UBSan into build-asan/
+#   make test         unit tests, ASan unit tests, images, integration
+
+TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih
+UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
+	    shared/fdpass.c
+UNIT_TESTS = seed cache wire dispatch drop seccomp client
+
+test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
+test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
+test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
+test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
+test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/scfilter.c
+test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
+test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c))
+
+TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
+
+$(O)/obj/test/%.o: %.c $(GEN_H)
+	@mkdir -p $(@D)
+	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iclient \
+	    $(call pc,$(TEST_PKGS)) -MMD -c -o $@ $<
+
+define test_rule
+$(O)/test_$(1): $$(call objs,$$(test_$(1)_SRC) $(UNIT_BASE),test)
+	$$(CC) $$(CFLAGS) $$(XLDFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call pl,$(TEST_PKGS))
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
+
+check: $(TEST_BINS)
+	@fail=0; for t in $(TEST_BINS); do \
+	    echo "== $$t"; $$t --jobs 2 || fail=1; done; exit $$fail
+
+ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	     -fno-sanitize-recover=undefined
+check-asan:
+	$(MAKE) O=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" check
+
+integration: all
+	tests/integration/run.sh
+
+test: all check check-asan images integration
+
+.PHONY: check check-asan integration test

@@ -1,0 +1,762 @@
+/*
+ * test_cache.c - the monitor's sandbox cache (cache.c) and request
+ * handling (handle.c) beyond the seed's eleven cases: release, failure,
+ * limits, expiry, status, scale and the policy refusals. Same setup and
+ * runtime double (rtdouble.h) as test_seed.c.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "config.h"
+#include "handle.h"
+#include "project.h"
+#include "rtdouble.h"
+
+#define CAP_ANS		16
+
+static struct sbx_config cfg;
+static struct project proj[4];
+static struct project_table projects;
+static struct cache cache;
+static struct rtdouble rtd;
+static struct handler_env env;
+static int64_t fake_now;
+
+struct capture {
+	int		n;
+	struct sbx_ans	ans[CAP_ANS];
+};
+
+static int64_t
+clock_fake(void)
+{
+	return fake_now;
+}
+
+static void
+capture_fn(void *ctx, const struct sbx_ans *a)
+{
+	struct capture *c = ctx;
+
+	if (c->n < CAP_ANS)
+		c->ans[c->n] = *a;
+	c->n++;
+}
+
+static void
+add_service(const char *name, unsigned port)
+{
+	struct service_cfg *s = &cfg.services[cfg.nservices++];
+
+	strlcpy(s->name, name, sizeof(s->name));
+	strlcpy(s->image, "img", sizeof(s->image));
+	s->port = port;
+	s->ready_timeout = 5;
+}
+
+static void
+set_project(struct project *p, const char *slug, const char *s1,
+    const char *s2)
+{
+	memset(p, 0, sizeof(*p));
+	strlcpy(p->slug, slug, sizeof(p->slug));
+	p->valid = true;
+	p->anyone = true;
+	if (s1 != NULL)
+		strlcpy(p->services[p->nservices++], s1, SBX_SLUG_MAX);
+	if (s2 != NULL)
+		strlcpy(p->services[p->nservices++], s2, SBX_SLUG_MAX);
+}
+
+static void
+limits(unsigned max_per_uid, int64_t idle_ttl_ms)
+{
+	cr_assert_eq(cache.count, 0, "set limits on an empty cache");
+	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
+	    (struct cache_limits){ max_per_uid, idle_ttl_ms }, clock_fake);
+}
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&rtd, 0, sizeof(rtd));
+	cfg.enabled = true;
+	add_service("postgres", 5432);
+	add_service("redis", 6379);
+	/* sorted by slug, as projects_load leaves them */
+	set_project(&proj[0], "both", "postgres", "redis");
+	set_project(&proj[1], "empty", NULL, NULL);
+	set_project(&proj[2], "locked", "postgres", NULL);
+	set_project(&proj[3], "roboco-api", "postgres", NULL);
+	projects.v = proj;
+	projects.n = 4;
+	rtd.live = true;
+	fake_now = 1000;
+	limits(0, 0);
+	env = (struct handler_env){ &cfg, &projects, &cache };
+}
+
+TestSuite(cache, .init = setup);
+
+static void
+available(uid_t uid, const char *project, struct capture *c)
+{
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = SBX_REQ_AVAILABLE;
+	strlcpy(rq.available.project, project, SBX_SLUG_MAX);
+	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+}
+
+static void
+ensure(uid_t uid, const char *agent, const char *project, const char *s1,
+    const char *s2, struct capture *c)
+{
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = SBX_REQ_SANDBOX;
+	strlcpy(rq.sandbox.agent, agent, SBX_SLUG_MAX);
+	strlcpy(rq.sandbox.project, project, SBX_SLUG_MAX);
+	if (s1 != NULL)
+		strlcpy(rq.sandbox.services[rq.sandbox.nservices++], s1,
+		    SBX_SLUG_MAX);
+	if (s2 != NULL)
+		strlcpy(rq.sandbox.services[rq.sandbox.nservices++], s2,
+		    SBX_SLUG_MAX);
+	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+}
+
+static void
+release(uid_t uid, const char *agent, struct capture *c)
+{
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = SBX_REQ_RELEASE;
+	strlcpy(rq.release.agent, agent, SBX_SLUG_MAX);
+	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+}
+
+static void
+status(uid_t uid, struct capture *c)
+{
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = SBX_REQ_STATUS;
+	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+}
+
+static const struct sbx_conn *
+conn(const struct sbx_ans *a, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < a->nservices; i++)
+		if (!strcmp(a->services[i].name, name))
+			return &a->services[i];
+	cr_assert_fail("no service %s in the answer", name);
+	return NULL;
+}
+
+static void
+expect_ok_sandbox(const struct sbx_ans *a)
+{
+	cr_assert_eq(a->magic, SBX_MSG_MAGIC);
+	cr_assert_eq(a->type, SBX_REQ_SANDBOX);
+	cr_assert_eq(a->code, SBX_OK, "code %u: %s", a->code, a->message);
+	cr_assert_gt(a->nservices, 0);
+}
+
+static void
+expect_code(const struct sbx_ans *a, uint32_t type, enum sbx_code code)
+{
+	cr_assert_eq(a->magic, SBX_MSG_MAGIC);
+	cr_assert_eq(a->type, type, "type %u, want %u", a->type, type);
+	cr_assert_eq(a->code, (uint32_t)code, "code %s (%s), want %s",
+	    sbx_code_name((enum sbx_code)a->code), a->message,
+	    sbx_code_name(code));
+	cr_assert_neq(a->message[0], '\0');
+	if (code != SBX_OK)
+		cr_assert_eq(a->nservices, 0, "an error carries no services");
+}
+
+/* ---- release ----------------------------------------------------------- */
+
+Test(cache, release_tears_down_and_next_request_provisions_again)
+{
+	struct capture c = { 0 };
+	char first[SBX_SECRET_MAX];
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[0]);
+	strlcpy(first, conn(&c.ans[0], "postgres")->password, sizeof(first));
+	release(1000, "dev-1", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_RELEASE, SBX_OK);
+	cr_assert_eq(c.ans[1].released, 1);
+	cr_assert_eq(rtd.teardowns, 1);
+	cr_assert_null(cache_find(&cache, 1000, "dev-1"));
+	cr_assert_eq(cache.count, 0);
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 3);
+	expect_ok_sandbox(&c.ans[2]);
+	cr_assert_eq(rtd.provisions, 2, "a released sandbox is not a hit");
+	cr_assert_eq(rtd.is_live_calls, 0);
+	cr_assert_str_neq(conn(&c.ans[2], "postgres")->password, first,
+	    "fresh passwords after a release");
+	cr_assert_not_null(cache_find(&cache, 1000, "dev-1"));
+}
+
+Test(cache, release_of_unknown_agent)
+{
+	struct capture c = { 0 };
+
+	release(1000, "ghost", &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_RELEASE, SBX_OK);
+	cr_assert_eq(c.ans[0].released, 0);
+	cr_assert_eq(rtd.teardowns, 0);
+	cr_assert_eq(cache.count, 0);
+
+	/* and with other sandboxes around */
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	release(1000, "dev-2", &c);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(c.ans[2].released, 0);
+	cr_assert_eq(rtd.teardowns, 0);
+	cr_assert_not_null(cache_find(&cache, 1000, "dev-1"));
+}
+
+Test(cache, release_by_another_uid_never_touches_it)
+{
+	struct capture c = { 0 };
+	struct sbx_sandbox *sb;
+	char pw[SBX_SECRET_MAX];
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	sb = cache_find(&cache, 1000, "dev-1");
+	cr_assert_not_null(sb);
+	strlcpy(pw, sb->svc[0].conn.password, sizeof(pw));
+	release(1001, "dev-1", &c);
+	release(0, "dev-1", &c);	/* not even root's release */
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(c.ans[1].released, 0);
+	cr_assert_eq(c.ans[2].released, 0);
+	cr_assert_eq(rtd.teardowns, 0);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1"), sb);
+	cr_assert_eq(sb->state, SB_READY);
+	cr_assert_str_eq(sb->svc[0].conn.password, pw);
+	cr_assert_null(cache_find(&cache, 1001, "dev-1"));
+	cr_assert_eq(cache.count, 1, "no entry made for the other uid");
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, 1, "still a hit");
+	cr_assert_str_eq(conn(&c.ans[3], "postgres")->password, pw);
+}
+
+Test(cache, release_queued_behind_deferred_provision)
+{
+	struct capture c = { 0 };
+
+	rtd.deferred = true;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	release(1000, "dev-1", &c);
+	cr_assert_eq(c.n, 0, "the release waits for the provision");
+	cr_assert_eq(rtd.teardowns, 0);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->state, SB_PROVISIONING);
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[0]);
+	expect_code(&c.ans[1], SBX_REQ_RELEASE, SBX_OK);
+	cr_assert_eq(c.ans[1].released, 1);
+	cr_assert_eq(rtd.teardowns, 1);
+	cr_assert_null(cache_find(&cache, 1000, "dev-1"));
+}
+
+Test(cache, request_after_queued_release_provisions_anew)
+{
+	struct capture c = { 0 };
+
+	rtd.deferred = true;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	release(1000, "dev-1", &c);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, 1);
+	rtd_complete(&rtd);
+	/* provision answered, release done, third request started anew */
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.ans[1].released, 1);
+	cr_assert_eq(rtd.provisions, 2);
+	cr_assert_eq(rtd.npending, 1);
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 3);
+	expect_ok_sandbox(&c.ans[2]);
+	cr_assert_str_neq(conn(&c.ans[2], "postgres")->password,
+	    conn(&c.ans[0], "postgres")->password);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->state, SB_READY);
+}
+
+/* ---- failure ----------------------------------------------------------- */
+
+Test(cache, failed_provision_fails_every_waiter_and_caches_nothing)
+{
+	struct capture c = { 0 };
+
+	rtd.deferred = true;
+	rtd.fail_with = SBX_E_RUNTIME_FAILED;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 0);
+	cr_assert_eq(rtd.provisions, 1, "one provision for both");
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED);
+	cr_assert_str_eq(c.ans[0].message, "double says no");
+	cr_assert_eq(memcmp(&c.ans[0], &c.ans[1], sizeof(c.ans[0])), 0);
+	cr_assert_null(cache_find(&cache, 1000, "dev-1"));
+	cr_assert_eq(cache.count, 0);
+	cr_assert_eq(rtd.provisions, 1, "no retry on its own");
+
+	/* the next request tries again */
+	rtd.deferred = false;
+	rtd.fail_with = SBX_OK;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 3);
+	expect_ok_sandbox(&c.ans[2]);
+	cr_assert_eq(rtd.provisions, 2);
+}
+
+Test(cache, failed_provision_does_not_show_in_status)
+{
+	struct capture c = { 0 };
+	struct sbx_status_rec recs[4];
+
+	rtd.fail_with = SBX_E_TIMEOUT;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_TIMEOUT);
+	cr_assert_eq(cache_status(&cache, recs, 4), 0);
+	cr_assert_eq(cache_busy(&cache), 0);
+}
+
+/* ---- limits ------------------------------------------------------------ */
+
+Test(cache, max_per_uid)
+{
+	struct capture c = { 0 };
+
+	limits(2, 0);
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 3);
+	expect_ok_sandbox(&c.ans[0]);
+	expect_ok_sandbox(&c.ans[1]);
+	expect_code(&c.ans[2], SBX_REQ_SANDBOX, SBX_E_BUSY);
+	cr_assert_eq(rtd.provisions, 2);
+	cr_assert_null(cache_find(&cache, 1000, "c"));
+
+	/* an agent already holding one still gets its hit */
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 4);
+	expect_ok_sandbox(&c.ans[3]);
+	cr_assert_eq(rtd.provisions, 2);
+	cr_assert_eq(memcmp(&c.ans[0], &c.ans[3], sizeof(c.ans[0])), 0);
+
+	/* the limit is per uid */
+	ensure(1001, "c", "roboco-api", "postgres", NULL, &c);
+	ensure(999, "c", "roboco-api", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[4]);
+	expect_ok_sandbox(&c.ans[5]);
+	cr_assert_eq(rtd.provisions, 4);
+
+	/* a release frees a slot */
+	release(1000, "b", &c);
+	cr_assert_eq(c.ans[6].released, 1);
+	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 8);
+	expect_ok_sandbox(&c.ans[7]);
+}
+
+Test(cache, max_per_uid_counts_provisions_in_flight)
+{
+	struct capture c = { 0 };
+
+	limits(1, 0);
+	rtd.deferred = true;
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_BUSY);
+	cr_assert_eq(rtd.provisions, 1);
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[1]);
+}
+
+/* ---- idle expiry ------------------------------------------------------- */
+
+Test(cache, idle_expiry)
+{
+	struct capture c = { 0 };
+
+	limits(0, 60000);
+	fake_now = 1000;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->used_ms, 1000);
+
+	fake_now = 1000 + 60000 - 1;
+	cr_assert_eq(cache_expire(&cache), 0, "not expired before the ttl");
+	cr_assert_eq(rtd.teardowns, 0);
+	cr_assert_not_null(cache_find(&cache, 1000, "dev-1"));
+
+	fake_now = 1000 + 60000 + 1;
+	cr_assert_eq(cache_expire(&cache), 1, "expired after the ttl");
+	cr_assert_eq(rtd.teardowns, 1);
+	cr_assert_null(cache_find(&cache, 1000, "dev-1"));
+	cr_assert_eq(c.n, 1, "expiry answers nobody");
+}
+
+Test(cache, hit_renews_used_ms)
+{
+	struct capture c = { 0 };
+	struct sbx_sandbox *sb;
+
+	limits(0, 60000);
+	fake_now = 1000;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	fake_now = 50000;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, 1);
+	sb = cache_find(&cache, 1000, "dev-1");
+	cr_assert_eq(sb->used_ms, 50000);
+	cr_assert_eq(sb->created_ms, 1000, "a hit does not renew the age");
+
+	fake_now = 61000;	/* 60 s after the provision, 11 s after the hit */
+	cr_assert_eq(cache_expire(&cache), 0);
+	cr_assert_eq(rtd.teardowns, 0);
+	fake_now = 50000 + 60000 + 1;
+	cr_assert_eq(cache_expire(&cache), 1);
+	cr_assert_eq(rtd.teardowns, 1);
+	cr_assert_null(cache_find(&cache, 1000, "dev-1"));
+}
+
+Test(cache, expiry_skips_busy_entries_and_zero_ttl)
+{
+	struct capture c = { 0 };
+
+	/* ttl 0: never */
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	fake_now += 365LL * 24 * 3600 * 1000;
+	cr_assert_eq(cache_expire(&cache), 0);
+	cr_assert_eq(rtd.teardowns, 0);
+	release(1000, "dev-1", &c);
+	cr_assert_eq(cache.count, 0);
+
+	/* a provision in flight is not idle, whatever the clock says */
+	limits(0, 1000);
+	rtd.deferred = true;
+	ensure(1000, "dev-2", "roboco-api", "postgres", NULL, &c);
+	fake_now += 10000;
+	cr_assert_eq(cache_expire(&cache), 0);
+	cr_assert_eq(rtd.teardowns, 1, "only the release above");
+	rtd_complete(&rtd);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-2")->state, SB_READY);
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+Test(cache, status_has_no_password_and_only_ready_entries)
+{
+	struct capture c = { 0 };
+	struct sbx_status_rec recs[8];
+	size_t n, i;
+
+	fake_now = 1000;
+	ensure(1000, "dev-1", "both", "postgres", NULL, &c);
+	ensure(1001, "dev-1", "roboco-api", "postgres", NULL, &c);
+	fake_now = 6000;
+	ensure(1000, "dev-1", "both", "postgres", NULL, &c);	/* hit */
+	rtd.deferred = true;
+	ensure(1002, "slow", "roboco-api", "postgres", NULL, &c);	/* in flight */
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(cache.count, 3);
+
+	fake_now = 11000;
+	memset(recs, 0xa5, sizeof(recs));
+	n = cache_status(&cache, recs, 8);
+	cr_assert_eq(n, 2, "only ready entries, not the one provisioning");
+	/* tree order: by uid, then agent */
+	cr_assert_eq(recs[0].uid, 1000);
+	cr_assert_str_eq(recs[0].agent, "dev-1");
+	cr_assert_str_eq(recs[0].project, "both");
+	cr_assert_eq(recs[0].nservices, 2);
+	cr_assert_str_eq(recs[0].services[0], "postgres");
+	cr_assert_str_eq(recs[0].services[1], "redis");
+	cr_assert_eq(recs[0].age_s, 10);
+	cr_assert_eq(recs[0].idle_s, 5);
+	cr_assert_eq(recs[1].uid, 1001);
+	cr_assert_str_eq(recs[1].project, "roboco-api");
+	cr_assert_eq(recs[1].nservices, 1);
+	cr_assert_eq(recs[1].age_s, 10);
+	cr_assert_eq(recs[1].idle_s, 10);
+
+	for (i = 0; i < 2; i++) {
+		const struct sbx_sandbox *sb = cache_find(&cache,
+		    recs[i].uid, recs[i].agent);
+		size_t k;
+
+		cr_assert_not_null(sb);
+		for (k = 0; k < sb->nservices; k++) {
+			const char *pw = sb->svc[k].conn.password;
+
+			cr_assert_eq(strlen(pw), 32);
+			cr_assert_null(memmem(recs, sizeof(recs), pw, strlen(pw)),
+			    "a password is in the status records");
+		}
+	}
+	/* the one still provisioning has its passwords already */
+	cr_assert_null(memmem(recs, sizeof(recs),
+	    cache_find(&cache, 1002, "slow")->svc[0].conn.password, 32));
+	/* records are fully cleared, not just terminated */
+	for (i = 2; i < SBX_MAX_SERVICES; i++)
+		cr_assert_eq(recs[0].services[i][0], 0);
+	rtd_complete(&rtd);
+	cr_assert_eq(cache_status(&cache, recs, 8), 3);
+}
+
+Test(cache, status_request_root_only)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "dev-1", "roboco-api", "postgres", NULL, &c);
+	status(1000, &c);
+	cr_assert_eq(c.n, 3);
+	expect_code(&c.ans[2], SBX_REQ_STATUS, SBX_E_FORBIDDEN);
+	cr_assert_eq(c.ans[2].nstatus, 0);
+	status(65534, &c);
+	expect_code(&c.ans[3], SBX_REQ_STATUS, SBX_E_FORBIDDEN);
+	status(0, &c);
+	cr_assert_eq(c.n, 5);
+	expect_code(&c.ans[4], SBX_REQ_STATUS, SBX_OK);
+	cr_assert_eq(c.ans[4].nstatus, 2);
+}
+
+Test(cache, status_respects_max)
+{
+	struct capture c = { 0 };
+	struct sbx_status_rec recs[3];
+
+	ensure(1, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(2, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(3, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(4, "a", "roboco-api", "postgres", NULL, &c);
+	memset(recs, 0, sizeof(recs));
+	cr_assert_eq(cache_status(&cache, recs, 2), 2);
+	cr_assert_eq(recs[2].uid, 0, "wrote past max");
+	cr_assert_eq(cache_status(&cache, recs, 0), 0);
+}
+
+/* ---- scale ------------------------------------------------------------- */
+
+#define MANY	10000
+
+Test(cache, ten_thousand_entries)
+{
+	struct capture c = { 0 };
+	struct sbx_status_rec *recs;
+	struct sbx_sandbox *sb;
+	char agent[SBX_SLUG_MAX];
+	int i;
+
+	for (i = 0; i < MANY; i++) {
+		snprintf(agent, sizeof(agent), "agent-%d", i);
+		c.n = 0;
+		ensure((uid_t)(1000 + i % 10), agent, "roboco-api", "postgres",
+		    NULL, &c);
+		cr_assert_eq(c.n, 1);
+		cr_assert_eq(c.ans[0].code, SBX_OK);
+	}
+	cr_assert_eq(cache.count, MANY);
+	cr_assert_eq(rtd.provisions, MANY);
+	for (i = 0; i < MANY; i += 997) {
+		snprintf(agent, sizeof(agent), "agent-%d", i);
+		sb = cache_find(&cache, (uid_t)(1000 + i % 10), agent);
+		cr_assert_not_null(sb, "%s lost", agent);
+		cr_assert_str_eq(sb->key.agent, agent);
+		cr_assert_eq(sb->key.uid, (uid_t)(1000 + i % 10));
+		cr_assert_null(cache_find(&cache, (uid_t)(1001 + i % 10),
+		    agent), "%s found under the wrong uid", agent);
+	}
+	cr_assert_null(cache_find(&cache, 1000, "agent-10000"));
+	snprintf(agent, sizeof(agent), "agent-%d", MANY - 1);
+	cr_assert_not_null(cache_find(&cache, 1000 + (MANY - 1) % 10, agent));
+
+	recs = calloc(MANY + 1, sizeof(*recs));
+	cr_assert_not_null(recs);
+	cr_assert_eq(cache_status(&cache, recs, MANY + 1), MANY);
+	cr_assert_eq(cache_status(&cache, recs, 100), 100);
+	free(recs);
+
+	c.n = 0;
+	status(0, &c);
+	cr_assert_eq(c.ans[0].nstatus, MANY);
+
+	/* a hit in a big tree is still a hit */
+	c.n = 0;
+	ensure(1005, "agent-5", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, MANY);
+	cr_assert_eq(c.ans[0].code, SBX_OK);
+}
+
+/* ---- policy refusals --------------------------------------------------- */
+
+Test(cache, service_not_opted_in)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "redis", NULL, &c);
+	ensure(1000, "dev-1", "roboco-api", "postgres", "redis", &c);
+	ensure(1000, "dev-1", "both", "minio", NULL, &c);
+	cr_assert_eq(c.n, 3);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN);
+	expect_code(&c.ans[2], SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_null(cache_find(&cache, 1000, "dev-1"));
+	cr_assert_eq(cache.count, 0);
+}
+
+Test(cache, project_with_no_services_is_not_opted_in)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "empty", NULL, NULL, &c);
+	ensure(1000, "dev-1", "empty", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_eq(cache.count, 0);
+}
+
+Test(cache, unknown_project)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "no-such-project", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_UNKNOWN_PROJECT);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_eq(cache.count, 0);
+}
+
+Test(cache, invalid_project_file_is_unknown_project)
+{
+	struct capture c = { 0 };
+
+	proj[3].valid = false;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_UNKNOWN_PROJECT);
+	cr_assert_eq(rtd.provisions, 0);
+}
+
+Test(cache, disabled)
+{
+	struct capture c = { 0 };
+
+	cfg.enabled = false;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	ensure(0, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_DISABLED);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_DISABLED);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_eq(cache.count, 0);
+}
+
+Test(cache, project_allow_list)
+{
+	struct capture c = { 0 };
+	struct project *p = &proj[2];	/* "locked": postgres */
+
+	p->anyone = false;
+	p->nuids = 1;
+	p->uids[0] = 1000;
+
+	ensure(1001, "dev-1", "locked", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_FORBIDDEN);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_null(cache_find(&cache, 1001, "dev-1"));
+
+	available(1001, "locked", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_AVAILABLE, SBX_OK);
+	cr_assert_eq(c.ans[1].nservices, 0, "available gives [] to 1001");
+
+	available(1000, "locked", &c);
+	expect_code(&c.ans[2], SBX_REQ_AVAILABLE, SBX_OK);
+	cr_assert_eq(c.ans[2].nservices, 1);
+	cr_assert_str_eq(c.ans[2].services[0].name, "postgres");
+	cr_assert_eq(c.ans[2].services[0].password[0], '\0',
+	    "available carries names only");
+
+	ensure(1000, "dev-1", "locked", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 4);
+	expect_ok_sandbox(&c.ans[3]);
+	cr_assert_eq(rtd.provisions, 1);
+	cr_assert_eq(rtd.prov[0].key.uid, 1000);
+
+	/* another project stays open to 1001 */
+	ensure(1001, "dev-1", "roboco-api", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[4]);
+}
+
+Test(cache, ping_and_unknown_type)
+{
+	struct capture c = { 0 };
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = SBX_REQ_PING;
+	handle_request(&env, 1000, &rq, (struct sbx_reply){ capture_fn, &c });
+	rq.hdr.type = 77;
+	handle_request(&env, 1000, &rq, (struct sbx_reply){ capture_fn, &c });
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[0], SBX_REQ_PING, SBX_OK);
+	expect_code(&c.ans[1], 77, SBX_E_INTERNAL);
+	cr_assert_eq(rtd.provisions, 0);
+}
+
+/* A changed service set on a hit re-provisions with the new full set. */
+Test(cache, changed_project_set_reprovisions)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	strlcpy(proj[3].services[proj[3].nservices++], "redis", SBX_SLUG_MAX);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_eq(rtd.provisions, 2);
+	cr_assert_eq(rtd.prov[1].nservices, 2);
+	cr_assert_eq(c.ans[1].nservices, 2);
+}
