@@ -106,6 +106,17 @@ is_unix_stream(int fd)
 	    v == SOCK_STREAM;
 }
 
+/* The listening socket answers SO_PEERCRED with its creator: root. */
+static int
+is_listening(int fd)
+{
+	int v = 1;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == -1 ||
+	    v != 0;
+}
+
 static int
 accepted_on(int fd, const char *socket_path)
 {
@@ -132,6 +143,8 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 		return fail(why, n, "wrong number of fds");
 	if (!is_unix_stream(rx->fds[0]) || !is_unix_stream(rx->fds[1]))
 		return fail(why, n, "fd is not a unix stream socket");
+	if (is_listening(rx->fds[0]))
+		return fail(why, n, "agent fd is a listening socket");
 	if (socket_path != NULL && !accepted_on(rx->fds[0], socket_path))
 		return fail(why, n, "agent fd was not accepted on our socket");
 	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1

@@ -10,7 +10,7 @@ FNR == 1 {
 /^[ \t]*(#|$)/ { next }
 {
 	name = $1; $1 = ""; reason = $0; sub(/^[ \t]+/, "", reason)
-	if (reason == "") { printf "%s:%d: %s has no reason\n", FILENAME, FNR, name > "/dev/stderr"; exit 1 }
+	if (length(reason) < 8) { printf "%s:%d: %s has no reason (8 characters at least)\n", FILENAME, FNR, name > "/dev/stderr"; exit 1 }
 	gsub(/\\/, "\\\\", reason); gsub(/"/, "\\\"", reason)
 	printf "\t{ \"%s\", \"%s\" },\n", name, reason
 }

@@ -94,6 +94,10 @@ setup(void)
 static void
 teardown(void)
 {
+	char other[sizeof(path) + 8];
+
+	snprintf(other, sizeof(other), "%s/sock2", dir);
+	unlink(other);	/* agent_fd_accepted_elsewhere, if it failed early */
 	closep(&lsock);
 	closep(&agent_client);
 	closep(&agent);
