@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# demo.sh - the main job end to end, from a checkout, as root: start
+# sbx-monitor with policy/local.conf, be an agent that gets a postgres and
+# a redis and uses them, be it again (a cache hit), release, stop.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W=$(mktemp -d /tmp/sbx-demo.XXXXXX); chmod 0755 "$W"
+mkdir -p "$W/projects"
+sed -e "s|^socket *=.*|socket = $W/sbx.sock|" \
+    -e "s|^projects *=.*|projects = $W/projects|" \
+    -e "s|^state_dir *=.*|state_dir = $W/state|" policy/local.conf > "$W/sbx.conf"
+cp policy/projects.d/demo.conf "$W/projects/demo.conf"
+build/sbx-monitor -d -f "$W/sbx.conf" 2> "$W/monitor.log" &
+MON=$!
+trap 'kill $MON 2>/dev/null; wait $MON 2>/dev/null; podman rm -f -t 0 --filter label=sbx.agent=demo-agent >/dev/null 2>&1; rm -rf "$W"' EXIT
+export SBX_SOCKET=$W/sbx.sock
+for _ in $(seq 50); do build/sbx ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+echo "\$ sbx available demo"; build/sbx available demo
+echo "\$ eval \"\$(sbx request -a demo-agent -p demo postgres)\""
+t0=$(date +%s.%N)
+eval "$(build/sbx request -a demo-agent -p demo postgres)"
+echo "  (cold provision: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s)"
+echo "\$ psql \"\$POSTGRES_URL\" -c 'create table t(x int); insert into t values (42); select x from t'"
+psql "$POSTGRES_URL" -tAc 'create table t(x int); insert into t values (42); select x from t'
+echo "\$ redis-cli -u \"\$REDIS_URL\" set/get"
+redis-cli -u "$REDIS_URL" --no-auth-warning set greeting hello
+redis-cli -u "$REDIS_URL" --no-auth-warning get greeting
+first=$POSTGRES_PASSWORD
+t0=$(date +%s.%N)
+eval "$(build/sbx request -a demo-agent -p demo postgres redis)"
+echo "again: a cache hit in $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $t0}") s, same credentials: $([ "$first" = "$POSTGRES_PASSWORD" ] && echo yes || echo NO)"
+echo "\$ sbx status"; build/sbx status
+echo "\$ sbx release -a demo-agent"; build/sbx release -a demo-agent
