@@ -22,6 +22,7 @@
 #include "child.h"
 #include "drop.h"
 #include "log.h"
+#include "sig.h"
 #include "scfilter.h"
 
 #define FD_LISTEN	3
@@ -57,22 +58,6 @@ fd_is_socket(int fd, int type)
 	socklen_t len = sizeof(v);
 
 	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == 0 && v == type;
-}
-
-static int
-signals_setup(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
 static void
@@ -200,7 +185,7 @@ main(int argc, char *argv[])
 		fatalx("fd %d and %d must be the agent socket and the monitor "
 		    "channel: sbx-broker is started by sbx-monitor", FD_LISTEN,
 		    FD_CHAN);
-	if ((b.sigfd = signals_setup()) == -1)
+	if ((b.sigfd = signals_to_fd()) == -1)
 		fatal("signals");
 	if (drop_privileges(user, root) == -1)
 		fatalx("cannot drop privileges to %s; refusing to serve", user);

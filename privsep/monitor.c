@@ -29,6 +29,7 @@
 #include "handle.h"
 #include "iox.h"
 #include "log.h"
+#include "sig.h"
 #include "project.h"
 #include "runtime.h"
 #include "supervise.h"
@@ -380,22 +381,6 @@ prepare_state_dir(const struct sbx_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-signals_setup(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
 static void
 find_broker(struct broker_proc *b)
 {
@@ -426,7 +411,7 @@ setup(struct monitor *m, const char *path, int fg)
 	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
 	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
 		fatalx("%s", err);
-	if ((m->sigfd = signals_setup()) == -1)
+	if ((m->sigfd = signals_to_fd()) == -1)
 		fatal("signals");
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	projects_load(&m->cfg, &m->projects);
