@@ -41,7 +41,8 @@ write_conf() {
 	user = default
 	database = 0
 	env = SBX_PASSWORD={password}
-	tmpfs = /run/redis:rw,size=16m,mode=1777
+	tmpfs = /srv/redis:rw,size=16m,mode=1777
+	env = SBX_RUN_DIR=/srv/redis
 	ready_timeout = 2
 	EOF
 	mkdir -p "$WORK/projects"
@@ -108,7 +109,8 @@ check "ping answers a version" bash -c "'$SBX' -S '$SOCK' ping | grep -Eq '^[0-9
 check "available lists the opted-in set" test "$(sbx available demo | tr '\n' ' ')" = "postgres redis "
 check "available for an unknown project is empty" test -z "$(sbx available nosuch)"
 out=$(sbx request -a a1 -p demo mysql 2>&1); rc=$?
-check "a service outside the set is not_opted_in" bash -c "[ $rc -ne 0 ] && grep -q not_opted_in <<<'$out'"
+refused_with() { [ "$1" -ne 0 ] && grep -q "$2" <<<"$3"; }
+check "a service outside the set is not_opted_in" refused_with "$rc" not_opted_in "$out"
 check "not_opted_in provisioned nothing" test "$(labelled)" -eq 0
 out=$(sbx request -a a1 -p nosuch postgres 2>&1)
 check "unknown project is unknown_project" grep -q unknown_project <<<"$out"
@@ -124,20 +126,33 @@ eval "$env1"
 check "psql and redis-cli work with the returned credentials" uses_sandbox
 check "a subset request got the full set (redis too)" test -n "${REDIS_PASSWORD:-}"
 check "containers are labelled" test "$($RT ps -q --filter label=sbx.agent=a1 --filter label=sbx.uid=0 --filter label=sbx.project=demo --filter label=sbx.service=postgres | wc -l)" -eq 1
-check "services publish on loopback only" bash -c "$RT port sbx-0-a1-postgres | grep -q '127.0.0.1:' && ! $RT port sbx-0-a1-postgres | grep -qv '127.0.0.1:'"
+loopback_only() { local p; p=$($RT port "$1"); grep -q '127.0.0.1:' <<<"$p" && ! grep -qv '127.0.0.1:' <<<"$p"; }
+check "postgres publishes on loopback only" loopback_only sbx-0-a1-postgres
+check "redis publishes on loopback only" loopback_only sbx-0-a1-redis
 ids1=$(containers a1 0)
 pw1=$POSTGRES_PASSWORD
 env2=$(sbx request -a a1 -p demo postgres redis)
 check "second request is a hit with the same credentials" test "$env1" = "$env2"
 check "a hit starts no container" test "$(containers a1 0)" = "$ids1"
-check "no password in argv of any process" bash -c "! ps -eo args | grep -F -- '$pw1' >/dev/null"
+# The password goes in a file: a grep pattern in argv would be found.
+no_argv_has() {
+	printf '%s\n' "$1" > "$WORK/needle"
+	for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f" 2>/dev/null; echo; done |
+	    grep -qF -f "$WORK/needle" && return 1
+	return 0
+}
+check "no password in argv of any process" no_argv_has "$pw1"
 st=$(sbx status --json)
 check "status lists the sandbox" grep -q '"a1"' <<<"$st"
-check "status never shows a password" bash -c "! grep -qiF -- '$pw1' <<<'$st' && ! grep -qi password <<<'$st'"
-check "the monitor log never shows a password" bash -c "! grep -qF -- '$pw1' '$LOG'"
+lacks() { ! grep -qiF -- "$1" <<<"$2"; }
+check "status never shows a password" lacks "$pw1" "$st"
+check "status has no password key" lacks password "$st"
+check "the monitor log never shows a password" lacks "$pw1" "$(cat "$LOG")"
 
 echo "# concurrency"
-for i in 1 2 3 4 5; do sbx request -a c5 -p demo postgres > "$WORK/c5.$i" 2>&1 & done; wait
+pids=
+for i in 1 2 3 4 5; do sbx request -a c5 -p demo postgres > "$WORK/c5.$i" 2>&1 & pids="$pids $!"; done
+wait $pids
 check "five concurrent requests got one answer" test "$(sort -u "$WORK"/c5.* | md5sum)" = "$(sort -u "$WORK/c5.1" | md5sum)"
 check "five concurrent requests made one set of containers" test "$(containers c5 0 | wc -w)" -eq 2
 eval "$(cat "$WORK/c5.3")"
@@ -151,7 +166,8 @@ check "the first uid's containers are untouched" test "$(containers a1 0)" = "$i
 eval "$envn"
 check "nobody's sandbox works" uses_sandbox
 out=$(sbx_as nobody release -a c5)
-check "nobody cannot release root's agent" bash -c "grep -q 'nothing' <<<'$out' && [ $(containers c5 0 | wc -w) -eq 2 ]"
+check "nobody cannot release root's agent" grep -q nothing <<<"$out"
+check "root's containers survived nobody's release" test "$(containers c5 0 | wc -w)" -eq 2
 
 echo "# a dead container is replaced"
 $RT rm -f -t 0 sbx-0-a1-postgres >/dev/null
@@ -173,7 +189,7 @@ t1=$(date +%s)
 check "a service that never becomes ready is runtime_failed" grep -q runtime_failed <<<"$out"
 check "within the deadline (2 s + start-up)" test $((t1 - t0)) -lt 30
 check "its container was removed" test -z "$($RT ps -aq --filter label=sbx.agent=slow1)"
-check "nothing was cached" bash -c "! '$SBX' -S '$SOCK' status --json | grep -q slow1"
+check "nothing was cached" lacks slow1 "$(sbx status --json)"
 
 echo "# bad input"
 rawreply() { python3 - "$SOCK" "$1" <<'PY'
@@ -191,7 +207,7 @@ PY
 check "garbage gets bad_request" grep -q bad_request <<<"$(rawreply c1c1c1c1)"
 check "an array gets bad_request" grep -q bad_request <<<"$(rawreply 9101)"
 check "a bad slug gets bad_request" grep -q bad_request <<<"$(rawreply 82a26f70a772656c65617365a56167656e74a3412121)"
-check "the broker still serves after bad input" sbx ping
+check "the broker still serves after bad input" sbx ping >/dev/null
 
 echo "# enabled = no"
 stop_monitor

@@ -1,0 +1,787 @@
+/*
+ * format.c - the pure parts of the sbx CLI (format.h).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "sbxc.h"
+
+#define JSON_MAX_DEPTH	64
+
+static bool
+is_lower_digit(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool
+is_alnum(unsigned char c)
+{
+	return is_lower_digit(c) || (c >= 'A' && c <= 'Z');
+}
+
+bool
+sbxf_slug_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || !is_lower_digit((unsigned char)s[0]))
+		return false;
+	for (i = 1; s[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= SBXF_SLUG_MAX)
+			return false;
+		if (!is_lower_digit(c) && c != '.' && c != '_' && c != '-')
+			return false;
+	}
+	return true;
+}
+
+static bool
+shell_safe(unsigned char c)
+{
+	return is_alnum(c) || (c != '\0' && strchr("_@%+=:,./-", c) != NULL);
+}
+
+void
+sbxf_shell_quote(FILE *f, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!shell_safe((unsigned char)s[i]))
+			break;
+	if (len > 0 && i == len) {
+		fwrite(s, 1, len, f);
+		return;
+	}
+	putc('\'', f);
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\'')
+			fputs("'\\''", f);
+		else
+			putc(s[i], f);
+	}
+	putc('\'', f);
+}
+
+int
+sbxf_env_name(char *buf, size_t cap, const char *name, size_t len)
+{
+	size_t i, o = 0;
+
+	if (len == 0 || cap == 0)
+		return -1;
+	if (name[0] >= '0' && name[0] <= '9') {
+		if (cap < 2)
+			return -1;
+		buf[o++] = '_';
+	}
+	if (len >= cap - o)
+		return -1;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c >= 'a' && c <= 'z')
+			buf[o++] = (char)(c - 'a' + 'A');
+		else if (is_alnum(c))
+			buf[o++] = (char)c;
+		else
+			buf[o++] = '_';
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+size_t
+sbxf_utf8_next(const unsigned char *p, size_t len, uint32_t *cp)
+{
+	uint32_t c = p[0], min;
+	size_t need, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c < 0xc2)			/* continuation, or overlong 2-byte */
+		return 0;
+	if (c < 0xe0) {
+		need = 1;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c < 0xf0) {
+		need = 2;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c < 0xf5) {
+		need = 3;
+		c &= 0x07;
+		min = 0x10000;
+	} else
+		return 0;
+	if (len <= need)
+		return 0;
+	for (i = 1; i <= need; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return need + 1;
+}
+
+void
+sbxf_json_string(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+	size_t i = 0, n;
+
+	putc('"', f);
+	while (i < len) {
+		unsigned char c = p[i];
+
+		if (c >= 0x80) {
+			n = sbxf_utf8_next(p + i, len - i, &cp);
+			if (n == 0) {
+				fputs("\\ufffd", f);
+				i++;
+			} else {
+				/* C1 controls and the JS line breaks escaped:
+				 * valid JSON either way, safer on a terminal */
+				if ((cp >= 0x80 && cp <= 0x9f) ||
+				    cp == 0x2028 || cp == 0x2029)
+					fprintf(f, "\\u%04x", (unsigned)cp);
+				else
+					fwrite(p + i, 1, n, f);
+				i += n;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':	fputs("\\\"", f); break;
+		case '\\':	fputs("\\\\", f); break;
+		case '\b':	fputs("\\b", f); break;
+		case '\f':	fputs("\\f", f); break;
+		case '\n':	fputs("\\n", f); break;
+		case '\r':	fputs("\\r", f); break;
+		case '\t':	fputs("\\t", f); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", (unsigned)c);
+			else
+				putc(c, f);
+		}
+		i++;
+	}
+	putc('"', f);
+}
+
+static void json_value(FILE *, const msgpack_object *, int depth);
+
+/* JSON keys must be strings: anything else is written as JSON, then quoted. */
+static void
+json_key(FILE *f, const msgpack_object *k, int depth)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (k->type == MSGPACK_OBJECT_STR || k->type == MSGPACK_OBJECT_BIN) {
+		json_value(f, k, depth);
+		return;
+	}
+	if ((m = open_memstream(&buf, &len)) == NULL) {
+		fputs("\"?\"", f);
+		return;
+	}
+	json_value(m, k, depth);
+	if (fclose(m) != 0 || buf == NULL)
+		fputs("\"?\"", f);
+	else
+		sbxf_json_string(f, buf, len);
+	free(buf);
+}
+
+static void
+json_value(FILE *f, const msgpack_object *o, int depth)
+{
+	uint32_t i;
+
+	if (depth > JSON_MAX_DEPTH) {
+		fputs("null", f);
+		return;
+	}
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		fputs("null", f);
+		break;
+	case MSGPACK_OBJECT_BOOLEAN:
+		fputs(o->via.boolean ? "true" : "false", f);
+		break;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		fprintf(f, "%llu", (unsigned long long)o->via.u64);
+		break;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		fprintf(f, "%lld", (long long)o->via.i64);
+		break;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		if (isfinite(o->via.f64))
+			fprintf(f, o->type == MSGPACK_OBJECT_FLOAT32 ?
+			    "%.9g" : "%.17g", o->via.f64);
+		else
+			fputs("null", f);
+		break;
+	case MSGPACK_OBJECT_STR:
+		sbxf_json_string(f, o->via.str.ptr, o->via.str.size);
+		break;
+	case MSGPACK_OBJECT_BIN:
+		sbxf_json_string(f, o->via.bin.ptr, o->via.bin.size);
+		break;
+	case MSGPACK_OBJECT_ARRAY:
+		putc('[', f);
+		for (i = 0; i < o->via.array.size; i++) {
+			if (i > 0)
+				putc(',', f);
+			json_value(f, &o->via.array.ptr[i], depth + 1);
+		}
+		putc(']', f);
+		break;
+	case MSGPACK_OBJECT_MAP:
+		putc('{', f);
+		for (i = 0; i < o->via.map.size; i++) {
+			if (i > 0)
+				putc(',', f);
+			json_key(f, &o->via.map.ptr[i].key, depth + 1);
+			putc(':', f);
+			json_value(f, &o->via.map.ptr[i].val, depth + 1);
+		}
+		putc('}', f);
+		break;
+	default:			/* ext */
+		fputs("null", f);
+		break;
+	}
+}
+
+void
+sbxf_json(FILE *f, const msgpack_object *o)
+{
+	json_value(f, o, 0);
+}
+
+void
+sbxf_print_safe(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (p[i] < 0x80) {
+			putc(p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i], f);
+			i++;
+			continue;
+		}
+		n = sbxf_utf8_next(p + i, len - i, &cp);
+		if (n == 0 || (cp >= 0x80 && cp <= 0x9f)) {
+			putc('?', f);
+			i += n == 0 ? 1 : n;
+		} else {
+			fwrite(p + i, 1, n, f);
+			i += n;
+		}
+	}
+}
+
+void
+sbxf_duration(char *buf, size_t cap, uint64_t s)
+{
+	if (s < 60)
+		snprintf(buf, cap, "%llus", (unsigned long long)s);
+	else if (s < 3600)
+		snprintf(buf, cap, "%llum%02llus", (unsigned long long)(s / 60),
+		    (unsigned long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, cap, "%lluh%02llum",
+		    (unsigned long long)(s / 3600),
+		    (unsigned long long)(s % 3600 / 60));
+	else
+		snprintf(buf, cap, "%llud%02lluh",
+		    (unsigned long long)(s / 86400),
+		    (unsigned long long)(s % 86400 / 3600));
+}
+
+/* 1 and the bytes if o is a string. */
+static int
+str_of(const msgpack_object *o, const char **p, size_t *n)
+{
+	if (o == NULL || o->type != MSGPACK_OBJECT_STR)
+		return 0;
+	*p = o->via.str.ptr;
+	*n = o->via.str.size;
+	return 1;
+}
+
+static int bad(char *, size_t, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+bad(char *err, size_t cap, const char *fmt, ...)
+{
+	if (err != NULL && cap > 0) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(err, cap, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int
+sbxf_check_ok(FILE *errf, const msgpack_object *reply)
+{
+	const msgpack_object *ok = sbxc_map_get(reply, "ok");
+	const char *code = "unknown", *msg = "the server gave no message";
+	size_t codelen = strlen(code), msglen = strlen(msg);
+
+	if (ok == NULL || ok->type != MSGPACK_OBJECT_BOOLEAN)
+		return -1;
+	if (ok->via.boolean)
+		return 1;
+	(void)str_of(sbxc_map_get(reply, "error"), &code, &codelen);
+	(void)str_of(sbxc_map_get(reply, "message"), &msg, &msglen);
+	fputs("sbx: ", errf);
+	sbxf_print_safe(errf, code, codelen);
+	fputs(": ", errf);
+	sbxf_print_safe(errf, msg, msglen);
+	putc('\n', errf);
+	return 0;
+}
+
+int
+sbxf_ping(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+{
+	const char *v;
+	size_t n;
+
+	if (!str_of(sbxc_map_get(reply, "version"), &v, &n))
+		return bad(err, cap, "the reply has no %s", "'version' string");
+	sbxf_print_safe(f, v, n);
+	putc('\n', f);
+	return 0;
+}
+
+int
+sbxf_available(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+{
+	const msgpack_object *s = sbxc_map_get(reply, "services");
+	const char *p;
+	size_t n;
+	uint32_t i;
+
+	if (s == NULL || s->type != MSGPACK_OBJECT_ARRAY)
+		return bad(err, cap, "the reply has no %s",
+		    "'services' array");
+	for (i = 0; i < s->via.array.size; i++)
+		if (!str_of(&s->via.array.ptr[i], &p, &n))
+			return bad(err, cap, "%s", "'services' holds a "
+			    "non-string");
+	for (i = 0; i < s->via.array.size; i++) {
+		(void)str_of(&s->via.array.ptr[i], &p, &n);
+		sbxf_print_safe(f, p, n);
+		putc('\n', f);
+	}
+	return 0;
+}
+
+int
+sbxf_release(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+{
+	const msgpack_object *r = sbxc_map_get(reply, "released");
+
+	if (r == NULL || r->type != MSGPACK_OBJECT_BOOLEAN)
+		return bad(err, cap, "the reply has no %s",
+		    "'released' boolean");
+	fputs(r->via.boolean ? "released\n" : "nothing to release\n", f);
+	return 0;
+}
+
+/* ---- request_sandbox -> shell ---- */
+
+struct conn {
+	const char	*host, *user, *pass, *db;
+	size_t		 hostlen, userlen, passlen, dblen;
+	unsigned	 port;
+};
+
+/* A string value without NUL (which no shell variable can hold). */
+static int
+field(const msgpack_object *svc, const char *key, const char **p, size_t *n)
+{
+	return str_of(sbxc_map_get(svc, key), p, n) &&
+	    memchr(*p, '\0', *n) == NULL;
+}
+
+static int
+port_of(const msgpack_object *o, unsigned *port)
+{
+	unsigned long v = 0;
+	uint32_t i;
+
+	if (o == NULL)
+		return 0;
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		if (o->via.u64 == 0 || o->via.u64 > 65535)
+			return 0;
+		*port = (unsigned)o->via.u64;
+		return 1;
+	}
+	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0 ||
+	    o->via.str.size > 5)
+		return 0;
+	for (i = 0; i < o->via.str.size; i++) {
+		char c = o->via.str.ptr[i];
+
+		if (c < '0' || c > '9')
+			return 0;
+		v = v * 10 + (unsigned long)(c - '0');
+	}
+	if (v == 0 || v > 65535)
+		return 0;
+	*port = (unsigned)v;
+	return 1;
+}
+
+static const char *
+conn_of(const msgpack_object *svc, struct conn *c)
+{
+	if (svc->type != MSGPACK_OBJECT_MAP)
+		return "is not a map";
+	if (!field(svc, "host", &c->host, &c->hostlen) || c->hostlen == 0)
+		return "has no valid 'host'";
+	if (!port_of(sbxc_map_get(svc, "port"), &c->port))
+		return "has no valid 'port'";
+	if (!field(svc, "user", &c->user, &c->userlen))
+		return "has no valid 'user'";
+	if (!field(svc, "password", &c->pass, &c->passlen))
+		return "has no valid 'password'";
+	if (!field(svc, "database", &c->db, &c->dblen))
+		return "has no valid 'database'";
+	return NULL;
+}
+
+static bool
+has_prefix(const char *s, size_t n, const char *pfx)
+{
+	size_t m = strlen(pfx);
+
+	return n >= m && memcmp(s, pfx, m) == 0;
+}
+
+/*
+ * The URL scheme of a service: from a "probe" (or "kind") key when the
+ * server sends one, else from the name.  NULL: no URL (tcp and unknown).
+ */
+static const char *
+url_scheme(const msgpack_object *svc, const char *name, size_t n)
+{
+	const msgpack_object *k = sbxc_map_get(svc, "probe");
+
+	if (k == NULL)
+		k = sbxc_map_get(svc, "kind");
+	if (k != NULL && k->type == MSGPACK_OBJECT_STR) {
+		if (sbxc_str_eq(k, "postgres") || sbxc_str_eq(k, "postgresql"))
+			return "postgresql";
+		if (sbxc_str_eq(k, "redis"))
+			return "redis";
+		return NULL;
+	}
+	if (has_prefix(name, n, "postgres") || (n == 2 &&
+	    memcmp(name, "pg", 2) == 0) || has_prefix(name, n, "pg-") ||
+	    has_prefix(name, n, "pg_") || has_prefix(name, n, "pg."))
+		return "postgresql";
+	if (has_prefix(name, n, "redis") || has_prefix(name, n, "valkey"))
+		return "redis";
+	return NULL;
+}
+
+/* RFC 3986: unreserved bytes as is, everything else %XX. */
+static void
+pct(FILE *f, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
+			putc(c, f);
+		else
+			fprintf(f, "%%%02X", c);
+	}
+}
+
+static void
+export_var(FILE *f, const char *env, const char *suffix, const char *v,
+    size_t n)
+{
+	fprintf(f, "export %s_%s=", env, suffix);
+	sbxf_shell_quote(f, v, n);
+	putc('\n', f);
+}
+
+static int
+write_url(FILE *f, const char *env, const char *scheme, const struct conn *c)
+{
+	char *url = NULL;
+	size_t len = 0;
+	FILE *m;
+	bool v6 = memchr(c->host, ':', c->hostlen) != NULL &&
+	    c->host[0] != '[';
+
+	if ((m = open_memstream(&url, &len)) == NULL)
+		return -1;
+	fprintf(m, "%s://", scheme);
+	pct(m, c->user, c->userlen);
+	if (c->passlen > 0) {
+		putc(':', m);
+		pct(m, c->pass, c->passlen);
+	}
+	if (c->userlen > 0 || c->passlen > 0)
+		putc('@', m);
+	fprintf(m, "%s%.*s%s:%u/", v6 ? "[" : "", (int)c->hostlen, c->host,
+	    v6 ? "]" : "", c->port);
+	pct(m, c->db, c->dblen);
+	if (fclose(m) != 0 || url == NULL) {
+		free(url);
+		return -1;
+	}
+	export_var(f, env, "URL", url, len);
+	free(url);
+	return 0;
+}
+
+static int
+env_service(FILE *m, FILE *warnf, const msgpack_object_kv *kv,
+    char (*seen)[SBXF_ENV_MAX + 1], uint32_t idx, char *err, size_t cap)
+{
+	const char *name, *scheme, *why;
+	char port[8], *env = seen[idx];
+	struct conn c;
+	size_t n;
+	uint32_t j;
+
+	if (!str_of(&kv->key, &name, &n) || n == 0)
+		return bad(err, cap, "%s", "a service name in the reply is "
+		    "not a string");
+	if (sbxf_env_name(env, SBXF_ENV_MAX + 1, name, n) == -1)
+		return bad(err, cap, "%s", "a service name in the reply is "
+		    "too long");
+	if ((why = conn_of(&kv->val, &c)) != NULL)
+		return bad(err, cap, "service %s %s", env, why);
+	for (j = 0; j < idx; j++)
+		if (strcmp(seen[j], env) == 0 && warnf != NULL)
+			fprintf(warnf, "sbx: warning: two services map to "
+			    "%s_*; the last one wins\n", env);
+	snprintf(port, sizeof(port), "%u", c.port);
+	export_var(m, env, "HOST", c.host, c.hostlen);
+	export_var(m, env, "PORT", port, strlen(port));
+	export_var(m, env, "USER", c.user, c.userlen);
+	export_var(m, env, "PASSWORD", c.pass, c.passlen);
+	export_var(m, env, "DATABASE", c.db, c.dblen);
+	if ((scheme = url_scheme(&kv->val, name, n)) != NULL &&
+	    write_url(m, env, scheme, &c) == -1)
+		return bad(err, cap, "%s", "out of memory");
+	return 0;
+}
+
+int
+sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
+    size_t cap)
+{
+	const msgpack_object *s = sbxc_map_get(reply, "services");
+	char (*seen)[SBXF_ENV_MAX + 1];
+	char *buf = NULL;
+	size_t len = 0;
+	uint32_t i;
+	FILE *m;
+	int rc = 0;
+
+	if (s == NULL || s->type != MSGPACK_OBJECT_MAP)
+		return bad(err, cap, "the reply has no %s", "'services' map");
+	if (s->via.map.size == 0)
+		return 0;
+	if ((seen = calloc(s->via.map.size, sizeof(*seen))) == NULL)
+		return bad(err, cap, "%s", "out of memory");
+	if ((m = open_memstream(&buf, &len)) == NULL) {
+		free(seen);
+		return bad(err, cap, "%s", "out of memory");
+	}
+	for (i = 0; i < s->via.map.size && rc == 0; i++)
+		rc = env_service(m, warnf, &s->via.map.ptr[i], seen, i, err,
+		    cap);
+	if (fclose(m) != 0 && rc == 0)
+		rc = bad(err, cap, "%s", "out of memory");
+	if (rc == 0 && buf != NULL)
+		fwrite(buf, 1, len, f);
+	free(buf);
+	free(seen);
+	return rc;
+}
+
+/* ---- status -> table ---- */
+
+#define NCOL	6
+
+static const char *const status_head[NCOL] = {
+	"UID", "AGENT", "PROJECT", "SERVICES", "AGE", "IDLE"
+};
+
+/* Display width, roughly: code points (cells are print_safe output). */
+static size_t
+width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+static char *
+cell_str(const msgpack_object *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	const char *p;
+	size_t n;
+	FILE *m;
+
+	if ((m = open_memstream(&buf, &len)) == NULL)
+		return NULL;
+	if (str_of(o, &p, &n) && n > 0)
+		sbxf_print_safe(m, p, n);
+	else
+		putc('?', m);
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *
+cell_services(const msgpack_object *o)
+{
+	char *buf = NULL;
+	size_t len = 0, n;
+	const char *p;
+	uint32_t i;
+	FILE *m;
+
+	if ((m = open_memstream(&buf, &len)) == NULL)
+		return NULL;
+	if (o == NULL || o->type != MSGPACK_OBJECT_ARRAY)
+		putc('?', m);
+	else if (o->via.array.size == 0)
+		putc('-', m);
+	for (i = 0; o != NULL && o->type == MSGPACK_OBJECT_ARRAY &&
+	    i < o->via.array.size; i++) {
+		if (i > 0)
+			putc(',', m);
+		if (str_of(&o->via.array.ptr[i], &p, &n))
+			sbxf_print_safe(m, p, n);
+		else
+			putc('?', m);
+	}
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *
+cell_num(const msgpack_object *o, bool dur)
+{
+	char buf[32];
+
+	if (o == NULL || o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		snprintf(buf, sizeof(buf), "?");
+	else if (dur)
+		sbxf_duration(buf, sizeof(buf), o->via.u64);
+	else
+		snprintf(buf, sizeof(buf), "%llu",
+		    (unsigned long long)o->via.u64);
+	return strdup(buf);
+}
+
+static void
+print_row(FILE *f, const char *const *cells, const size_t *w)
+{
+	size_t c, pad;
+
+	for (c = 0; c < NCOL; c++) {
+		fputs(cells[c], f);
+		if (c + 1 == NCOL)
+			break;
+		for (pad = width(cells[c]); pad < w[c] + 2; pad++)
+			putc(' ', f);
+	}
+	putc('\n', f);
+}
+
+int
+sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+{
+	const msgpack_object *s = sbxc_map_get(reply, "sandboxes");
+	size_t w[NCOL], nrows, r, c, nw;
+	char **cells;
+	int rc = 0;
+
+	if (s == NULL || s->type != MSGPACK_OBJECT_ARRAY)
+		return bad(err, cap, "the reply has no %s",
+		    "'sandboxes' array");
+	nrows = s->via.array.size;
+	if ((cells = calloc(nrows * NCOL + 1, sizeof(*cells))) == NULL)
+		return bad(err, cap, "%s", "out of memory");
+	for (c = 0; c < NCOL; c++)
+		w[c] = strlen(status_head[c]);
+	for (r = 0; r < nrows; r++) {
+		const msgpack_object *row = &s->via.array.ptr[r];
+		char **rc_ = &cells[r * NCOL];
+
+		rc_[0] = cell_num(sbxc_map_get(row, "uid"), false);
+		rc_[1] = cell_str(sbxc_map_get(row, "agent"));
+		rc_[2] = cell_str(sbxc_map_get(row, "project"));
+		rc_[3] = cell_services(sbxc_map_get(row, "services"));
+		rc_[4] = cell_num(sbxc_map_get(row, "age_s"), true);
+		rc_[5] = cell_num(sbxc_map_get(row, "idle_s"), true);
+		for (c = 0; c < NCOL; c++) {
+			if (rc_[c] == NULL) {
+				rc = bad(err, cap, "%s", "out of memory");
+				goto out;
+			}
+			if ((nw = width(rc_[c])) > w[c])
+				w[c] = nw;
+		}
+	}
+	print_row(f, status_head, w);
+	for (r = 0; r < nrows; r++)
+		print_row(f, (const char *const *)&cells[r * NCOL], w);
+out:
+	for (r = 0; r < nrows * NCOL; r++)
+		free(cells[r]);
+	free(cells);
+	return rc;
+}

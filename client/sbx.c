@@ -1,0 +1,530 @@
+/*
+ * sbx.c - the sbx client CLI: one command, one request, one reply.
+ *
+ *   sbx [-S SOCKET] [-t SECONDS] COMMAND [ARGS]
+ *
+ * Exit status:
+ *   0  success
+ *   1  the server refused: {ok: false}; "sbx: CODE: message" on stderr
+ *   2  usage: bad option, missing argument, invalid slug
+ *   3  cannot connect: no socket, connection refused, permission denied
+ *   4  no usable reply: connection reset, truncated or malformed reply,
+ *      a reply without the keys the command needs; or stdout failed
+ *   5  timeout: no complete reply within -t SECONDS
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "sbxc.h"
+
+#define SBX_CLIENT_VERSION	"0.1.0"
+
+enum {
+	EX_OK = 0,
+	EX_SERVER = 1,
+	EX_USAGE = 2,
+	EX_CONNECT = 3,
+	EX_PROTO = 4,
+	EX_TIMEOUT = 5,
+};
+
+static const char usage_text[] =
+"usage: sbx [-S SOCKET] [-t SECONDS] [--json] COMMAND [ARGS]\n"
+"\n"
+"commands:\n"
+"  ping                                  print the server's version\n"
+"  available PROJECT                     services PROJECT offers, one a line\n"
+"  request -a AGENT -p PROJECT SERVICE...\n"
+"                                        provision (or reuse) AGENT's sandbox;\n"
+"                                        prints export lines for eval:\n"
+"                                        NAME_HOST NAME_PORT NAME_USER\n"
+"                                        NAME_PASSWORD NAME_DATABASE NAME_URL\n"
+"  release -a AGENT                      tear AGENT's sandbox down\n"
+"  status                                all sandboxes (root only)\n"
+"  help                                  this help\n"
+"\n"
+"options:\n"
+"  -S, --socket SOCKET    agent socket (default $SBX_SOCKET, else "
+    SBXC_DEFAULT_SOCKET ")\n"
+"  -t, --timeout SECONDS  overall timeout (default 120)\n"
+"  -a, --agent AGENT      agent slug\n"
+"  -p, --project PROJECT  project slug\n"
+"  -j, --json             print the server's reply as JSON\n"
+"  -h, --help             this help\n"
+"  -V, --version          the client's version\n"
+"\n"
+"AGENT, PROJECT and SERVICE match [a-z0-9][a-z0-9._-]{0,62}.\n"
+"\n"
+"With --json the reply is printed as is, errors included.\n"
+"\n"
+"exit status: 0 ok, 1 the server refused (sbx: CODE: message),\n"
+"2 usage, 3 cannot connect, 4 bad or no reply, 5 timeout.\n"
+"\n"
+"example: eval \"$(sbx request -a my-agent -p my-project postgres)\"\n";
+
+struct cmdline {
+	const char	*cmd;
+	const char	*socket;
+	const char	*agent;
+	const char	*project;
+	const char	**args;
+	size_t		 nargs;
+	int64_t		 timeout_ms;
+	int		 json;
+};
+
+typedef int format_fn(FILE *, const msgpack_object *, char *, size_t);
+
+static int usage_error(const char *, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sbx: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'sbx -h' for help.\n", stderr);
+	return EX_USAGE;
+}
+
+/* A user-supplied string in a message: quoted, controls made harmless. */
+static void
+print_arg(FILE *f, const char *s)
+{
+	putc('\'', f);
+	sbxf_print_safe(f, s, strlen(s));
+	putc('\'', f);
+}
+
+static int
+check_slug(const char *what, const char *s)
+{
+	if (sbxf_slug_ok(s))
+		return 0;
+	fprintf(stderr, "sbx: invalid %s ", what);
+	print_arg(stderr, s);
+	fputs(": must match [a-z0-9][a-z0-9._-]{0,62}\n", stderr);
+	return -1;
+}
+
+static int
+parse_timeout(const char *s, int64_t *ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) ||
+	    v <= 0 || v > 7 * 86400.0)
+		return -1;
+	*ms = (int64_t)(v * 1000.0);
+	if (*ms < 1)
+		*ms = 1;
+	return 0;
+}
+
+static int
+parse_cmdline(int argc, char **argv, struct cmdline *cl)
+{
+	static const struct option longopts[] = {
+		{ "socket",	required_argument,	NULL, 'S' },
+		{ "timeout",	required_argument,	NULL, 't' },
+		{ "agent",	required_argument,	NULL, 'a' },
+		{ "project",	required_argument,	NULL, 'p' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ NULL,		0,			NULL, 0 }
+	};
+	const char *env;
+	int ch;
+
+	memset(cl, 0, sizeof(*cl));
+	cl->timeout_ms = SBXC_DEFAULT_TIMEOUT_MS;
+	if ((cl->args = calloc((size_t)argc + 1, sizeof(*cl->args))) == NULL) {
+		fputs("sbx: out of memory\n", stderr);
+		return EX_USAGE;
+	}
+	opterr = 0;
+	/* Leading '-': operands come back in order as ch == 1, so options
+	 * may follow the command whatever POSIXLY_CORRECT says. */
+	while ((ch = getopt_long(argc, argv, "-:S:t:a:p:jhV", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 1:
+			if (cl->cmd == NULL)
+				cl->cmd = optarg;
+			else
+				cl->args[cl->nargs++] = optarg;
+			break;
+		case 'S':
+			cl->socket = optarg;
+			break;
+		case 't':
+			if (parse_timeout(optarg, &cl->timeout_ms) == -1)
+				return usage_error("invalid timeout '%s': "
+				    "expected seconds > 0", optarg);
+			break;
+		case 'a':
+			cl->agent = optarg;
+			break;
+		case 'p':
+			cl->project = optarg;
+			break;
+		case 'j':
+			cl->json = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case 'V':
+			printf("sbx %s\n", SBX_CLIENT_VERSION);
+			return -1;
+		case ':':
+			if (optopt != 0)
+				return usage_error("option '-%c' needs an "
+				    "argument", optopt);
+			return usage_error("option '%s' needs an argument",
+			    argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				return usage_error("unknown option '-%c'",
+				    optopt);
+			return usage_error("unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	while (optind < argc) {			/* after "--" */
+		if (cl->cmd == NULL)
+			cl->cmd = argv[optind++];
+		else
+			cl->args[cl->nargs++] = argv[optind++];
+	}
+	if (cl->socket == NULL) {
+		env = getenv("SBX_SOCKET");
+		cl->socket = env != NULL && *env != '\0' ? env :
+		    SBXC_DEFAULT_SOCKET;
+	}
+	if (cl->cmd == NULL)
+		return usage_error("%s", "no command given");
+	return EX_OK;
+}
+
+/* ---- progress on a terminal ---- */
+
+static const char progress_blank[] =
+    "                                                  ";
+static volatile sig_atomic_t progress_shown;	/* chars on the line */
+
+struct progress {
+	const char	*label;
+	int		 on;
+	long long	 shown_s;	/* the seconds on the line, -1: none */
+};
+
+/* Redraws the line when the whole seconds shown change. */
+static void
+progress_tick(void *arg, int64_t elapsed_ms)
+{
+	struct progress *p = arg;
+	long long s = (long long)((elapsed_ms + 500) / 1000);
+	int n;
+
+	if (!p->on || elapsed_ms < 500 || s == p->shown_s)
+		return;
+	p->shown_s = s;
+	n = fprintf(stderr, "\rsbx: %s... %llds", p->label, s);
+	if (n > 1 && n - 1 > progress_shown)
+		progress_shown = n - 1;
+}
+
+static void
+progress_clear(void)
+{
+	int n = progress_shown;
+
+	if (n <= 0)
+		return;
+	if ((size_t)n > sizeof(progress_blank) - 1)
+		n = (int)sizeof(progress_blank) - 1;
+	fprintf(stderr, "\r%.*s\r", n, progress_blank);
+	progress_shown = 0;
+}
+
+/* SIGINT/SIGTERM while the line is up: clear it, then die of the signal. */
+static void
+progress_signal(int sig)
+{
+	int n = progress_shown;
+
+	if (n > 0) {
+		if ((size_t)n > sizeof(progress_blank) - 1)
+			n = (int)sizeof(progress_blank) - 1;
+		(void)!write(STDERR_FILENO, "\r", 1);
+		(void)!write(STDERR_FILENO, progress_blank, (size_t)n);
+		(void)!write(STDERR_FILENO, "\r", 1);
+	}
+	raise(sig);	/* SA_RESETHAND: delivered, with SIG_DFL, on return */
+}
+
+static void
+progress_signals(int on)
+{
+	static struct sigaction old_int, old_term;
+	struct sigaction sa;
+
+	if (on) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = progress_signal;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+	} else {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+}
+
+/* ---- one request ---- */
+
+static int
+status_exit(enum sbxc_status st)
+{
+	switch (st) {
+	case SBXC_OK:		return EX_OK;
+	case SBXC_ECONNECT:	return EX_CONNECT;
+	case SBXC_ETIMEOUT:	return EX_TIMEOUT;
+	case SBXC_EREQUEST:	return EX_USAGE;
+	default:		return EX_PROTO;
+	}
+}
+
+static int
+finish_output(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "sbx: cannot write the output: %s\n",
+		    strerror(errno));
+		return EX_PROTO;
+	}
+	return EX_OK;
+}
+
+static int
+run(const struct cmdline *cl, const struct sbxc_req *req, format_fn *fmt)
+{
+	struct progress prog = { "waiting", 0, -1 };
+	struct sbxc_opts opts;
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	enum sbxc_status st;
+	int ok, rc;
+
+	if (strcmp(req->op, "request_sandbox") == 0)
+		prog.label = "provisioning";
+	else if (strcmp(req->op, "release") == 0)
+		prog.label = "releasing";
+	prog.on = isatty(STDERR_FILENO);
+	memset(&opts, 0, sizeof(opts));
+	opts.timeout_ms = cl->timeout_ms;
+	opts.tick = prog.on ? progress_tick : NULL;
+	opts.tick_arg = &prog;
+	opts.tick_ms = 250;
+	if (prog.on)
+		progress_signals(1);
+	st = sbxc_call(cl->socket, req, &opts, &reply, &err);
+	if (prog.on)
+		progress_signals(0);
+	progress_clear();
+	if (st != SBXC_OK) {
+		fputs("sbx: ", stderr);
+		sbxf_print_safe(stderr, err.msg, strlen(err.msg));
+		putc('\n', stderr);
+		return status_exit(st);
+	}
+	if (cl->json) {
+		sbxf_json(stdout, &reply.data);
+		putchar('\n');
+	}
+	ok = sbxf_check_ok(stderr, &reply.data);
+	if (ok == 1 && !cl->json) {
+		char why[256];
+
+		if (fmt(stdout, &reply.data, why, sizeof(why)) == -1) {
+			fprintf(stderr, "sbx: bad reply: %s\n", why);
+			ok = -1;
+		}
+	} else if (ok == -1)
+		fputs("sbx: bad reply: no 'ok' boolean\n", stderr);
+	msgpack_unpacked_destroy(&reply);
+	rc = finish_output();
+	if (ok == 0)
+		return EX_SERVER;
+	if (ok == -1)
+		return EX_PROTO;
+	return rc;
+}
+
+/* ---- commands ---- */
+
+static int
+env_fmt(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+{
+	return sbxf_env(f, stderr, reply, err, cap);
+}
+
+static int
+no_extra(const struct cmdline *cl, int agent, int project, size_t maxargs)
+{
+	if (!agent && cl->agent != NULL)
+		return usage_error("'%s' takes no -a AGENT", cl->cmd);
+	if (!project && cl->project != NULL)
+		return usage_error("'%s' takes no -p PROJECT", cl->cmd);
+	if (cl->nargs > maxargs) {
+		fprintf(stderr, "sbx: unexpected argument ");
+		print_arg(stderr, cl->args[maxargs]);
+		fputs("\nTry 'sbx -h' for help.\n", stderr);
+		return EX_USAGE;
+	}
+	return EX_OK;
+}
+
+static int
+cmd_ping(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "ping" };
+	int rc;
+
+	if ((rc = no_extra(cl, 0, 0, 0)) != EX_OK)
+		return rc;
+	return run(cl, &req, sbxf_ping);
+}
+
+static int
+cmd_available(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "available" };
+	int rc;
+
+	if ((rc = no_extra(cl, 0, 1, 1)) != EX_OK)
+		return rc;
+	if (cl->nargs == 1 && cl->project != NULL)
+		return usage_error("%s", "give PROJECT once: as an argument "
+		    "or with -p");
+	req.project = cl->nargs == 1 ? cl->args[0] : cl->project;
+	if (req.project == NULL)
+		return usage_error("%s", "usage: sbx available PROJECT");
+	if (check_slug("project", req.project) == -1)
+		return EX_USAGE;
+	return run(cl, &req, sbxf_available);
+}
+
+static int
+cmd_request(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "request_sandbox" };
+	size_t i, j;
+
+	if (cl->agent == NULL || cl->project == NULL)
+		return usage_error("%s", "usage: sbx request -a AGENT "
+		    "-p PROJECT SERVICE...");
+	if (check_slug("agent", cl->agent) == -1 ||
+	    check_slug("project", cl->project) == -1)
+		return EX_USAGE;
+	for (i = 0; i < cl->nargs; i++) {
+		if (check_slug("service", cl->args[i]) == -1)
+			return EX_USAGE;
+		for (j = 0; j < i; j++)
+			if (strcmp(cl->args[i], cl->args[j]) == 0)
+				return usage_error("service '%s' is named "
+				    "twice", cl->args[i]);
+	}
+	req.agent = cl->agent;
+	req.project = cl->project;
+	req.services = cl->args;
+	req.nservices = cl->nargs;
+	return run(cl, &req, env_fmt);
+}
+
+static int
+cmd_release(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "release" };
+	int rc;
+
+	if ((rc = no_extra(cl, 1, 0, 0)) != EX_OK)
+		return rc;
+	if (cl->agent == NULL)
+		return usage_error("%s", "usage: sbx release -a AGENT");
+	if (check_slug("agent", cl->agent) == -1)
+		return EX_USAGE;
+	req.agent = cl->agent;
+	return run(cl, &req, sbxf_release);
+}
+
+static int
+cmd_status(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "status" };
+	int rc;
+
+	if ((rc = no_extra(cl, 0, 0, 0)) != EX_OK)
+		return rc;
+	return run(cl, &req, sbxf_status);
+}
+
+static const struct {
+	const char	*name;
+	int		(*fn)(const struct cmdline *);
+} commands[] = {
+	{ "ping",	cmd_ping },
+	{ "available",	cmd_available },
+	{ "request",	cmd_request },
+	{ "release",	cmd_release },
+	{ "status",	cmd_status },
+};
+
+int
+main(int argc, char **argv)
+{
+	struct cmdline cl;
+	int rc;
+
+	rc = parse_cmdline(argc, argv, &cl);
+	if (rc == EX_OK && strcmp(cl.cmd, "help") == 0) {
+		fputs(usage_text, stdout);
+		rc = finish_output();
+	} else if (rc == EX_OK) {
+		size_t i;
+
+		rc = -2;
+		for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (strcmp(cl.cmd, commands[i].name) == 0) {
+				rc = commands[i].fn(&cl);
+				break;
+			}
+		if (rc == -2) {
+			fputs("sbx: unknown command ", stderr);
+			print_arg(stderr, cl.cmd);
+			fputs("\nTry 'sbx -h' for help.\n", stderr);
+			rc = EX_USAGE;
+		}
+	} else if (rc == -1)
+		rc = finish_output();		/* -h, -V */
+	free(cl.args);
+	return rc;
+}

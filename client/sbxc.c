@@ -1,0 +1,427 @@
+/*
+ * sbxc.c - connect, send one request map, read one reply map (sbxc.h).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sbxc.h"
+
+#define RECV_CHUNK	(64 * 1024)
+#define CONNECT_RETRY_MS 20
+
+int64_t
+sbxc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *
+sbxc_status_name(enum sbxc_status st)
+{
+	switch (st) {
+	case SBXC_OK:		return "ok";
+	case SBXC_ECONNECT:	return "cannot connect";
+	case SBXC_ETIMEOUT:	return "timeout";
+	case SBXC_EIO:		return "I/O error";
+	case SBXC_EPROTO:	return "bad reply";
+	case SBXC_EREQUEST:	return "bad request";
+	case SBXC_ENOMEM:	return "out of memory";
+	}
+	return "unknown";
+}
+
+static enum sbxc_status fail(struct sbxc_error *, enum sbxc_status, int,
+    const char *, ...) __attribute__((format(printf, 4, 5)));
+
+static enum sbxc_status
+fail(struct sbxc_error *err, enum sbxc_status st, int sys_errno,
+    const char *fmt, ...)
+{
+	if (err != NULL) {
+		va_list ap;
+
+		err->status = st;
+		err->sys_errno = sys_errno;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return st;
+}
+
+static void
+pack_cstr(msgpack_packer *pk, const char *s)
+{
+	size_t n = strlen(s);
+
+	msgpack_pack_str(pk, n);
+	msgpack_pack_str_body(pk, s, n);
+}
+
+int
+sbxc_pack_request(msgpack_sbuffer *sb, const struct sbxc_req *r)
+{
+	msgpack_packer pk;
+	size_t n;
+
+	if (r == NULL || r->op == NULL)
+		return -1;
+	n = 1 + (r->agent != NULL) + (r->project != NULL) +
+	    (r->services != NULL);
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, n);
+	pack_cstr(&pk, "op");
+	pack_cstr(&pk, r->op);
+	if (r->agent != NULL) {
+		pack_cstr(&pk, "agent");
+		pack_cstr(&pk, r->agent);
+	}
+	if (r->project != NULL) {
+		pack_cstr(&pk, "project");
+		pack_cstr(&pk, r->project);
+	}
+	if (r->services != NULL) {
+		size_t i;
+
+		pack_cstr(&pk, "services");
+		msgpack_pack_array(&pk, r->nservices);
+		for (i = 0; i < r->nservices; i++)
+			pack_cstr(&pk, r->services[i]);
+	}
+	return 0;
+}
+
+static const char *
+connect_hint(int e)
+{
+	switch (e) {
+	case ENOENT:
+	case ECONNREFUSED:
+		return " (is sbx-monitor running? set -S or $SBX_SOCKET)";
+	case EACCES:
+	case EPERM:
+		return " (check the socket's mode: socket_mode in sbx.conf)";
+	default:
+		return "";
+	}
+}
+
+static enum sbxc_status
+connect_until(const char *path, int64_t deadline, int *fdp,
+    struct sbxc_error *err)
+{
+	struct sockaddr_un sa;
+	size_t n = strlen(path);
+	int fd, e;
+
+	*fdp = -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (n == 0)
+		return fail(err, SBXC_ECONNECT, EINVAL,
+		    "cannot connect: the socket path is empty");
+	if (n >= sizeof(sa.sun_path))
+		return fail(err, SBXC_ECONNECT, ENAMETOOLONG,
+		    "cannot connect to %s: the path is longer than %zu bytes",
+		    path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, n);
+	/*
+	 * Non-blocking, so that a full listen queue (EAGAIN on AF_UNIX) is
+	 * retried until the deadline instead of blocking past it.  The I/O
+	 * that follows uses poll() and MSG_DONTWAIT either way.
+	 */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1) {
+		e = errno;
+		return fail(err, SBXC_ECONNECT, e, "socket: %s", strerror(e));
+	}
+	for (;;) {
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+		    errno == EISCONN) {
+			*fdp = fd;
+			return SBXC_OK;
+		}
+		e = errno;
+		if (e == EINTR)
+			continue;
+		if (e != EAGAIN || sbxc_now_ms() + CONNECT_RETRY_MS > deadline)
+			break;
+		(void)poll(NULL, 0, CONNECT_RETRY_MS);
+	}
+	close(fd);
+	if (e == EAGAIN)
+		return fail(err, SBXC_ETIMEOUT, e, "cannot connect to %s: the "
+		    "server's listen queue stayed full until the timeout", path);
+	return fail(err, SBXC_ECONNECT, e, "cannot connect to %s: %s%s", path,
+	    strerror(e), connect_hint(e));
+}
+
+int
+sbxc_connect(const char *path, int64_t deadline, struct sbxc_error *err)
+{
+	int fd;
+
+	(void)connect_until(path, deadline, &fd, err);
+	return fd;
+}
+
+/* "120 s" or "1500 ms", for messages. */
+static const char *
+fmt_ms(char *buf, size_t cap, int64_t ms)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, cap, "%lld s", (long long)(ms / 1000));
+	else
+		snprintf(buf, cap, "%lld ms", (long long)ms);
+	return buf;
+}
+
+static void
+opts_defaults(const struct sbxc_opts *in, struct sbxc_opts *o)
+{
+	if (in != NULL)
+		*o = *in;
+	else
+		memset(o, 0, sizeof(*o));
+	if (o->timeout_ms <= 0)
+		o->timeout_ms = SBXC_DEFAULT_TIMEOUT_MS;
+	if (o->tick_ms <= 0)
+		o->tick_ms = 250;
+}
+
+/* Feeds n more bytes; SBXC_OK with a map, EPROTO/ENOMEM, or -1 for "more". */
+static int
+feed(msgpack_unpacker *up, size_t n, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	msgpack_unpacker_buffer_consumed(up, n);
+	switch (msgpack_unpacker_next(up, reply)) {
+	case MSGPACK_UNPACK_SUCCESS:
+		if (reply->data.type != MSGPACK_OBJECT_MAP)
+			return fail(err, SBXC_EPROTO, 0,
+			    "the reply is not a msgpack map");
+		return SBXC_OK;
+	case MSGPACK_UNPACK_CONTINUE:
+		return -1;
+	case MSGPACK_UNPACK_NOMEM_ERROR:
+		return fail(err, SBXC_EPROTO, 0, "the reply is nested too "
+		    "deeply or claims more elements than memory allows");
+	default:
+		return fail(err, SBXC_EPROTO, 0, "the reply is not valid msgpack");
+	}
+}
+
+static enum sbxc_status
+exchange_until(int fd, const char *req, size_t len, int64_t deadline,
+    const struct sbxc_opts *o, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	msgpack_unpacker up;
+	struct pollfd pfd;
+	int64_t start = sbxc_now_ms(), next_tick;
+	size_t sent = 0, got = 0, room;
+	int send_dead = 0, send_errno = 0, st = SBXC_EIO;
+	char tbuf[32];
+	ssize_t n;
+
+	if (!msgpack_unpacker_init(&up, RECV_CHUNK))
+		return fail(err, SBXC_ENOMEM, ENOMEM, "out of memory");
+	next_tick = start + o->tick_ms;
+	for (;;) {
+		int64_t now = sbxc_now_ms(), wait;
+		int r;
+
+		if (o->tick != NULL && now >= next_tick) {
+			o->tick(o->tick_arg, now - start);
+			while (next_tick <= now)
+				next_tick += o->tick_ms;
+		}
+		if (now >= deadline) {
+			st = fail(err, SBXC_ETIMEOUT, 0, "no %s within %s",
+			    sent < len && !send_dead ? "room to send the request" :
+			    got > 0 ? "complete reply" : "reply",
+			    fmt_ms(tbuf, sizeof(tbuf), o->timeout_ms));
+			break;
+		}
+		wait = deadline - now;
+		if (o->tick != NULL && next_tick - now < wait)
+			wait = next_tick - now;
+		if (wait > 60000)
+			wait = 60000;
+		pfd.fd = fd;
+		pfd.events = POLLIN | (sent < len && !send_dead ? POLLOUT : 0);
+		pfd.revents = 0;
+		r = poll(&pfd, 1, (int)wait);
+		if (r == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			st = fail(err, SBXC_EIO, errno, "poll: %s",
+			    strerror(errno));
+			break;
+		}
+		if (r == 0)
+			continue;
+		if (pfd.revents & POLLNVAL) {
+			st = fail(err, SBXC_EIO, EBADF, "invalid socket");
+			break;
+		}
+		if ((pfd.revents & POLLOUT) && sent < len && !send_dead) {
+			n = send(fd, req + sent, len - sent,
+			    MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n > 0)
+				sent += (size_t)n;
+			else if (n == -1 && (errno == EPIPE ||
+			    errno == ECONNRESET)) {
+				/* The server may have answered and closed
+				 * already: keep reading to hear why. */
+				send_dead = 1;
+				send_errno = errno;
+			} else if (n == -1 && errno != EAGAIN &&
+			    errno != EWOULDBLOCK && errno != EINTR) {
+				st = fail(err, SBXC_EIO, errno,
+				    "cannot send the request: %s",
+				    strerror(errno));
+				break;
+			}
+		}
+		if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if (!msgpack_unpacker_reserve_buffer(&up, RECV_CHUNK)) {
+			st = fail(err, SBXC_ENOMEM, ENOMEM, "out of memory");
+			break;
+		}
+		room = msgpack_unpacker_buffer_capacity(&up);
+		if (room > SBXC_REPLY_MAX - got)
+			room = SBXC_REPLY_MAX - got;
+		n = recv(fd, msgpack_unpacker_buffer(&up), room, MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == EINTR)
+				continue;
+			st = fail(err, SBXC_EIO, errno,
+			    "cannot read the reply: %s", strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			if (got > 0)
+				st = fail(err, SBXC_EPROTO, 0, "the reply is "
+				    "truncated: the server closed the "
+				    "connection after %zu bytes", got);
+			else if (send_dead || sent < len)
+				st = fail(err, SBXC_EIO, send_errno, "the server "
+				    "closed the connection before taking the "
+				    "whole request (%zu of %zu bytes)", sent,
+				    len);
+			else
+				st = fail(err, SBXC_EPROTO, 0, "the server "
+				    "closed the connection without a reply");
+			break;
+		}
+		got += (size_t)n;
+		if ((st = feed(&up, (size_t)n, reply, err)) != -1)
+			break;
+		if (got >= SBXC_REPLY_MAX) {
+			st = fail(err, SBXC_EPROTO, 0,
+			    "the reply is larger than %d bytes", SBXC_REPLY_MAX);
+			break;
+		}
+	}
+	msgpack_unpacker_destroy(&up);
+	if (st != SBXC_OK) {
+		msgpack_unpacked_destroy(reply);
+		msgpack_unpacked_init(reply);
+	} else if (err != NULL) {
+		err->status = SBXC_OK;
+		err->sys_errno = 0;
+		err->msg[0] = '\0';
+	}
+	return (enum sbxc_status)st;
+}
+
+enum sbxc_status
+sbxc_exchange(int fd, const void *req, size_t len,
+    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	struct sbxc_opts o;
+
+	opts_defaults(opts, &o);
+	msgpack_unpacked_init(reply);
+	return exchange_until(fd, req, len, sbxc_now_ms() + o.timeout_ms, &o,
+	    reply, err);
+}
+
+enum sbxc_status
+sbxc_call(const char *path, const struct sbxc_req *r,
+    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	struct sbxc_opts o;
+	msgpack_sbuffer sb;
+	enum sbxc_status st;
+	int64_t deadline;
+	int fd;
+
+	opts_defaults(opts, &o);
+	deadline = sbxc_now_ms() + o.timeout_ms;
+	msgpack_unpacked_init(reply);
+	msgpack_sbuffer_init(&sb);
+	if (sbxc_pack_request(&sb, r) == -1) {
+		msgpack_sbuffer_destroy(&sb);
+		return fail(err, SBXC_EREQUEST, 0, "the request has no op");
+	}
+	if (sb.data == NULL) {
+		msgpack_sbuffer_destroy(&sb);
+		return fail(err, SBXC_ENOMEM, ENOMEM, "out of memory");
+	}
+	if (sb.size > SBXC_REQUEST_MAX) {
+		msgpack_sbuffer_destroy(&sb);
+		return fail(err, SBXC_EREQUEST, 0, "the request is larger "
+		    "than %d bytes", SBXC_REQUEST_MAX);
+	}
+	if ((st = connect_until(path, deadline, &fd, err)) != SBXC_OK) {
+		msgpack_sbuffer_destroy(&sb);
+		return st;
+	}
+	st = exchange_until(fd, sb.data, sb.size, deadline, &o, reply, err);
+	close(fd);
+	msgpack_sbuffer_destroy(&sb);
+	return st;
+}
+
+const msgpack_object *
+sbxc_map_get(const msgpack_object *map, const char *key)
+{
+	size_t n = strlen(key);
+	uint32_t i;
+
+	if (map == NULL || map->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+		    memcmp(k->via.str.ptr, key, n) == 0)
+			return &map->via.map.ptr[i].val;
+	}
+	return NULL;
+}
+
+int
+sbxc_str_eq(const msgpack_object *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
+	    o->via.str.size == n && memcmp(o->via.str.ptr, s, n) == 0;
+}

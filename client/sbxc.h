@@ -1,0 +1,101 @@
+/*
+ * sbxc.h - the client side of the sbx agent protocol (CONTRACT.md, "Wire
+ * protocol"): connect to the Unix socket, send one request map, read one
+ * reply map, all by one deadline.  Self-contained (msgpack-c only) so that
+ * it can become libsbx.
+ *
+ * One connection carries exactly one request and one reply.  The whole
+ * request is sent while the reply is read (poll() on both directions), so a
+ * server that answers early, e.g. with bad_request, and closes is still
+ * heard.  The write side is never shut down: the broker answers as soon as
+ * the map is complete.  Reading stops at the first complete msgpack object;
+ * bytes after it are ignored.
+ */
+#ifndef SBXC_H
+#define SBXC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#define SBXC_DEFAULT_SOCKET	"/run/sbx.sock"
+#define SBXC_DEFAULT_TIMEOUT_MS	120000		/* provisioning is slow */
+#define SBXC_REQUEST_MAX	(64 * 1024)	/* the contract's limit */
+#define SBXC_REPLY_MAX		(1024 * 1024)	/* ours */
+
+enum sbxc_status {
+	SBXC_OK = 0,
+	SBXC_ECONNECT,	/* no socket, refused, permission denied, path too long */
+	SBXC_ETIMEOUT,	/* the deadline passed before a complete reply */
+	SBXC_EIO,	/* send/recv failed, connection reset */
+	SBXC_EPROTO,	/* closed early, truncated, not msgpack, not a map, >1 MiB */
+	SBXC_EREQUEST,	/* the request itself is unusable (too large, no op) */
+	SBXC_ENOMEM,
+};
+
+struct sbxc_error {
+	enum sbxc_status status;
+	int		 sys_errno;	/* errno behind ECONNECT/EIO, else 0 */
+	char		 msg[256];	/* one line, no trailing newline */
+};
+
+/*
+ * The request of any op of the contract.  NULL (or services == NULL) means
+ * "key not sent"; services with nservices == 0 sends an empty array.
+ */
+struct sbxc_req {
+	const char		*op;
+	const char		*agent;
+	const char		*project;
+	const char *const	*services;
+	size_t			 nservices;
+};
+
+/* Called while waiting, about every tick_ms, with the time since the start. */
+typedef void sbxc_tick_fn(void *arg, int64_t elapsed_ms);
+
+struct sbxc_opts {
+	int64_t		 timeout_ms;	/* <= 0: SBXC_DEFAULT_TIMEOUT_MS */
+	sbxc_tick_fn	*tick;		/* NULL: none */
+	void		*tick_arg;
+	int64_t		 tick_ms;	/* <= 0: 250 */
+};
+
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t		sbxc_now_ms(void);
+
+/* Appends the request map to sb.  -1 (nothing useful in sb) without op. */
+int		sbxc_pack_request(msgpack_sbuffer *sb, const struct sbxc_req *);
+
+/*
+ * Connects, sends r, reads the reply.  On SBXC_OK, reply holds a map and
+ * the caller frees it with msgpack_unpacked_destroy(); on any other status
+ * reply is left initialised and empty (destroying it is harmless) and *err
+ * says what happened.  opts may be NULL.  err may be NULL.
+ */
+enum sbxc_status sbxc_call(const char *socket_path, const struct sbxc_req *r,
+		    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+		    struct sbxc_error *err);
+
+/*
+ * The same, on a socket the caller connected (or a socketpair end), with a
+ * request already packed (len bytes, not checked against SBXC_REQUEST_MAX).
+ * fd's flags are not changed (I/O uses MSG_DONTWAIT) and fd is not closed.
+ */
+enum sbxc_status sbxc_exchange(int fd, const void *req, size_t len,
+		    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+		    struct sbxc_error *err);
+
+/* A connected SOCK_STREAM | SOCK_CLOEXEC socket, or -1 with *err set. */
+int		sbxc_connect(const char *socket_path, int64_t deadline_ms,
+		    struct sbxc_error *err);
+
+/* Reply helpers: the value of a string key of a map, NULL if absent/not map. */
+const msgpack_object *sbxc_map_get(const msgpack_object *map, const char *key);
+/* 1 if o is a string equal to s. */
+int		sbxc_str_eq(const msgpack_object *o, const char *s);
+
+const char	*sbxc_status_name(enum sbxc_status);
+
+#endif

@@ -1,0 +1,1520 @@
+/*
+ * test_client.c - the sbx client's pure parts (format.c) and its
+ * request/reply layer (sbxc.c) against small fake servers forked by the
+ * tests: over a socketpair for sbxc_exchange, over a Unix socket in a
+ * temporary directory for sbxc_call.
+ *
+ * Links format.c and sbxc.c, never sbx.c (which has main).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "sbxc.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+struct mem {
+	char	*buf;
+	size_t	 len;
+	FILE	*f;
+};
+
+static FILE *
+mem_open(struct mem *m)
+{
+	m->buf = NULL;
+	m->len = 0;
+	m->f = open_memstream(&m->buf, &m->len);
+	cr_assert_not_null(m->f);
+	return m->f;
+}
+
+/* Closes the stream; the text stays in m->buf (free it with mem_free). */
+static const char *
+mem_text(struct mem *m)
+{
+	cr_assert_eq(fclose(m->f), 0);
+	m->f = NULL;
+	return m->buf != NULL ? m->buf : "";
+}
+
+static void
+mem_free(struct mem *m)
+{
+	if (m->f != NULL)
+		fclose(m->f);
+	m->f = NULL;
+	free(m->buf);
+	m->buf = NULL;
+}
+
+/*
+ * Packs by a little format: m N (map of N pairs), a N (array), s STR,
+ * S PTR LEN (str with bytes), b PTR LEN (bin), u UINT, i INT, d DOUBLE,
+ * T true, F false, n nil.  Spaces are ignored.
+ */
+static void
+pk(msgpack_packer *p, const char *fmt, ...)
+{
+	va_list ap;
+	const char *s;
+	size_t n;
+
+	va_start(ap, fmt);
+	for (; *fmt != '\0'; fmt++) {
+		switch (*fmt) {
+		case ' ':
+			break;
+		case 'm':
+			msgpack_pack_map(p, (size_t)va_arg(ap, int));
+			break;
+		case 'a':
+			msgpack_pack_array(p, (size_t)va_arg(ap, int));
+			break;
+		case 's':
+			s = va_arg(ap, const char *);
+			msgpack_pack_str(p, strlen(s));
+			msgpack_pack_str_body(p, s, strlen(s));
+			break;
+		case 'S':
+			s = va_arg(ap, const char *);
+			n = va_arg(ap, size_t);
+			msgpack_pack_str(p, n);
+			msgpack_pack_str_body(p, s, n);
+			break;
+		case 'b':
+			s = va_arg(ap, const char *);
+			n = va_arg(ap, size_t);
+			msgpack_pack_bin(p, n);
+			msgpack_pack_bin_body(p, s, n);
+			break;
+		case 'u':
+			msgpack_pack_uint64(p, va_arg(ap, uint64_t));
+			break;
+		case 'i':
+			msgpack_pack_int64(p, va_arg(ap, int64_t));
+			break;
+		case 'd':
+			msgpack_pack_double(p, va_arg(ap, double));
+			break;
+		case 'T':
+			msgpack_pack_true(p);
+			break;
+		case 'F':
+			msgpack_pack_false(p);
+			break;
+		case 'n':
+			msgpack_pack_nil(p);
+			break;
+		default:
+			cr_assert_fail("bad pk format '%c'", *fmt);
+		}
+	}
+	va_end(ap);
+}
+
+struct obj {
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 p;
+	msgpack_unpacked up;
+};
+
+static void
+obj_begin(struct obj *o)
+{
+	msgpack_sbuffer_init(&o->sb);
+	msgpack_packer_init(&o->p, &o->sb, msgpack_sbuffer_write);
+	msgpack_unpacked_init(&o->up);
+}
+
+static const msgpack_object *
+obj_end(struct obj *o)
+{
+	size_t off = 0;
+
+	cr_assert_eq(msgpack_unpack_next(&o->up, o->sb.data, o->sb.size, &off),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(off, o->sb.size);
+	return &o->up.data;
+}
+
+static void
+obj_free(struct obj *o)
+{
+	msgpack_unpacked_destroy(&o->up);
+	msgpack_sbuffer_destroy(&o->sb);
+}
+
+static char *
+json_of(const char *s, size_t len)
+{
+	struct mem m;
+
+	sbxf_json_string(mem_open(&m), s, len);
+	(void)mem_text(&m);
+	return m.buf;
+}
+
+#define JSON_IS(lit, expect) do {					\
+	char *j_ = json_of((lit), sizeof(lit) - 1);			\
+	cr_expect_str_eq(j_, (expect), "json of %s", #lit);		\
+	free(j_);							\
+} while (0)
+
+/* Runs sh -c SCRIPT with $1 = arg; returns its stdout (malloc'd). */
+static char *
+sh_run(const char *script, const char *arg)
+{
+	int p[2], st;
+	pid_t pid;
+	char *out = NULL, *grown;
+	size_t len = 0, cap = 0;
+
+	cr_assert_eq(pipe(p), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		close(p[0]);
+		close(p[1]);
+		execl("/bin/sh", "sh", "-c", script, "sh", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		ssize_t n;
+
+		if (len + 4096 + 1 > cap) {
+			cap = (cap + 4096) * 2;
+			grown = realloc(out, cap);
+			cr_assert_not_null(grown);
+			out = grown;
+		}
+		n = read(p[0], out + len, cap - len - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sh failed: %s",
+	    script);
+	return out;
+}
+
+/* ---- slugs ------------------------------------------------------------ */
+
+Test(slug, valid)
+{
+	char s63[64];
+
+	memset(s63, 'a', 63);
+	s63[63] = '\0';
+	cr_expect(sbxf_slug_ok("a"));
+	cr_expect(sbxf_slug_ok("0"));
+	cr_expect(sbxf_slug_ok("my-agent_1.2"));
+	cr_expect(sbxf_slug_ok("9-._"));
+	cr_expect(sbxf_slug_ok(s63));
+}
+
+Test(slug, invalid)
+{
+	char s64[65];
+
+	memset(s64, 'a', 64);
+	s64[64] = '\0';
+	cr_expect_not(sbxf_slug_ok(""));
+	cr_expect_not(sbxf_slug_ok(NULL));
+	cr_expect_not(sbxf_slug_ok(s64));
+	cr_expect_not(sbxf_slug_ok("Agent"));
+	cr_expect_not(sbxf_slug_ok("aB"));
+	cr_expect_not(sbxf_slug_ok("-a"));
+	cr_expect_not(sbxf_slug_ok(".a"));
+	cr_expect_not(sbxf_slug_ok("_a"));
+	cr_expect_not(sbxf_slug_ok("a b"));
+	cr_expect_not(sbxf_slug_ok("a/b"));
+	cr_expect_not(sbxf_slug_ok("a\n"));
+	cr_expect_not(sbxf_slug_ok("caf\xc3\xa9"));
+	cr_expect_not(sbxf_slug_ok("a:b"));
+}
+
+/* ---- shell quoting ---------------------------------------------------- */
+
+static char *
+quoted(const char *s)
+{
+	struct mem m;
+
+	sbxf_shell_quote(mem_open(&m), s, strlen(s));
+	(void)mem_text(&m);
+	return m.buf;
+}
+
+Test(shell, quote_forms)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "127.0.0.1",	"127.0.0.1" },
+		{ "abc_DEF-1:2,3@x%y+z=w/v", "abc_DEF-1:2,3@x%y+z=w/v" },
+		{ "",		"''" },
+		{ "a b",	"'a b'" },
+		{ "it's",	"'it'\\''s'" },
+		{ "'",		"''\\'''" },
+		{ "$HOME",	"'$HOME'" },
+		{ "~",		"'~'" },
+		{ "a\nb",	"'a\nb'" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *q = quoted(cases[i].in);
+
+		cr_expect_str_eq(q, cases[i].out, "quote of [%s]", cases[i].in);
+		free(q);
+	}
+}
+
+/* Whatever the bytes, sh reads them back unchanged. */
+Test(shell, roundtrip_through_sh)
+{
+	static const char *const cases[] = {
+		"", "plain", "a b", "it's", "'", "''", "'\\''", "$HOME",
+		"${HOME}", "`id`", "$(id)", "a\nb\n", "~", "~root", "x=~/y",
+		"a;b&c|d", "\\", "\\\\n", "*", "?", "[a]", "-n", "\t",
+		"caf\xc3\xa9", "\"", "!", "#x", "a\"b'c\\d$e`f", "%s%n",
+		"\xff\xfe", "{a,b}", "a:~/b",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *q = quoted(cases[i]), *script, *out;
+
+		cr_assert_neq(asprintf(&script, "x=%s; printf '%%s' \"$x\"",
+		    q), -1);
+		out = sh_run(script, "");
+		cr_expect_str_eq(out, cases[i], "sh read back [%s] via %s",
+		    cases[i], q);
+		free(out);
+		free(script);
+		free(q);
+	}
+}
+
+/* ---- environment names ------------------------------------------------ */
+
+Test(envname, derivation)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "postgres",	"POSTGRES" },
+		{ "redis",	"REDIS" },
+		{ "my-pg.2",	"MY_PG_2" },
+		{ "pg_16",	"PG_16" },
+		{ "2pg",	"_2PG" },
+		{ "Ab",		"AB" },
+		{ "caf\xc3\xa9", "CAF__" },
+		{ "a$b",	"A_B" },
+	};
+	char buf[SBXF_ENV_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(sbxf_env_name(buf, sizeof(buf), cases[i].in,
+		    strlen(cases[i].in)), 0);
+		cr_expect_str_eq(buf, cases[i].out);
+	}
+}
+
+Test(envname, limits)
+{
+	char buf[8];
+
+	cr_expect_eq(sbxf_env_name(buf, sizeof(buf), "", 0), -1);
+	cr_expect_eq(sbxf_env_name(buf, sizeof(buf), "abcdefg", 7), 0);
+	cr_expect_str_eq(buf, "ABCDEFG");
+	cr_expect_eq(sbxf_env_name(buf, sizeof(buf), "abcdefgh", 8), -1);
+	cr_expect_eq(sbxf_env_name(buf, sizeof(buf), "1bcdefg", 7), -1);
+	cr_expect_eq(sbxf_env_name(buf, sizeof(buf), "1bcdef", 6), 0);
+	cr_expect_str_eq(buf, "_1BCDEF");
+}
+
+/* ---- UTF-8 and JSON --------------------------------------------------- */
+
+Test(utf8, decode)
+{
+	uint32_t cp = 0;
+
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"A", 1, &cp), 1);
+	cr_expect_eq(cp, 'A');
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xc3\xa9", 2,
+	    &cp), 2);
+	cr_expect_eq(cp, 0xe9);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xe2\x82\xac", 3,
+	    &cp), 3);
+	cr_expect_eq(cp, 0x20ac);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xf0\x9f\x98\x80",
+	    4, &cp), 4);
+	cr_expect_eq(cp, 0x1f600);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xf4\x8f\xbf\xbf",
+	    4, &cp), 4);
+	/* invalid */
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\x80", 1, &cp), 0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xc0\xaf", 2, &cp),
+	    0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xc1\xbf", 2, &cp),
+	    0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xe0\x80\xaf", 3,
+	    &cp), 0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xed\xa0\x80", 3,
+	    &cp), 0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xf4\x90\x80\x80",
+	    4, &cp), 0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xf5\x80\x80\x80",
+	    4, &cp), 0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xe2\x82", 2, &cp),
+	    0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xe2\x82\xac", 2,
+	    &cp), 0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xc3" "A", 2, &cp),
+	    0);
+	cr_expect_eq(sbxf_utf8_next((const unsigned char *)"\xff", 1, &cp), 0);
+}
+
+Test(json, escaping)
+{
+	JSON_IS("", "\"\"");
+	JSON_IS("plain", "\"plain\"");
+	JSON_IS("a\"b", "\"a\\\"b\"");
+	JSON_IS("a\\b", "\"a\\\\b\"");
+	JSON_IS("/", "\"/\"");
+	JSON_IS("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
+	JSON_IS("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
+	JSON_IS("a\0b", "\"a\\u0000b\"");
+	JSON_IS("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	    "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+	JSON_IS("\xff", "\"\\ufffd\"");
+	JSON_IS("a\xc3", "\"a\\ufffd\"");
+	JSON_IS("\xe2\x82z", "\"\\ufffd\\ufffdz\"");
+	JSON_IS("\xc0\xaf", "\"\\ufffd\\ufffd\"");
+	JSON_IS("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
+	JSON_IS("\xe2\x80\xa8", "\"\\u2028\"");
+	JSON_IS("\xc2\x9b\xc2\xa0", "\"\\u009b\xc2\xa0\"");
+}
+
+Test(json, objects)
+{
+	static const char bin[] = { 'x', '\0', '\xff' };
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m", 6);
+	pk(&o.p, "s a", "a", 6);
+	pk(&o.p, "u i T F n d", (uint64_t)18446744073709551615ull,
+	    (int64_t)-9223372036854775807ll - 1, 1.5);
+	pk(&o.p, "s m s s", "b", 1, "c", "d");
+	pk(&o.p, "u s", (uint64_t)1, "one");
+	pk(&o.p, "s b", "bin", bin, sizeof(bin));
+	pk(&o.p, "s d", "nan", (double)NAN);
+	pk(&o.p, "s a", "empty", 0);
+	sbxf_json(mem_open(&m), obj_end(&o));
+	cr_expect_str_eq(mem_text(&m),
+	    "{\"a\":[18446744073709551615,-9223372036854775808,true,false,"
+	    "null,1.5],\"b\":{\"c\":\"d\"},\"1\":\"one\","
+	    "\"bin\":\"x\\u0000\\ufffd\",\"nan\":null,\"empty\":[]}");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(json, reply_with_hostile_strings)
+{
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s S", 3, "ok", "error", "x\"\n",
+	    "message", "\x1b[2J\xfe", (size_t)5);
+	sbxf_json(mem_open(&m), obj_end(&o));
+	cr_expect_str_eq(mem_text(&m), "{\"ok\":false,\"error\":\"x\\\"\\n\","
+	    "\"message\":\"\\u001b[2J\\ufffd\"}");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* ---- terminal-safe text, durations ------------------------------------ */
+
+Test(display, print_safe)
+{
+	static const char in[] = "ok caf\xc3\xa9\x1b[31m\x07\xc2\x9b\xff\x7f!";
+	struct mem m;
+
+	sbxf_print_safe(mem_open(&m), in, sizeof(in) - 1);
+	cr_expect_str_eq(mem_text(&m), "ok caf\xc3\xa9?[31m????" "!");
+	mem_free(&m);
+}
+
+Test(display, duration)
+{
+	static const struct { uint64_t s; const char *out; } cases[] = {
+		{ 0, "0s" }, { 59, "59s" }, { 60, "1m00s" }, { 61, "1m01s" },
+		{ 3599, "59m59s" }, { 3600, "1h00m" }, { 7505, "2h05m" },
+		{ 86399, "23h59m" }, { 86400, "1d00h" }, { 273600, "3d04h" },
+	};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbxf_duration(buf, sizeof(buf), cases[i].s);
+		cr_expect_str_eq(buf, cases[i].out);
+	}
+}
+
+/* ---- replies to output ------------------------------------------------ */
+
+Test(reply, check_ok)
+{
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s s", 2, "ok", "version", "0.1.0");
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), 1);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s s", 3, "ok", "error", "not_opted_in",
+	    "message", "the project does not offer mysql.");
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), 0);
+	cr_expect_str_eq(mem_text(&m),
+	    "sbx: not_opted_in: the project does not offer mysql.\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	/* No error or message: still one line.  Controls are neutralised. */
+	obj_begin(&o);
+	pk(&o.p, "m s F s s", 2, "ok", "message", "bad\x1b]0;pwned\x07");
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), 0);
+	cr_expect_str_eq(mem_text(&m), "sbx: unknown: bad?]0;pwned?\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s s", 1, "ok", "yes");
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), -1);
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T", 1, "version", "0.1.0");
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), -1);
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "a T", 1);
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), -1);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(reply, ping_available_release)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s s s u", 3, "ok", "version", "1.2.3", "future", (uint64_t)7);
+	cr_expect_eq(sbxf_ping(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    0);
+	cr_expect_str_eq(mem_text(&m), "1.2.3\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a s s", 2, "ok", "services", 2, "postgres", "redis");
+	cr_expect_eq(sbxf_available(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), "postgres\nredis\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a", 2, "ok", "services", 0);
+	cr_expect_eq(sbxf_available(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a s u", 2, "ok", "services", 2, "postgres", 5);
+	cr_expect_eq(sbxf_available(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), -1);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s T", 2, "ok", "released");
+	cr_expect_eq(sbxf_release(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), "released\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s F", 2, "ok", "released");
+	cr_expect_eq(sbxf_release(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), "nothing to release\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T", 1, "ok");
+	cr_expect_eq(sbxf_release(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), -1);
+	cr_expect(strstr(err, "released") != NULL);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+static void
+pk_conn(msgpack_packer *p, const char *name, const char *host, uint64_t port,
+    const char *user, const char *pass, const char *db)
+{
+	pk(p, "s m", name, 5);
+	pk(p, "s s s u", "host", host, "port", port);
+	pk(p, "s s s s s s", "user", user, "password", pass, "database", db);
+}
+
+static const char env_expected[] =
+    "export POSTGRES_HOST=127.0.0.1\n"
+    "export POSTGRES_PORT=5432\n"
+    "export POSTGRES_USER=sbx\n"
+    "export POSTGRES_PASSWORD='p'\\''w d$x'\n"
+    "export POSTGRES_DATABASE=app\n"
+    "export POSTGRES_URL=postgresql://sbx:p%27w%20d%24x@127.0.0.1:5432/app\n"
+    "export REDIS_HOST=127.0.0.1\n"
+    "export REDIS_PORT=6379\n"
+    "export REDIS_USER=default\n"
+    "export REDIS_PASSWORD=0123456789abcdef\n"
+    "export REDIS_DATABASE=0\n"
+    "export REDIS_URL=redis://default:0123456789abcdef@127.0.0.1:6379/0\n"
+    "export MY_TCP_2_HOST=::1\n"
+    "export MY_TCP_2_PORT=7000\n"
+    "export MY_TCP_2_USER=''\n"
+    "export MY_TCP_2_PASSWORD=''\n"
+    "export MY_TCP_2_DATABASE=''\n";
+
+static const msgpack_object *
+sandbox_reply(struct obj *o)
+{
+	obj_begin(o);
+	pk(&o->p, "m s T s T s m", 3, "ok", "cached", "services", 3);
+	pk_conn(&o->p, "postgres", "127.0.0.1", 5432, "sbx", "p'w d$x", "app");
+	pk_conn(&o->p, "redis", "127.0.0.1", 6379, "default",
+	    "0123456789abcdef", "0");
+	pk_conn(&o->p, "my-tcp.2", "::1", 7000, "", "", "");
+	return obj_end(o);
+}
+
+Test(reply, env_lines)
+{
+	char err[128];
+	struct obj o;
+	struct mem m, w;
+
+	cr_assert_eq(sbxf_env(mem_open(&m), mem_open(&w), sandbox_reply(&o),
+	    err, sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), env_expected);
+	cr_expect_str_eq(mem_text(&w), "");
+	mem_free(&m);
+	mem_free(&w);
+	obj_free(&o);
+}
+
+/* What the CLI prints is what a POSIX shell ends up with after eval. */
+Test(reply, env_eval_roundtrip)
+{
+	char err[128], *out;
+	struct obj o;
+	struct mem m;
+
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, sandbox_reply(&o), err,
+	    sizeof(err)), 0);
+	out = sh_run("eval \"$1\"; printf '%s|%s|%s|%s|%s|%s' "
+	    "\"$POSTGRES_PASSWORD\" \"$POSTGRES_URL\" \"$REDIS_URL\" "
+	    "\"$MY_TCP_2_HOST\" \"$MY_TCP_2_USER\" \"${MY_TCP_2_URL-unset}\"",
+	    mem_text(&m));
+	cr_expect_str_eq(out, "p'w d$x|"
+	    "postgresql://sbx:p%27w%20d%24x@127.0.0.1:5432/app|"
+	    "redis://default:0123456789abcdef@127.0.0.1:6379/0|::1||unset");
+	free(out);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(reply, env_url_details)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	/* IPv6 host in brackets, port as a string, an explicit probe key,
+	 * no user: no '@'. */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 1);
+	pk(&o.p, "s m", "cache", 6);
+	pk(&o.p, "s s s s s s", "host", "::1", "port", "6380", "user", "");
+	pk(&o.p, "s s s s s s", "password", "", "database", "3", "probe",
+	    "redis");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect(strstr(mem_text(&m),
+	    "export CACHE_URL='redis://[::1]:6380/3'\n") != NULL, "%s", m.buf);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(reply, env_all_or_nothing)
+{
+	static const char *const bad_port[] = { "0", "65536", "12a", "" };
+	char err[128];
+	struct obj o;
+	struct mem m;
+	size_t i;
+
+	/* The second service has no port: nothing at all is printed. */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_conn(&o.p, "postgres", "127.0.0.1", 5432, "u", "p", "d");
+	pk(&o.p, "s m s s s s s s s s", "redis", 4, "host", "127.0.0.1",
+	    "user", "u", "password", "p", "database", "0");
+	cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), -1);
+	cr_expect_str_eq(mem_text(&m), "");
+	cr_expect(strstr(err, "REDIS") && strstr(err, "port"), "%s", err);
+	mem_free(&m);
+	obj_free(&o);
+
+	for (i = 0; i < sizeof(bad_port) / sizeof(bad_port[0]); i++) {
+		obj_begin(&o);
+		pk(&o.p, "m s T s m", 2, "ok", "services", 1);
+		pk(&o.p, "s m s s s s s s s s s s", "pg", 5, "host", "h",
+		    "port", bad_port[i], "user", "u", "password", "p",
+		    "database", "d");
+		cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+		    sizeof(err)), -1, "port '%s'", bad_port[i]);
+		cr_expect_str_eq(mem_text(&m), "");
+		mem_free(&m);
+		obj_free(&o);
+	}
+
+	/* A NUL inside a value cannot live in a shell variable. */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 1);
+	pk(&o.p, "s m s s s u s s s S s s", "pg", 5, "host", "h", "port",
+	    (uint64_t)1, "user", "u", "password", "a\0b", (size_t)3,
+	    "database", "d");
+	cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), -1);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+	obj_free(&o);
+
+	/* services must be a map (available's array is not). */
+	obj_begin(&o);
+	pk(&o.p, "m s T s a s", 2, "ok", "services", 1, "pg");
+	cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), -1);
+	mem_free(&m);
+	obj_free(&o);
+
+	/* An empty map prints nothing and is fine. */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 0);
+	cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(reply, env_name_collision_warns)
+{
+	char err[128];
+	struct obj o;
+	struct mem m, w;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_conn(&o.p, "pg-a", "h", 1, "u", "p", "d");
+	pk_conn(&o.p, "pg.a", "h", 2, "u", "p", "d");
+	cr_expect_eq(sbxf_env(mem_open(&m), mem_open(&w), obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect(strstr(mem_text(&w), "PG_A_") != NULL);
+	cr_expect(strstr(mem_text(&m), "export PG_A_PORT=2\n") != NULL);
+	mem_free(&m);
+	mem_free(&w);
+	obj_free(&o);
+}
+
+Test(reply, status_table)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a", 2, "ok", "sandboxes", 3);
+	pk(&o.p, "m s u s s s s s a s s s u s u", 6, "uid", (uint64_t)1000,
+	    "agent", "claude-1", "project", "shop", "services", 2,
+	    "postgres", "redis", "age_s", (uint64_t)3725, "idle_s",
+	    (uint64_t)42);
+	pk(&o.p, "m s u s s s s s a s s u s u", 6, "uid", (uint64_t)0,
+	    "agent", "a", "project", "very-long-project", "services", 1,
+	    "redis", "age_s", (uint64_t)90061, "idle_s", (uint64_t)0);
+	/* Missing and mistyped fields show as '?', no services as '-'. */
+	pk(&o.p, "m s s s a", 2, "agent", "x\x1by", "services", 0);
+	cr_assert_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    0);
+	cr_expect_str_eq(mem_text(&m),
+	    "UID   AGENT     PROJECT            SERVICES        AGE    IDLE\n"
+	    "1000  claude-1  shop               postgres,redis  1h02m  42s\n"
+	    "0     a         very-long-project  redis           1d01h  0s\n"
+	    "?     x?y       ?                  -               ?      ?\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a", 2, "ok", "sandboxes", 0);
+	cr_assert_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    0);
+	cr_expect_str_eq(mem_text(&m),
+	    "UID  AGENT  PROJECT  SERVICES  AGE  IDLE\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T", 1, "ok");
+	cr_expect_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    -1);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* ---- request packing -------------------------------------------------- */
+
+Test(request, pack)
+{
+	static const char *const svcs[] = { "postgres", "redis" };
+	struct sbxc_req r = { .op = "request_sandbox", .agent = "a1",
+	    .project = "p1", .services = svcs, .nservices = 2 };
+	const msgpack_object *o, *s;
+	msgpack_sbuffer sb;
+	msgpack_unpacked up;
+	size_t off = 0;
+
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request(&sb, &r), 0);
+	msgpack_unpacked_init(&up);
+	cr_assert_eq(msgpack_unpack_next(&up, sb.data, sb.size, &off),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(off, sb.size);
+	o = &up.data;
+	cr_assert_eq(o->type, MSGPACK_OBJECT_MAP);
+	cr_expect_eq(o->via.map.size, 4);
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "op"), "request_sandbox"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "agent"), "a1"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "project"), "p1"));
+	s = sbxc_map_get(o, "services");
+	cr_assert(s != NULL && s->type == MSGPACK_OBJECT_ARRAY);
+	cr_assert_eq(s->via.array.size, 2);
+	cr_expect(sbxc_str_eq(&s->via.array.ptr[1], "redis"));
+	cr_expect_null(sbxc_map_get(o, "nope"));
+	cr_expect_null(sbxc_map_get(&s->via.array.ptr[0], "op"));
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&sb);
+
+	/* ping: op only; no op: refused. */
+	msgpack_sbuffer_init(&sb);
+	r = (struct sbxc_req){ .op = "ping" };
+	cr_assert_eq(sbxc_pack_request(&sb, &r), 0);
+	cr_expect_eq(sb.size, 1 + 3 + 5);
+	r.op = NULL;
+	cr_expect_eq(sbxc_pack_request(&sb, &r), -1);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* ---- fake servers ----------------------------------------------------- */
+
+enum fake {
+	F_ECHO,		/* {ok: true, echo: <the request map>} */
+	F_SPLIT,	/* the same reply, one byte at a time, slowly */
+	F_SLOW,		/* the same reply after 700 ms */
+	F_TRUNC,	/* half a reply, then close */
+	F_SILENT,	/* reads the request, never answers */
+	F_NOTMAP,	/* [1, 2] */
+	F_STRING,	/* "hello" */
+	F_GARBAGE,	/* 0xc1: never valid msgpack */
+	F_CLOSE,	/* reads the request, closes */
+	F_EARLY,	/* reads nothing, answers bad_request at once, closes */
+	F_EXACT_MAX,	/* a reply of exactly SBXC_REPLY_MAX bytes */
+	F_OVER_MAX,	/* a reply that does not end within SBXC_REPLY_MAX */
+	F_TRAILING,	/* a reply, then junk that must be ignored */
+	F_CONN_ECHO,	/* F_ECHO after a delay, to outlast an EINTR storm */
+};
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static void
+write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(3);
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Reads one complete msgpack object (never waiting for EOF); returns it
+ * packed again in sb. */
+static void
+read_request(int fd, msgpack_sbuffer *sb)
+{
+	msgpack_unpacker up;
+	msgpack_unpacked obj;
+	msgpack_packer p;
+
+	if (!msgpack_unpacker_init(&up, 4096))
+		_exit(4);
+	msgpack_unpacked_init(&obj);
+	for (;;) {
+		ssize_t n;
+
+		if (!msgpack_unpacker_reserve_buffer(&up, 4096))
+			_exit(4);
+		n = read(fd, msgpack_unpacker_buffer(&up),
+		    msgpack_unpacker_buffer_capacity(&up));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(5);
+		msgpack_unpacker_buffer_consumed(&up, (size_t)n);
+		if (msgpack_unpacker_next(&up, &obj) == MSGPACK_UNPACK_SUCCESS)
+			break;
+	}
+	msgpack_packer_init(&p, sb, msgpack_sbuffer_write);
+	msgpack_pack_object(&p, obj.data);
+	msgpack_unpacked_destroy(&obj);
+	msgpack_unpacker_destroy(&up);
+}
+
+static void
+echo_reply(msgpack_sbuffer *out, const msgpack_sbuffer *req)
+{
+	msgpack_packer p;
+
+	msgpack_packer_init(&p, out, msgpack_sbuffer_write);
+	pk(&p, "m s T s", 2, "ok", "echo");
+	msgpack_sbuffer_write(out, req->data, req->size);
+}
+
+static void serve(int, enum fake) __attribute__((noreturn));
+
+static void
+serve(int fd, enum fake how)
+{
+	msgpack_sbuffer req, rep;
+	msgpack_packer p;
+	size_t i;
+	char *big;
+
+	msgpack_sbuffer_init(&req);
+	msgpack_sbuffer_init(&rep);
+	msgpack_packer_init(&p, &rep, msgpack_sbuffer_write);
+	if (how != F_EARLY)
+		read_request(fd, &req);
+	switch (how) {
+	case F_ECHO:
+	case F_TRAILING:
+		echo_reply(&rep, &req);
+		write_all(fd, rep.data, rep.size);
+		if (how == F_TRAILING)
+			write_all(fd, "\xc1\xc1junk", 6);
+		break;
+	case F_CONN_ECHO:
+	case F_SLOW:
+		sleep_ms(700);
+		echo_reply(&rep, &req);
+		write_all(fd, rep.data, rep.size);
+		break;
+	case F_SPLIT:
+		echo_reply(&rep, &req);
+		for (i = 0; i < rep.size; i++) {
+			write_all(fd, rep.data + i, 1);
+			sleep_ms(5);
+		}
+		break;
+	case F_TRUNC:
+		echo_reply(&rep, &req);
+		write_all(fd, rep.data, rep.size / 2);
+		break;
+	case F_SILENT:
+		for (;;)
+			pause();
+	case F_NOTMAP:
+		pk(&p, "a u u", 2, (uint64_t)1, (uint64_t)2);
+		write_all(fd, rep.data, rep.size);
+		break;
+	case F_STRING:
+		pk(&p, "s", "hello");
+		write_all(fd, rep.data, rep.size);
+		break;
+	case F_GARBAGE:
+		write_all(fd, "\xc1", 1);
+		sleep_ms(200);
+		break;
+	case F_CLOSE:
+		break;
+	case F_EARLY:
+		pk(&p, "m s F s s s s", 3, "ok", "error", "bad_request",
+		    "message", "the request is larger than 64 KiB.");
+		write_all(fd, rep.data, rep.size);
+		break;
+	case F_EXACT_MAX:
+	case F_OVER_MAX:
+		/* fixmap(2) "ok" true "pad" bin32: 1+3+1+4+5 = 14 bytes */
+		i = SBXC_REPLY_MAX - 14 + (how == F_OVER_MAX);
+		big = calloc(1, i);
+		if (big == NULL)
+			_exit(6);
+		pk(&p, "m s T s b", 2, "ok", "pad", big, i);
+		write_all(fd, rep.data, rep.size);
+		free(big);
+		break;
+	}
+	close(fd);
+	_exit(0);
+}
+
+/*
+ * Every test that talks to a fake server is killed by SIGALRM if it hangs
+ * (the library's own timeouts should always come first).
+ */
+static void
+watchdog(void)
+{
+	alarm(30);
+}
+
+/* A child serving one exchange on the other end of a socketpair. */
+static pid_t
+fake_pair(enum fake how, int *client)
+{
+	int sv[2];
+	pid_t pid;
+
+	watchdog();
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+	    0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		close(sv[0]);
+		serve(sv[1], how);
+	}
+	close(sv[1]);
+	*client = sv[0];
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGKILL);
+	(void)waitpid(pid, &st, 0);
+}
+
+static enum sbxc_status
+exchange_ping(enum fake how, int64_t timeout_ms, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	struct sbxc_req r = { .op = "ping" };
+	struct sbxc_opts o = { .timeout_ms = timeout_ms };
+	msgpack_sbuffer sb;
+	enum sbxc_status st;
+	pid_t pid;
+	int fd;
+
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request(&sb, &r), 0);
+	pid = fake_pair(how, &fd);
+	st = sbxc_exchange(fd, sb.data, sb.size, &o, reply, err);
+	close(fd);
+	reap(pid);
+	msgpack_sbuffer_destroy(&sb);
+	return st;
+}
+
+static void
+expect_echo_of_ping(const msgpack_unpacked *reply)
+{
+	const msgpack_object *e;
+
+	cr_assert_eq(reply->data.type, MSGPACK_OBJECT_MAP);
+	cr_expect(sbxc_map_get(&reply->data, "ok")->via.boolean);
+	e = sbxc_map_get(&reply->data, "echo");
+	cr_assert_not_null(e);
+	cr_expect_eq(e->type, MSGPACK_OBJECT_MAP);
+	cr_expect_eq(e->via.map.size, 1);
+	cr_expect(sbxc_str_eq(sbxc_map_get(e, "op"), "ping"));
+}
+
+Test(exchange, echo)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_assert_eq(exchange_ping(F_ECHO, 5000, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	expect_echo_of_ping(&reply);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, reply_one_byte_at_a_time)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_assert_eq(exchange_ping(F_SPLIT, 5000, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	expect_echo_of_ping(&reply);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, trailing_bytes_ignored)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_assert_eq(exchange_ping(F_TRAILING, 5000, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	expect_echo_of_ping(&reply);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, truncated_reply)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_expect_eq(exchange_ping(F_TRUNC, 5000, &reply, &err), SBXC_EPROTO);
+	cr_expect_eq(err.status, SBXC_EPROTO);
+	cr_expect(strstr(err.msg, "truncated") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);	/* harmless on failure */
+}
+
+Test(exchange, closed_without_reply)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_expect_eq(exchange_ping(F_CLOSE, 5000, &reply, &err), SBXC_EPROTO);
+	cr_expect(strstr(err.msg, "without a reply") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, silent_server_times_out)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	int64_t t0 = sbxc_now_ms(), dt;
+
+	cr_expect_eq(exchange_ping(F_SILENT, 300, &reply, &err),
+	    SBXC_ETIMEOUT);
+	dt = sbxc_now_ms() - t0;
+	cr_expect(dt >= 290 && dt < 3000, "took %lld ms", (long long)dt);
+	cr_expect(strstr(err.msg, "300 ms") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, reply_not_a_map)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_expect_eq(exchange_ping(F_NOTMAP, 5000, &reply, &err), SBXC_EPROTO);
+	cr_expect(strstr(err.msg, "not a msgpack map") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);
+	cr_expect_eq(exchange_ping(F_STRING, 5000, &reply, &err), SBXC_EPROTO);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, garbage_reply)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_expect_eq(exchange_ping(F_GARBAGE, 5000, &reply, &err),
+	    SBXC_EPROTO);
+	cr_expect(strstr(err.msg, "not valid msgpack") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);
+}
+
+Test(exchange, reply_size_limit)
+{
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	const msgpack_object *pad;
+
+	cr_assert_eq(exchange_ping(F_EXACT_MAX, 10000, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	pad = sbxc_map_get(&reply.data, "pad");
+	cr_assert_not_null(pad);
+	cr_expect_eq(pad->via.bin.size, SBXC_REPLY_MAX - 14);
+	msgpack_unpacked_destroy(&reply);
+
+	cr_expect_eq(exchange_ping(F_OVER_MAX, 10000, &reply, &err),
+	    SBXC_EPROTO);
+	cr_expect(strstr(err.msg, "larger than") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);
+}
+
+/* The server answers before taking the whole request (as the broker does
+ * for an oversized one) and closes: the client still hears the answer. */
+Test(exchange, early_answer_to_a_large_request)
+{
+	struct sbxc_opts o = { .timeout_ms = 10000 };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	size_t len = 4 << 20;
+	char *req = calloc(1, len);
+	pid_t pid;
+	int fd;
+
+	cr_assert_not_null(req);
+	req[0] = '\xc6';			/* bin32 of len - 5 bytes */
+	req[1] = (char)(((len - 5) >> 24) & 0xff);
+	req[2] = (char)(((len - 5) >> 16) & 0xff);
+	req[3] = (char)(((len - 5) >> 8) & 0xff);
+	req[4] = (char)((len - 5) & 0xff);
+	pid = fake_pair(F_EARLY, &fd);
+	cr_assert_eq(sbxc_exchange(fd, req, len, &o, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	cr_expect(sbxc_str_eq(sbxc_map_get(&reply.data, "error"),
+	    "bad_request"));
+	msgpack_unpacked_destroy(&reply);
+	close(fd);
+	reap(pid);
+	free(req);
+}
+
+struct ticks {
+	int	 n;
+	int64_t	 last;
+	int	 monotonic;
+};
+
+static void
+count_tick(void *arg, int64_t elapsed)
+{
+	struct ticks *t = arg;
+
+	if (elapsed < t->last)
+		t->monotonic = 0;
+	t->last = elapsed;
+	t->n++;
+}
+
+Test(exchange, progress_ticks)
+{
+	struct ticks t = { 0, 0, 1 };
+	struct sbxc_opts o = { .timeout_ms = 5000, .tick = count_tick,
+	    .tick_arg = &t, .tick_ms = 100 };
+	struct sbxc_req r = { .op = "ping" };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	msgpack_sbuffer sb;
+	int64_t t0, dt;
+	pid_t pid;
+	int fd;
+
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request(&sb, &r), 0);
+	pid = fake_pair(F_SLOW, &fd);
+	t0 = sbxc_now_ms();
+	cr_assert_eq(sbxc_exchange(fd, sb.data, sb.size, &o, &reply, &err),
+	    SBXC_OK, "%s", err.msg);
+	dt = sbxc_now_ms() - t0;
+	/* one tick per 100 ms waited, none early */
+	cr_expect(t.n >= 4 && t.n <= dt / 100 + 1, "%d ticks in %lld ms", t.n,
+	    (long long)dt);
+	cr_expect(t.last >= 500, "last tick at %lld", (long long)t.last);
+	cr_expect(t.monotonic);
+	msgpack_unpacked_destroy(&reply);
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+	reap(pid);
+}
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Signals without SA_RESTART interrupt poll() every few ms (sent by a
+ * pinger child): the exchange neither fails nor ends early.
+ */
+Test(exchange, eintr_storm)
+{
+	struct sigaction sa;
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	pid_t parent = getpid(), pinger;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	pinger = fork();
+	cr_assert_neq(pinger, -1);
+	if (pinger == 0) {
+		for (;;) {
+			if (kill(parent, SIGUSR1) == -1)
+				_exit(0);
+			sleep_ms(3);
+		}
+	}
+	cr_expect_eq(exchange_ping(F_CONN_ECHO, 5000, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	reap(pinger);
+	expect_echo_of_ping(&reply);
+	msgpack_unpacked_destroy(&reply);
+}
+
+/* ---- sbxc_call over a real Unix socket -------------------------------- */
+
+struct sockdir {
+	char	dir[64];
+	char	path[128];
+};
+
+static void
+sockdir_make(struct sockdir *d)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->dir, sizeof(d->dir), "/tmp/sbxc-test.XXXXXX");
+	cr_assert_not_null(mkdtemp(d->dir));
+	snprintf(d->path, sizeof(d->path), "%s/sock", d->dir);
+}
+
+static void
+sockdir_remove(struct sockdir *d)
+{
+	unlink(d->path);
+	rmdir(d->dir);
+}
+
+static int
+bind_at(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_neq(fd, -1);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s",
+	    strerror(errno));
+	return fd;
+}
+
+/* Listens at path and serves one connection as `how`. */
+static pid_t
+fake_listener(const char *path, enum fake how)
+{
+	int lfd = bind_at(path);
+	pid_t pid;
+
+	watchdog();
+	cr_assert_eq(listen(lfd, 4), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int cfd = accept(lfd, NULL, NULL);
+
+		if (cfd == -1)
+			_exit(7);
+		close(lfd);
+		serve(cfd, how);
+	}
+	close(lfd);
+	return pid;
+}
+
+Test(call, request_sandbox_roundtrip)
+{
+	static const char *const svcs[] = { "postgres", "redis" };
+	struct sbxc_req r = { .op = "request_sandbox", .agent = "agent-1",
+	    .project = "shop", .services = svcs, .nservices = 2 };
+	struct sbxc_opts o = { .timeout_ms = 5000 };
+	const msgpack_object *e, *s;
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	struct sockdir d;
+	pid_t pid;
+
+	sockdir_make(&d);
+	pid = fake_listener(d.path, F_ECHO);
+	cr_assert_eq(sbxc_call(d.path, &r, &o, &reply, &err), SBXC_OK, "%s",
+	    err.msg);
+	e = sbxc_map_get(&reply.data, "echo");
+	cr_assert_not_null(e);
+	cr_expect_eq(e->via.map.size, 4);
+	cr_expect(sbxc_str_eq(sbxc_map_get(e, "op"), "request_sandbox"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(e, "agent"), "agent-1"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(e, "project"), "shop"));
+	s = sbxc_map_get(e, "services");
+	cr_assert(s != NULL && s->type == MSGPACK_OBJECT_ARRAY &&
+	    s->via.array.size == 2);
+	cr_expect(sbxc_str_eq(&s->via.array.ptr[0], "postgres"));
+	msgpack_unpacked_destroy(&reply);
+	reap(pid);
+	sockdir_remove(&d);
+}
+
+Test(call, default_options)
+{
+	struct sbxc_req r = { .op = "ping" };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	struct sockdir d;
+	pid_t pid;
+
+	sockdir_make(&d);
+	pid = fake_listener(d.path, F_ECHO);
+	cr_assert_eq(sbxc_call(d.path, &r, NULL, &reply, &err), SBXC_OK, "%s",
+	    err.msg);
+	expect_echo_of_ping(&reply);
+	msgpack_unpacked_destroy(&reply);
+	reap(pid);
+	sockdir_remove(&d);
+}
+
+Test(call, no_socket)
+{
+	struct sbxc_req r = { .op = "ping" };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	struct sockdir d;
+
+	sockdir_make(&d);
+	cr_expect_eq(sbxc_call(d.path, &r, NULL, &reply, &err),
+	    SBXC_ECONNECT);
+	cr_expect_eq(err.sys_errno, ENOENT);
+	cr_expect(strstr(err.msg, d.path) != NULL, "%s", err.msg);
+	cr_expect_null(strchr(err.msg, '\n'));
+	msgpack_unpacked_destroy(&reply);
+	sockdir_remove(&d);
+}
+
+Test(call, refused)
+{
+	struct sbxc_req r = { .op = "ping" };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	struct sockdir d;
+	int fd;
+
+	sockdir_make(&d);
+	fd = bind_at(d.path);			/* bound, not listening */
+	cr_expect_eq(sbxc_call(d.path, &r, NULL, &reply, &err),
+	    SBXC_ECONNECT);
+	cr_expect_eq(err.sys_errno, ECONNREFUSED);
+	close(fd);
+	sockdir_remove(&d);
+}
+
+Test(call, path_too_long)
+{
+	struct sbxc_req r = { .op = "ping" };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	char path[200];
+
+	memset(path, 'x', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	cr_expect_eq(sbxc_call(path, &r, NULL, &reply, &err), SBXC_ECONNECT);
+	cr_expect_eq(err.sys_errno, ENAMETOOLONG);
+	cr_expect_eq(sbxc_call("", &r, NULL, &reply, &err), SBXC_ECONNECT);
+}
+
+/* Over 64 KiB is refused before connecting. */
+Test(call, request_too_large)
+{
+	static char names[2000][64];
+	const char *svcs[2000];
+	struct sbxc_req r = { .op = "request_sandbox", .agent = "a",
+	    .project = "p", .services = svcs, .nservices = 2000 };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	size_t i;
+
+	for (i = 0; i < 2000; i++) {
+		memset(names[i], 'a', 63);
+		svcs[i] = names[i];
+	}
+	cr_expect_eq(sbxc_call("/nonexistent/sock", &r, NULL, &reply, &err),
+	    SBXC_EREQUEST);
+	cr_expect(strstr(err.msg, "larger") != NULL, "%s", err.msg);
+	r.op = NULL;
+	cr_expect_eq(sbxc_call("/nonexistent/sock", &r, NULL, &reply, &err),
+	    SBXC_EREQUEST);
+}
+
+Test(call, null_err_is_fine)
+{
+	struct sbxc_req r = { .op = "ping" };
+	msgpack_unpacked reply;
+
+	cr_expect_eq(sbxc_call("/nonexistent/sock", &r, NULL, &reply, NULL),
+	    SBXC_ECONNECT);
+	cr_expect_str_eq(sbxc_status_name(SBXC_ETIMEOUT), "timeout");
+}

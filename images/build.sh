@@ -1,0 +1,292 @@
+#!/bin/sh
+# images/build.sh - build sbx's service images from Debian packages only:
+# no registry, no Dockerfile, no base image.
+#
+#   build.sh tar SVC OUT           OUT/SVC.tar, a root file system
+#   build.sh import SVC OUT IMAGE  podman import OUT/SVC.tar as IMAGE and
+#                                  record its id in OUT/SVC.id (skipped when
+#                                  IMAGE already is that import; FORCE=1 redoes)
+#
+# SVC is postgres or redis.  Root only (mmdebstrap root mode, chroot).
+#
+# How: `mmdebstrap --variant=extract` unpacks the packages and their hard
+# dependencies from the host's apt sources (no mirror argument: it uses
+# /etc/apt/sources.list[.d]); no maintainer script runs, which makes it
+# several times faster than an installed chroot. Then we drop the files of
+# the packages a server does not need at run time (perl, debconf, dpkg, the
+# postgresql-common wrappers, LLVM for JIT, ...), check that every ELF file
+# left still resolves its libraries, write passwd/group with a fixed service
+# uid (999: the image USER, which podman's tmpfs option U gives the tmpfs),
+# add the entrypoint, and for
+# postgres prebuild an empty cluster template (no role has a password; the
+# credentials are set when the container starts).
+set -eu
+
+SVC_UID=999
+here=$(cd "$(dirname "$0")" && pwd)
+
+die() { printf 'images/build.sh: %s\n' "$*" >&2; exit 1; }
+log() { printf '  IMG %s\n' "$*"; }
+
+# Files never wanted in an image, and big files of packages that are hard
+# dependencies but unused here (JIT: libLLVM, libz3, bitcode; i18n: locales).
+# Deleted after extraction: mmdebstrap's path-exclude doubles its run time.
+PRUNE='
+usr/share/man usr/share/info usr/share/locale usr/share/i18n
+usr/share/lintian usr/share/bash-completion usr/share/bug usr/share/menu
+usr/share/gdb usr/share/pixmaps usr/share/polkit-1 usr/share/perl
+usr/lib/x86_64-linux-gnu/perl usr/lib/x86_64-linux-gnu/gconv
+usr/lib/x86_64-linux-gnu/libLLVM-* usr/lib/x86_64-linux-gnu/libz3.so*
+usr/lib/postgresql/*/lib/bitcode usr/lib/postgresql/*/lib/llvmjit*
+'
+
+# Packages pulled in as hard dependencies whose files we delete: maintainer
+# script machinery (never run: extract variant) and the perl wrappers.
+DROP_COMMON='adduser debconf debianutils dpkg init-system-helpers lsb-base
+passwd libsemanage2 libsemanage-common libpam-modules libpam-modules-bin
+perl perl-base perl-modules-5.36 libperl5.36 libgdbm6 libgdbm-compat4
+libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl
+sensible-utils sysvinit-utils tar usrmerge'
+
+svc_config() {
+	case $1 in
+	postgres)
+		PKGS='base-files dash coreutils postgresql-15'
+		DROP="$DROP_COMMON libjson-perl libc-l10n locales libllvm14 libz3-4
+		    openssl postgresql-common postgresql-client-common ssl-cert ucf"
+		PGBIN=/usr/lib/postgresql/15/bin
+		ELF_DIRS="$PGBIN /usr/lib/postgresql/15/lib /bin /usr/bin"
+		;;
+	redis)
+		PKGS='base-files dash coreutils sed redis-server'
+		DROP="$DROP_COMMON"
+		ELF_DIRS="/bin /usr/bin"
+		;;
+	*)	die "unknown service: $1" ;;
+	esac
+}
+
+# /etc/passwd and /etc/group: root, the service user, nobody.
+write_users() {
+	root=$1 name=$2 gecos=$3 home=$4
+	printf '%s\n' \
+	    'root:x:0:0:root:/root:/bin/sh' \
+	    "$name:x:$SVC_UID:$SVC_UID:$gecos:$home:/bin/sh" \
+	    'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \
+	    > "$root/etc/passwd"
+	printf '%s\n' 'root:x:0:' "$name:x:$SVC_UID:" 'nogroup:x:65534:' \
+	    > "$root/etc/group"
+	chmod 0644 "$root/etc/passwd" "$root/etc/group"
+	mkdir -p "$root/root"
+	chmod 0700 "$root/root"
+}
+
+# Delete the non-directory files of the packages in $DROP, using the .debs
+# mmdebstrap left in var/cache/apt/archives.
+drop_packages() {
+	root=$1
+	for p in $DROP; do
+		for deb in "$root"/var/cache/apt/archives/"$p"_*.deb; do
+			[ -e "$deb" ] || continue
+			dpkg-deb --fsys-tarfile "$deb" | tar -t
+		done
+	done | grep -v '/$' | sed -n 's|^\./||p' |
+	    (cd "$root" && xargs -r -d '\n' rm -f --)
+	rm -rf "${root:?}/var/cache/apt" "$root/var/lib/apt" "$root/var/log/apt" \
+	    "$root/var/lib/dpkg" "$root/var/log/dpkg.log" "$root/etc/apt" \
+	    "$root/etc/dpkg" "$root/etc/perl" "$root/etc/hostname" \
+	    "$root/etc/resolv.conf"
+	# Leftover empty directories of dropped packages.
+	find "$root/usr/share" "$root/usr/lib" "$root/etc" -depth -type d \
+	    -empty -delete 2>/dev/null || true
+	mkdir -p "$root/tmp" "$root/dev/shm"
+	chmod 1777 "$root/tmp" "$root/dev/shm"	# for initdb; /dev is podman's
+}
+
+# Every ELF file left must find all its libraries (catches an overeager DROP).
+check_libs() {
+	root=$1
+	bad=0
+	for d in $ELF_DIRS; do
+		for f in "$root$d"/*; do
+			{ [ -f "$f" ] && [ ! -L "$f" ]; } || continue
+			head -c 4 "$f" | grep -q 'ELF' || continue
+			out=$(chroot "$root" /lib64/ld-linux-x86-64.so.2 --list \
+			    "${f#"$root"}" 2>&1) || true
+			case $out in
+			*"not found"*|*"No such file"*)
+				printf '%s:\n%s\n' "${f#"$root"}" "$out" >&2
+				bad=1 ;;
+			esac
+		done
+	done
+	[ $bad -eq 0 ] || die "missing libraries in the $SVC image (see above)"
+}
+
+# An empty cluster, prebuilt so that a container start is a copy plus one
+# single-user session. No role has a password; pg_hba allows nothing but
+# scram-sha-256 over TCP; there is no unix socket.
+postgres_template() {
+	root=$1
+	tmpl=/var/lib/postgresql/template
+	# The tmpfs goes on /srv/pgdata, which the image lacks: on an existing
+	# directory runc would impose that directory's mode on the tmpfs.
+	# var/lib/postgresql/data is the fallback when there is no tmpfs.
+	mkdir -p "$root/var/lib/postgresql/data"
+	chown -R $SVC_UID:$SVC_UID "$root/var/lib/postgresql"
+	chmod 0700 "$root/var/lib/postgresql/data"
+	as_pg() {
+		chroot --userspec=$SVC_UID:$SVC_UID "$root" /usr/bin/env -i \
+		    PATH="$PGBIN:/usr/bin:/bin" LC_ALL=C HOME=/var/lib/postgresql "$@"
+	}
+	pglog=$OUT/postgres.initdb.log
+	as_pg "$PGBIN/initdb" -D $tmpl -U postgres -E UTF8 --locale=C \
+	    --auth=trust --no-sync --no-instructions --wal-segsize=1 \
+	    >"$pglog" 2>&1 || { cat "$pglog" >&2; die "initdb failed"; }
+	cat >> "$root$tmpl/postgresql.conf" <<-'EOF'
+
+	# --- sbx: a throwaway database on tmpfs ---
+	listen_addresses = '*'
+	port = 5432
+	unix_socket_directories = ''
+	ssl = off
+	password_encryption = scram-sha-256
+	max_connections = 50
+	shared_buffers = 64MB
+	huge_pages = off
+	dynamic_shared_memory_type = posix
+	jit = off
+	fsync = off
+	synchronous_commit = off
+	full_page_writes = off
+	wal_level = minimal
+	max_wal_senders = 0
+	max_wal_size = 256MB
+	min_wal_size = 16MB
+	logging_collector = off
+	log_destination = 'stderr'
+	log_timezone = 'UTC'
+	log_checkpoints = off
+	timezone = 'UTC'
+	EOF
+	printf '%s\n' '# sbx: password logins over TCP only.' \
+	    'host all all 0.0.0.0/0 scram-sha-256' \
+	    'host all all ::/0      scram-sha-256' > "$root$tmpl/pg_hba.conf"
+	# The default database; the entrypoint renames it to SBX_DATABASE.
+	printf 'CREATE DATABASE sbx STRATEGY FILE_COPY;\n' |
+	    as_pg "$PGBIN/postgres" --single -D $tmpl -c exit_on_error=on \
+	    postgres >>"$pglog" 2>&1 || { cat "$pglog" >&2; die "CREATE DATABASE failed"; }
+	# Clean shutdown above: drop the WAL it left (less to copy at start).
+	as_pg "$PGBIN/pg_resetwal" -D $tmpl >>"$pglog" 2>&1 ||
+	    { cat "$pglog" >&2; die "pg_resetwal failed"; }
+	rm -f "$pglog"
+	rm -f "$root$tmpl/postmaster.opts" "$root$tmpl/postmaster.pid"
+	rm -rf "$root$tmpl/log"
+}
+
+build_tar() {
+	SVC=$1 OUT=$2
+	svc_config "$SVC"
+	command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (contrib/setup-host.sh)"
+	[ "$(id -u)" -eq 0 ] || die "must run as root"
+	mkdir -p "$OUT"
+	OUT=$(cd "$OUT" && pwd)
+	root=$OUT/$SVC.rootfs
+	rm -rf "$root" "$OUT/$SVC.tar.tmp"
+	# shellcheck disable=SC2086,SC2116 # squeeze the whitespace
+	log "$SVC: mmdebstrap --variant=extract $(echo $PKGS)"
+	# No mirror argument: the host's apt sources are used.
+	# shellcheck disable=SC2086
+	mmdebstrap --quiet --variant=extract --skip=cleanup/apt/cache \
+	    --aptopt='APT::Install-Recommends "false"' \
+	    --include="$(printf '%s,' $PKGS)" bookworm "$root"
+	# shellcheck disable=SC2086 # the globs are meant
+	(cd "${root:?}" && rm -rf $PRUNE)
+	# /usr/share/doc: only the licences stay.
+	find "$root/usr/share/doc" ! -type d ! -name copyright -delete
+	drop_packages "$root"
+	check_libs "$root"
+	mkdir -p "$root/usr/local/bin"
+	install -m 0755 "$here/$SVC/entrypoint.sh" "$root/usr/local/bin/sbx-entrypoint"
+	case $SVC in
+	postgres)
+		write_users "$root" postgres 'PostgreSQL administrator' /var/lib/postgresql
+		postgres_template "$root"
+		;;
+	redis)
+		write_users "$root" redis 'Redis' /var/lib/redis
+		# The tmpfs goes on /srv/redis, absent (see postgres_template);
+		# /var/lib/redis is the fallback when there is no tmpfs.
+		mkdir -p "$root/var/lib/redis"
+		chown $SVC_UID:$SVC_UID "$root/var/lib/redis"
+		chmod 0700 "$root/var/lib/redis"
+		;;
+	esac
+	mkdir -p "$root/run"
+	[ -e "$root/var/run" ] || ln -s ../run "$root/var/run"
+	# podman provides /dev; the device nodes mmdebstrap made are not wanted.
+	rm -rf "${root:?}/dev"
+	mkdir -m 0755 "$root/dev"
+	log "$SVC: $(du -sh "$root" | cut -f1) root file system, writing $SVC.tar"
+	tar --numeric-owner --sort=name -C "$root" -cf "$OUT/$SVC.tar.tmp" .
+	mv "$OUT/$SVC.tar.tmp" "$OUT/$SVC.tar"
+	rm -rf "$root"
+}
+
+# podman import with the image's run-time config. The monitor runs it with
+# --cap-drop all and no-new-privileges: USER is the service uid from the start.
+import_tar() {
+	SVC=$1 OUT=$2 IMAGE=$3
+	tarf=$OUT/$SVC.tar idf=$OUT/$SVC.id
+	[ -f "$tarf" ] || die "$tarf is missing"
+	old=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+	# shellcheck disable=SC3013 # dash has -nt
+	if [ -z "${FORCE:-}" ] && [ -n "$old" ] && [ -f "$idf" ] &&
+	    [ "$(cat "$idf")" = "$old" ] && [ "$idf" -nt "$tarf" ]; then
+		log "$IMAGE is up to date"
+		return 0
+	fi
+	path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	case $SVC in
+	postgres)
+		set -- --change 'STOPSIGNAL SIGINT' --change 'EXPOSE 5432' \
+		    --change 'WORKDIR /var/lib/postgresql' \
+		    --change "ENV PATH=/usr/lib/postgresql/15/bin:$path" ;;
+	redis)
+		set -- --change 'STOPSIGNAL SIGTERM' --change 'EXPOSE 6379' \
+		    --change 'WORKDIR /var/lib/redis' --change "ENV PATH=$path" ;;
+	*)	die "unknown service: $SVC" ;;
+	esac
+	log "$SVC: podman import $IMAGE"
+	podman import --quiet "$@" \
+	    --change "USER $SVC_UID:$SVC_UID" \
+	    --change 'ENTRYPOINT ["/usr/local/bin/sbx-entrypoint"]' \
+	    --change "LABEL org.opencontainers.image.title=sbx-$SVC" \
+	    --message "sbx-$SVC from Debian bookworm packages" \
+	    "$tarf" "$IMAGE" >/dev/null
+	new=$(podman image inspect --format '{{.Id}}' "$IMAGE")
+	printf '%s\n' "$new" > "$idf"
+	# The previous build, now untagged; kept if a container still uses it.
+	if [ -n "$old" ] && [ "$old" != "$new" ]; then
+		podman rmi "$old" >/dev/null 2>&1 || true
+	fi
+	log "$IMAGE: $(podman image inspect --format '{{.Size}}' "$IMAGE" |
+	    awk '{ printf "%.0f MB", $1 / 1e6 }')"
+}
+
+# One build or import per service at a time (a shared checkout).
+lock() {
+	mkdir -p "$1"
+	exec 9>"$1/$2.lock"
+	flock 9
+}
+
+case ${1:-} in
+tar)	[ $# -eq 3 ] || die "usage: build.sh tar SVC OUT"
+	lock "$3" "$2"
+	build_tar "$2" "$3" ;;
+import)	[ $# -eq 4 ] || die "usage: build.sh import SVC OUT IMAGE"
+	lock "$3" "$2"
+	import_tar "$2" "$3" "$4" ;;
+*)	die "usage: build.sh tar SVC OUT | import SVC OUT IMAGE" ;;
+esac

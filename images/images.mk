@@ -1,0 +1,37 @@
+# images/images.mk - `make images`: the service images, built from Debian
+# packages with mmdebstrap and imported into podman (no registry needed).
+# Included by GNUmakefile. Root only.
+#
+#   make images            build what changed, import what is missing
+#   make images FORCE=1    rebuild and re-import both
+#   make images-postgres   localhost/sbx-postgres:15
+#   make images-redis      localhost/sbx-redis:7
+#
+# $(IMG_O)/SVC.tar is the root file system (rebuilt when its inputs change);
+# $(IMG_O)/SVC.id is the stamp: the id podman gave the last import. The
+# import is skipped while the image under that tag still has that id and
+# the stamp is newer than the tar. `make -j2 images` builds both at once.
+
+IMG_O		 = $(O)/images
+IMG_POSTGRES	?= localhost/sbx-postgres:15
+IMG_REDIS	?= localhost/sbx-redis:7
+IMG_DEPS	 = images/build.sh images/images.mk
+
+$(IMG_O)/postgres.tar: images/postgres/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-force)
+	@sh images/build.sh tar postgres $(IMG_O)
+$(IMG_O)/redis.tar: images/redis/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-force)
+	@sh images/build.sh tar redis $(IMG_O)
+
+images-postgres: $(IMG_O)/postgres.tar
+	@FORCE=$(FORCE) sh images/build.sh import postgres $(IMG_O) $(IMG_POSTGRES)
+images-redis: $(IMG_O)/redis.tar
+	@FORCE=$(FORCE) sh images/build.sh import redis $(IMG_O) $(IMG_REDIS)
+
+images: images-postgres images-redis
+
+images-force:
+
+images-clean:
+	rm -rf $(IMG_O)
+
+.PHONY: images images-postgres images-redis images-force images-clean

@@ -1,0 +1,83 @@
+#!/bin/sh
+# sbx-entrypoint (postgres): runs as postgres (uid 999) with no capabilities.
+#
+# 1. copy the prebuilt, password-less cluster template onto the tmpfs at
+#    SBX_DATA_DIR (default /srv/pgdata, a path the image lacks so that podman
+#    honours the tmpfs mode=; mode=0700,U or mode=1777 both work: PGDATA is
+#    a 0700 subdirectory). Without a tmpfs there, the container's own
+#    /var/lib/postgresql/data is used (slower, but it works);
+# 2. one single-user session creates the login role SBX_USER (superuser,
+#    scram-sha-256 password SBX_PASSWORD) and renames the prebuilt database
+#    "sbx" to SBX_DATABASE. The SQL travels on a pipe: the password is never
+#    in any argv, and log_min_error_statement=panic keeps it out of the log;
+# 3. exec the server as PID 1 (stop signal SIGINT: fast shutdown).
+#
+# Extra container args are passed to the server, e.g. `-c work_mem=64MB`.
+set -eu
+umask 077
+
+BIN=/usr/lib/postgresql/15/bin
+TEMPLATE=/var/lib/postgresql/template
+RUNDIR=${SBX_DATA_DIR:-/srv/pgdata}
+# shellcheck disable=SC2016 # a dollar quote for the password, literally
+TAG='$sbx_pw$'
+
+die() { printf 'sbx-entrypoint: %s\n' "$*" >&2; exit 1; }
+
+if [ ! -d "$RUNDIR" ]; then
+	printf 'sbx-entrypoint: no tmpfs at %s, using the container file system\n' \
+	    "$RUNDIR" >&2
+	RUNDIR=/var/lib/postgresql/data
+fi
+PGDATA=$RUNDIR/pgdata
+
+pw=${SBX_PASSWORD:-}
+user=${SBX_USER:-sbx}
+db=${SBX_DATABASE:-$user}
+unset SBX_PASSWORD	# the server does not inherit it
+
+ident_ok() {
+	case $1 in ''|*[!A-Za-z0-9_.-]*) return 1 ;; esac
+	[ ${#1} -le 63 ]
+}
+
+if [ ! -f "$PGDATA/PG_VERSION" ]; then
+	[ -n "$pw" ] || die "SBX_PASSWORD is not set"
+	nl='
+'
+	cr=$(printf '\r')
+	case $pw in
+	*"$nl"*|*"$cr"*|*"$TAG"*) die "SBX_PASSWORD contains a forbidden sequence" ;;
+	esac
+	ident_ok "$user" || die "SBX_USER must be 1-63 of [A-Za-z0-9_.-]"
+	ident_ok "$db" || die "SBX_DATABASE must be 1-63 of [A-Za-z0-9_.-]"
+	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
+
+	cp -a "$TEMPLATE" "$PGDATA.tmp"
+	chmod 0700 "$PGDATA.tmp"
+	{
+		if [ "$user" = postgres ]; then
+			printf 'ALTER ROLE "postgres" PASSWORD %s%s%s;\n\n' "$TAG" "$pw" "$TAG"
+		else
+			printf 'CREATE ROLE "%s" LOGIN SUPERUSER PASSWORD %s%s%s;\n\n' \
+			    "$user" "$TAG" "$pw" "$TAG"
+		fi
+		case $db in
+		sbx)	;;
+		postgres|template0|template1)
+			printf 'DROP DATABASE sbx;\n\n' ;;
+		*)	printf 'ALTER DATABASE sbx RENAME TO "%s";\n\n' "$db" ;;
+		esac
+		case $db in
+		template0|template1) ;;
+		*)	printf 'ALTER DATABASE "%s" OWNER TO "%s";\n\n' "$db" "$user" ;;
+		esac
+	} | "$BIN/postgres" --single -j -D "$PGDATA.tmp" \
+	    -c exit_on_error=on -c log_min_error_statement=panic \
+	    -c log_min_messages=warning postgres >/dev/null ||
+	    die "could not set up role $user and database $db"
+	mv "$PGDATA.tmp" "$PGDATA"
+fi
+pw=
+
+exec "$BIN/postgres" -D "$PGDATA" "$@"
