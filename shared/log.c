@@ -32,6 +32,9 @@ log_setident(const char *ident)
 	log_ident = ident;
 }
 
+static void vlog(int, const char *, va_list, int)
+    __attribute__((format(printf, 2, 0)));
+
 static void
 vlog(int pri, const char *fmt, va_list ap, int with_errno)
 {
