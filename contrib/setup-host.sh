@@ -46,7 +46,8 @@ ensure() {
 	skip { if ($0 ~ /\]/) skip = 0; next }
 	insect && $0 ~ "^[ \t]*#?[ \t]*" key "[ \t]*=" {
 		if ($0 ~ /^[ \t]*#/) { print; next }	# a commented example
-		if (!done) print line
+		a = $0; b = line; gsub(/[ \t]/, "", a); gsub(/[ \t]/, "", b)
+		if (!done) print (a == b ? $0 : line)	# keep an equal one as is
 		done = 1
 		v = $0; sub(/^[^=]*=[ \t]*/, "", v)
 		if (v ~ /^\[/ && v !~ /\]/) skip = 1

@@ -4,8 +4,9 @@
 #
 #   build.sh tar SVC OUT           OUT/SVC.tar, a root file system
 #   build.sh import SVC OUT IMAGE  podman import OUT/SVC.tar as IMAGE and
-#                                  record its id in OUT/SVC.id (skipped when
-#                                  IMAGE already is that import; FORCE=1 redoes)
+#                                  record its id (and the tar's size and mtime)
+#                                  in OUT/SVC.id; skipped when IMAGE already is
+#                                  that import of that tar; FORCE=1 redoes it
 #
 # SVC is postgres or redis.  Root only (mmdebstrap root mode, chroot).
 #
@@ -240,9 +241,10 @@ import_tar() {
 	tarf=$OUT/$SVC.tar idf=$OUT/$SVC.id
 	[ -f "$tarf" ] || die "$tarf is missing"
 	old=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
-	# shellcheck disable=SC3013 # dash has -nt
+	# The stamp: the image id podman gave the import, and which tar it was.
+	tarstat=$(stat -c '%s %y' "$tarf")
 	if [ -z "${FORCE:-}" ] && [ -n "$old" ] && [ -f "$idf" ] &&
-	    [ "$(cat "$idf")" = "$old" ] && [ "$idf" -nt "$tarf" ]; then
+	    [ "$(cat "$idf")" = "$old $tarstat" ]; then
 		log "$IMAGE is up to date"
 		return 0
 	fi
@@ -265,7 +267,7 @@ import_tar() {
 	    --message "sbx-$SVC from Debian bookworm packages" \
 	    "$tarf" "$IMAGE" >/dev/null
 	new=$(podman image inspect --format '{{.Id}}' "$IMAGE")
-	printf '%s\n' "$new" > "$idf"
+	printf '%s %s\n' "$new" "$tarstat" > "$idf"
 	# The previous build, now untagged; kept if a container still uses it.
 	if [ -n "$old" ] && [ "$old" != "$new" ]; then
 		podman rmi "$old" >/dev/null 2>&1 || true

@@ -53,6 +53,7 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	ident_ok "$db" || die "SBX_DATABASE must be 1-63 of [A-Za-z0-9_.-]"
 	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
 
+	rm -rf "$PGDATA.tmp"	# a start that died half-way
 	cp -a "$TEMPLATE" "$PGDATA.tmp"
 	chmod 0700 "$PGDATA.tmp"
 	{
