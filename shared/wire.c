@@ -211,7 +211,7 @@ wire_reader_feed(struct wire_reader *r, size_t n, union sbx_req_any *out,
 			st = bad(err, "the request is larger than 64 KiB.");
 		break;
 	case MSGPACK_UNPACK_NOMEM_ERROR:
-		st = bad(err, "the request claims more elements than it can hold.");
+		st = bad(err, "the request is nested too deeply or claims more elements than it holds.");
 		break;
 	default:
 		st = bad(err, "the request is not valid msgpack.");
