@@ -17,61 +17,8 @@
 #include "config.h"
 #include "handle.h"
 #include "project.h"
-#include "rtdouble.h"
+#include "fixture.h"
 
-static struct sbx_config cfg;
-static struct project proj[4];
-static struct project_table projects;
-static struct cache cache;
-static struct rtdouble rtd;
-static struct handler_env env;
-static int64_t fake_now;
-
-struct capture {
-	int		n;
-	struct sbx_ans	ans[8];
-};
-
-static int64_t
-clock_fake(void)
-{
-	return fake_now;
-}
-
-static void
-capture_fn(void *ctx, const struct sbx_ans *a)
-{
-	struct capture *c = ctx;
-
-	if (c->n < 8)
-		c->ans[c->n] = *a;
-	c->n++;
-}
-
-static void
-add_service(const char *name, unsigned port)
-{
-	struct service_cfg *s = &cfg.services[cfg.nservices++];
-
-	strlcpy(s->name, name, sizeof(s->name));
-	strlcpy(s->image, "img", sizeof(s->image));
-	s->port = port;
-	s->ready_timeout = 5;
-}
-
-static void
-set_project(struct project *p, const char *slug, const char *s1,
-    const char *s2)
-{
-	memset(p, 0, sizeof(*p));
-	strlcpy(p->slug, slug, sizeof(p->slug));
-	p->valid = true;
-	p->anyone = true;
-	if (s1 != NULL)
-		strlcpy(p->services[p->nservices++], s1, SBX_SLUG_MAX);
-	if (s2 != NULL)
-		strlcpy(p->services[p->nservices++], s2, SBX_SLUG_MAX);
-}
 
 static void
 setup(void)
@@ -95,38 +42,6 @@ setup(void)
 }
 
 TestSuite(seed, .init = setup);
-
-static void
-available(uid_t uid, const char *project, struct capture *c)
-{
-	union sbx_req_any rq;
-
-	memset(&rq, 0, sizeof(rq));
-	rq.hdr.magic = SBX_MSG_MAGIC;
-	rq.hdr.type = SBX_REQ_AVAILABLE;
-	strlcpy(rq.available.project, project, SBX_SLUG_MAX);
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
-}
-
-static void
-ensure(uid_t uid, const char *agent, const char *project, const char *s1,
-    const char *s2, struct capture *c)
-{
-	union sbx_req_any rq;
-
-	memset(&rq, 0, sizeof(rq));
-	rq.hdr.magic = SBX_MSG_MAGIC;
-	rq.hdr.type = SBX_REQ_SANDBOX;
-	strlcpy(rq.sandbox.agent, agent, SBX_SLUG_MAX);
-	strlcpy(rq.sandbox.project, project, SBX_SLUG_MAX);
-	if (s1 != NULL)
-		strlcpy(rq.sandbox.services[rq.sandbox.nservices++], s1,
-		    SBX_SLUG_MAX);
-	if (s2 != NULL)
-		strlcpy(rq.sandbox.services[rq.sandbox.nservices++], s2,
-		    SBX_SLUG_MAX);
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
-}
 
 static const struct sbx_conn *
 conn(const struct sbx_ans *a, const char *name)
