@@ -278,6 +278,7 @@ project_find(const struct project_table *t, const char *slug)
 
 	if (t->n == 0)
 		return NULL;
+	memset(&key, 0, sizeof(key));
 	strlcpy(key.slug, slug, sizeof(key.slug));
 	return bsearch(&key, t->v, t->n, sizeof(*t->v), slug_cmp);
 }
