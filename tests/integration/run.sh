@@ -176,6 +176,12 @@ eval "$env3"
 check "after podman rm -f the next request gets a new password" test "$POSTGRES_PASSWORD" != "$pw1"
 check "and the new postgres works" uses_sandbox
 
+echo "# the broker dies"
+kill -9 "$(pgrep -P "$MON_PID" -x sbx-broker | head -1)"
+for _ in $(seq 50); do sbx ping >/dev/null 2>&1 && break; sleep 0.1; done
+check "the monitor restarted the broker" sbx ping >/dev/null
+check "the cache survived: the next request is a hit" test "$(sbx request -a a1 -p demo postgres)" = "$env3"
+
 echo "# release"
 out=$(sbx release -a a1)
 check "release says released" grep -qx released <<<"$out"
