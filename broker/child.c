@@ -24,6 +24,8 @@
 #define STATUS_MAX_RECS		(1u << 20)
 #define CHILD_AS_LIMIT		(256ul << 20)
 #define REPLY_TIMEOUT_MS	5000
+#define DRAIN_MS		500
+#define DRAIN_MAX		(1u << 20)
 
 static int
 send_reply(int agent, const struct sbx_ans *a,
@@ -42,6 +44,27 @@ send_reply(int agent, const struct sbx_ans *a,
 	return rc;
 }
 
+/*
+ * Closing a socket with unread input makes the kernel send a reset, which
+ * can destroy our reply before the agent reads it. So after an early
+ * error reply, read and drop what is still coming, briefly and boundedly.
+ */
+static void
+linger_drain(int agent)
+{
+	int64_t deadline = now_ms() + DRAIN_MS;
+	char sink[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	shutdown(agent, SHUT_WR);
+	while (total < DRAIN_MAX && wait_readable(agent, deadline) > 0) {
+		if ((n = read(agent, sink, sizeof(sink))) <= 0)
+			break;
+		total += (size_t)n;
+	}
+}
+
 static void __attribute__((noreturn))
 reply_error_exit(int agent, enum sbx_code code, const char *msg)
 {
@@ -52,6 +75,8 @@ reply_error_exit(int agent, enum sbx_code code, const char *msg)
 	strlcpy(a.message, msg, sizeof(a.message));
 	if (send_reply(agent, &a, NULL, 0) == -1)
 		log_debug("reply: %s", strerror(errno));
+	else
+		linger_drain(agent);
 	_exit(0);
 }
 

@@ -198,21 +198,39 @@ check "its container was removed" test -z "$($RT ps -aq --filter label=sbx.agent
 check "nothing was cached" lacks slow1 "$(sbx status --json)"
 
 echo "# bad input"
-rawreply() { python3 - "$SOCK" "$1" <<'PY'
+# rawreply HEX [shut|big]: send bytes, maybe close our side, print reply.
+rawreply() { python3 - "$SOCK" "$1" "${2:-}" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(bytes.fromhex(sys.argv[2])); s.settimeout(10)
+data = bytes.fromhex(sys.argv[2])
+if sys.argv[3] == 'big':  # a 70 000-byte string value in a map
+    data = bytes.fromhex('81a26f70db') + (70000).to_bytes(4, 'big') + b'a' * 70000
+try:
+    s.sendall(data)
+except BrokenPipeError:
+    pass
+if sys.argv[3] == 'shut':
+    s.shutdown(socket.SHUT_WR)
+s.settimeout(10)
 data = b''
-while True:
-    c = s.recv(65536)
-    if not c: break
-    data += c
+try:
+    while True:
+        c = s.recv(65536)
+        if not c: break
+        data += c
+except ConnectionResetError:
+    pass
 sys.stdout.write(data.decode('latin1'))
 PY
 }
 check "garbage gets bad_request" grep -q bad_request <<<"$(rawreply c1c1c1c1)"
 check "an array gets bad_request" grep -q bad_request <<<"$(rawreply 9101)"
 check "a bad slug gets bad_request" grep -q bad_request <<<"$(rawreply 82a26f70a772656c65617365a56167656e74a3412121)"
+check "a request over 64 KiB gets bad_request" grep -q bad_request <<<"$(rawreply '' big)"
+check "a truncated map gets bad_request" grep -q bad_request <<<"$(rawreply 82a26f70a470696e67 shut)"
+t0=$(date +%s)
+check "a client that sends nothing gets timeout" grep -q timeout <<<"$(rawreply '')"
+check "after the request deadline (5 s), not later" test $(( $(date +%s) - t0 )) -le 8
 check "the broker still serves after bad input" sbx ping >/dev/null
 
 echo "# enabled = no"
