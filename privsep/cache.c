@@ -63,7 +63,7 @@ cache_find(struct cache *c, uid_t uid, const char *agent)
 {
 	struct sbx_sandbox probe;
 
-	memset(&probe.key, 0, sizeof(probe.key));
+	memset(&probe, 0, sizeof(probe));
 	probe.key.uid = uid;
 	strlcpy(probe.key.agent, agent, sizeof(probe.key.agent));
 	return RB_FIND(sbx_tree, &c->tree, &probe);
@@ -75,7 +75,7 @@ count_uid(struct cache *c, uid_t uid)
 	struct sbx_sandbox probe, *sb;
 	size_t n = 0;
 
-	memset(&probe.key, 0, sizeof(probe.key));
+	memset(&probe, 0, sizeof(probe));
 	probe.key.uid = uid;
 	for (sb = RB_NFIND(sbx_tree, &c->tree, &probe);
 	    sb != NULL && sb->key.uid == uid;
