@@ -376,9 +376,7 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 
 			memcpy(password, sb->svc[i].conn.password,
 			    sizeof(password));
-			sb->svc[i] = o->svc[i];
-			strlcpy(sb->svc[i].conn.name, o->svc[i].conn.name,
-			    sizeof(sb->svc[i].conn.name));
+			sb->svc[i] = o->svc[i];	/* the secret stays ours */
 			memcpy(sb->svc[i].conn.password, password,
 			    sizeof(password));
 			explicit_bzero(password, sizeof(password));

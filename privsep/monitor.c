@@ -280,7 +280,7 @@ loop(struct monitor *m)
 	struct pollfd pfd[MAX_POLL];
 	struct outq *q;
 	size_t n, nw, i;
-	int64_t now, next_tick = now_ms() + TICK_MS, wait;
+	int64_t now, next_tick = now_ms() + TICK_MS, wait, due;
 
 	while (!done(m)) {
 		n = 0;
@@ -296,9 +296,8 @@ loop(struct monitor *m)
 			    .events = POLLOUT };
 		}
 		now = now_ms();
-		wait = next_tick - now;
-		if (workers_next_deadline(&m->pool) - now < wait)
-			wait = workers_next_deadline(&m->pool) - now;
+		due = workers_next_deadline(&m->pool);
+		wait = (due < next_tick ? due : next_tick) - now;
 		if (wait < 0)
 			wait = 0;
 		if (poll(pfd, n, (int)wait) == -1 && errno != EINTR)
@@ -311,8 +310,7 @@ loop(struct monitor *m)
 		for (i = 2 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
-		if ((now = now_ms()) >= next_tick ||
-		    workers_next_deadline(&m->pool) <= now) {
+		if ((now = now_ms()) >= next_tick || due <= now) {
 			tick(m, now);
 			next_tick = now + TICK_MS;
 		}

@@ -143,17 +143,24 @@ label_filters(struct argv_buf *a, const struct sbx_key *key)
 	av_addf(a, "label=sbx.agent=%s", key->agent);
 }
 
+/* runtime rm -f -t 0: remove now, no grace period for SIGTERM. */
+static void
+av_rm(struct argv_buf *a, const struct sbx_config *cfg)
+{
+	av_runtime(a, cfg);
+	av_add(a, "rm");
+	av_add(a, "-f");
+	av_add(a, "-t");
+	av_add(a, "0");
+}
+
 static int
 remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
     int64_t deadline, struct run_result *r)
 {
 	struct argv_buf a;
 
-	av_runtime(&a, cfg);
-	av_add(&a, "rm");
-	av_add(&a, "-f");
-	av_add(&a, "-t");
-	av_add(&a, "0");
+	av_rm(&a, cfg);
 	label_filters(&a, key);
 	if (a.overflow)
 		return -1;
@@ -341,6 +348,23 @@ svc_start(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	}
 }
 
+/* The longest ready_timeout of sb's services; 0 if one is not configured. */
+static unsigned
+max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
+{
+	const struct service_cfg *s;
+	unsigned max = 0;
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++) {
+		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL)
+			return 0;
+		if (s->ready_timeout > max)
+			max = s->ready_timeout;
+	}
+	return max;
+}
+
 /* Start each service in its own process: they come up in parallel. */
 static pid_t
 svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
@@ -411,17 +435,11 @@ provision_body(int fd, void *arg)
 	struct run_result r;
 	pid_t pids[SBX_MAX_SERVICES];
 	int fds[SBX_MAX_SERVICES];
-	int64_t deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
-	unsigned max_ready = 0;
+	int64_t deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
+	    max_ready_timeout(cfg, sb)) * 1000;
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
-	for (i = 0; i < sb->nservices; i++)
-		if (max_ready < config_service(cfg,
-		    sb->svc[i].conn.name)->ready_timeout)
-			max_ready = config_service(cfg,
-			    sb->svc[i].conn.name)->ready_timeout;
-	deadline += (int64_t)max_ready * 1000;
 	if (remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		first_line(o.message, sizeof(o.message),
@@ -600,18 +618,11 @@ static int
 rt_provision(void *impl, struct sbx_sandbox *sb)
 {
 	struct rt_cli *rt = impl;
-	unsigned max_ready = 0;
-	size_t i;
+	/* Every service is configured: ready_timeout is never 0 (config.c). */
+	unsigned max_ready = max_ready_timeout(rt->cfg, sb);
 
-	for (i = 0; i < sb->nservices; i++) {
-		const struct service_cfg *s = config_service(rt->cfg,
-		    sb->svc[i].conn.name);
-
-		if (s == NULL)
-			return -1;
-		if (s->ready_timeout > max_ready)
-			max_ready = s->ready_timeout;
-	}
+	if (max_ready == 0)
+		return -1;
 	/* The worker's own deadlines end first; this one is the backstop. */
 	return start_job(rt, sb, provision_body, provision_done,
 	    ((int64_t)rt->cfg->runtime_timeout * 3 + max_ready + 10) * 1000);
@@ -693,11 +704,7 @@ runtime_reap_orphans(const struct sbx_config *cfg)
 	pid_t pid;
 	int status;
 
-	av_runtime(&a, cfg);
-	av_add(&a, "rm");
-	av_add(&a, "-f");
-	av_add(&a, "-t");
-	av_add(&a, "0");
+	av_rm(&a, cfg);
 	av_add(&a, "--filter");
 	av_add(&a, "label=sbx.uid");
 	if ((pid = fork()) == -1)

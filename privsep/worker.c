@@ -214,18 +214,6 @@ workers_expire(struct worker_pool *p, int64_t now)
 		}
 }
 
-/* 1 if pid was one of ours (still listed or already finished). */
-int
-worker_reaped(struct worker_pool *p, pid_t pid)
-{
-	struct worker *w;
-
-	TAILQ_FOREACH(w, &p->live, entry)
-		if (w->pid == pid)
-			return 1;
-	return 0;
-}
-
 static void
 drain_into(int fd, char *buf, size_t cap, size_t *len)
 {

@@ -45,7 +45,6 @@ size_t	workers_pollfds(struct worker_pool *, struct pollfd *, size_t max);
 void	workers_events(struct worker_pool *, const struct pollfd *, size_t n);
 int64_t	workers_next_deadline(struct worker_pool *);
 void	workers_expire(struct worker_pool *, int64_t now);
-int	worker_reaped(struct worker_pool *, pid_t);
 
 /* For worker bodies: run argv with a clean env, capture stdout/stderr. */
 struct run_result {
