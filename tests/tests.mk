@@ -50,6 +50,11 @@ CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 lint: $(GEN_H)
 	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client
 
-test: all lint check check-asan images integration
+# Further suites (fuzzing, faults and load, benchmarks, host checks) live in
+# their own fragments and add their CI targets to EXTRA_TESTS.
+EXTRA_TESTS =
+-include tests/fuzz/fuzz.mk tests/stress/stress.mk bench/bench.mk tests/host/host.mk
+
+test: all lint check check-asan images integration $(EXTRA_TESTS)
 
 .PHONY: check check-asan integration lint test
