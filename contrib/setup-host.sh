@@ -19,7 +19,7 @@ PACKAGES='
 make gcc pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev
 libcriterion-dev mandoc cppcheck clang-tidy
-clang libclang-rt-14-dev python3-msgpack systemd valgrind strace
+python3-msgpack systemd valgrind strace
 podman runc netavark aardvark-dns mmdebstrap
 redis-tools postgresql-client
 '
