@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "sbxc.h"
+#include "sbx.h"
 
 #define JSON_MAX_DEPTH	64
 

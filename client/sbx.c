@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "sbxc.h"
+#include "sbx.h"
 
 #define SBX_CLIENT_VERSION	"0.1.0"
 

@@ -1,10 +1,10 @@
 /*
  * test_client.c - the sbx client's pure parts (format.c) and its
- * request/reply layer (sbxc.c) against small fake servers forked by the
+ * request/reply layer (lib/libsbx.c) against small fake servers forked by the
  * tests: over a socketpair for sbxc_exchange, over a Unix socket in a
  * temporary directory for sbxc_call.
  *
- * Links format.c and sbxc.c, never sbx.c (which has main).
+ * Links format.c and lib/libsbx.c, never sbx.c (which has main).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "sbxc.h"
+#include "sbx.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 

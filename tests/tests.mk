@@ -15,7 +15,7 @@ test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/scfilter.c
 test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
-test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c))
+test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
 
 TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
 

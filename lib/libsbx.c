@@ -1,5 +1,5 @@
 /*
- * sbxc.c - connect, send one request map, read one reply map (sbxc.h).
+ * libsbx.c - connect, send one request map, read one reply map (sbx.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sbxc.h"
+#include "sbx.h"
 
 #define RECV_CHUNK	(64 * 1024)
 #define CONNECT_RETRY_MS 20
@@ -107,7 +107,7 @@ connect_hint(int e)
 	switch (e) {
 	case ENOENT:
 	case ECONNREFUSED:
-		return " (is sbx-monitor running? set -S or $SBX_SOCKET)";
+		return " (is sbx-monitor running? is this the right socket?)";
 	case EACCES:
 	case EPERM:
 		return " (check the socket's mode: socket_mode in sbx.conf)";

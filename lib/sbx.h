@@ -1,8 +1,10 @@
 /*
- * sbxc.h - the client side of the sbx agent protocol (CONTRACT.md, "Wire
- * protocol"): connect to the Unix socket, send one request map, read one
- * reply map, all by one deadline.  Self-contained (msgpack-c only) so that
- * it can become libsbx.
+ * sbx.h - libsbx, the client side of the sbx agent protocol (CONTRACT.md,
+ * "Wire protocol"; docs/protocol.md): connect to the Unix socket, send one
+ * request map, read one reply map, all by one deadline.  It needs msgpack-c
+ * only; the sbx command line is built on it.
+ *
+ *	cc prog.c $(pkg-config --cflags --libs libsbx)
  *
  * One connection carries exactly one request and one reply.  The whole
  * request is sent while the reply is read (poll() on both directions), so a
@@ -11,13 +13,20 @@
  * the map is complete.  Reading stops at the first complete msgpack object;
  * bytes after it are ignored.
  */
-#ifndef SBXC_H
-#define SBXC_H
+#ifndef SBX_H
+#define SBX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <msgpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's release; the ABI is the soname, libsbx.so.0. */
+#define SBXC_VERSION		"0.1.0"
 
 #define SBXC_DEFAULT_SOCKET	"/run/sbx.sock"
 #define SBXC_DEFAULT_TIMEOUT_MS	120000		/* provisioning is slow */
@@ -98,4 +107,8 @@ int		sbxc_str_eq(const msgpack_object *o, const char *s);
 
 const char	*sbxc_status_name(enum sbxc_status);
 
+#ifdef __cplusplus
+}
 #endif
+
+#endif /* SBX_H */
