@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "cache.h"
 #include "log.h"
 #include "secret.h"
@@ -195,6 +196,7 @@ start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	}
 	sb->generation++;
 	sb->state = SB_PROVISIONING;
+	sb->started_ms = c->clock();
 	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
 		sb->state = SB_EMPTY;
 		return false;
@@ -208,6 +210,7 @@ start_teardown(struct sbx_sandbox *sb)
 	struct cache *c = sb->cache;
 
 	sb->state = SB_TEARING;
+	sb->started_ms = c->clock();
 	if (c->rt.ops->teardown(c->rt.impl, sb) == -1) {
 		/* Keep what we know: a later release or expiry tries again. */
 		sb->state = SB_READY;
@@ -242,12 +245,15 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 
 	if (w->op == SBX_REQ_RELEASE) {
 		if (sb->state == SB_EMPTY) {
+			audit_sandbox(AUDIT_RELEASE, sb, SBX_OK, "released=no");
 			reply_released(w->reply, false);
 			waiter_done(sb, w);
 			return true;
 		}
 		if (start_teardown(sb))
 			return false;
+		audit_sandbox(AUDIT_RELEASE, sb, SBX_E_RUNTIME_FAILED,
+		    "released=no");
 		reply_error(w->reply, SBX_REQ_RELEASE, SBX_E_RUNTIME_FAILED,
 		    "the runtime could not start the teardown.");
 		waiter_done(sb, w);
@@ -255,17 +261,19 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	}
 	if (sb->state == SB_READY && same_set(sb, w) &&
 	    c->rt.ops->is_live(c->rt.impl, sb)) {
+		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
+		    (long long)(c->clock() - sb->used_ms) / 1000);
 		sb->used_ms = c->clock();
 		reply_sandbox(sb, w->reply);
 		waiter_done(sb, w);
 		return true;
 	}
 	if (sb->state == SB_READY)
-		log_info("evict uid=%u agent=%s project=%s: %s",
-		    (unsigned)sb->key.uid, sb->key.agent, sb->project,
-		    same_set(sb, w) ? "not live" : "service set changed");
+		audit_sandbox(AUDIT_EVICT, sb, SBX_OK, "reason=%s",
+		    same_set(sb, w) ? "not_live" : "set_changed");
 	if (start_provision(sb, w))
 		return false;
+	audit_sandbox(AUDIT_PROVISION, sb, SBX_E_RUNTIME_FAILED, "ms=0");
 	reply_error(w->reply, SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED,
 	    "the runtime could not start provisioning.");
 	waiter_done(sb, w);
@@ -296,12 +304,18 @@ enqueue(struct cache *c, uid_t uid, const char *agent, struct sbx_waiter *w)
 	if (sb == NULL) {
 		if (c->lim.max_per_uid > 0 &&
 		    count_uid(c, uid) >= c->lim.max_per_uid) {
+			audit_refuse(w->op, uid, agent, w->project,
+			    (const char (*)[SBX_SLUG_MAX])w->services,
+			    w->nservices, SBX_E_BUSY);
 			reply_error(w->reply, w->op, SBX_E_BUSY,
 			    "this user already holds the maximum number of sandboxes.");
 			free(w);
 			return;
 		}
 		if ((sb = entry_new(c, uid, agent)) == NULL) {
+			audit_refuse(w->op, uid, agent, w->project,
+			    (const char (*)[SBX_SLUG_MAX])w->services,
+			    w->nservices, SBX_E_INTERNAL);
 			reply_error(w->reply, w->op, SBX_E_INTERNAL,
 			    "the monitor is out of memory.");
 			free(w);
@@ -322,11 +336,15 @@ cache_request(struct cache *c, uid_t uid, const char *agent,
 	size_t i;
 
 	if (nservices == 0 || nservices > SBX_MAX_SERVICES) {
+		audit_refuse(SBX_REQ_SANDBOX, uid, agent, project, NULL, 0,
+		    SBX_E_NOT_OPTED_IN);
 		reply_error(reply, SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN,
 		    "the project offers no sandbox services.");
 		return;
 	}
 	if ((w = waiter_new(SBX_REQ_SANDBOX, reply)) == NULL) {
+		audit_refuse(SBX_REQ_SANDBOX, uid, agent, project, services,
+		    nservices, SBX_E_INTERNAL);
 		reply_error(reply, SBX_REQ_SANDBOX, SBX_E_INTERNAL,
 		    "the monitor is out of memory.");
 		return;
@@ -345,10 +363,14 @@ cache_release(struct cache *c, uid_t uid, const char *agent,
 	struct sbx_waiter *w;
 
 	if (cache_find(c, uid, agent) == NULL) {
+		audit(AUDIT_RELEASE, uid, agent, NULL, NULL, 0, SBX_OK,
+		    "released=no");
 		reply_released(reply, false);
 		return;
 	}
 	if ((w = waiter_new(SBX_REQ_RELEASE, reply)) == NULL) {
+		audit_refuse(SBX_REQ_RELEASE, uid, agent, NULL, NULL, 0,
+		    SBX_E_INTERNAL);
 		reply_error(reply, SBX_REQ_RELEASE, SBX_E_INTERNAL,
 		    "the monitor is out of memory.");
 		return;
@@ -385,6 +407,8 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 		sb->created_ms = sb->used_ms = sb->cache->clock();
 	} else
 		sb->state = SB_EMPTY;
+	audit_sandbox(AUDIT_PROVISION, sb, o->code, "ms=%lld",
+	    (long long)(sb->cache->clock() - sb->started_ms));
 	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
 	    w->op == SBX_REQ_SANDBOX && strcmp(w->project, project) == 0) {
 		if (o->code == SBX_OK)
@@ -405,6 +429,8 @@ cache_torn_down(struct sbx_sandbox *sb)
 	sb->job = NULL;
 	sb->state = SB_EMPTY;
 	if (w != NULL && w->op == SBX_REQ_RELEASE) {
+		audit_sandbox(AUDIT_RELEASE, sb, SBX_OK, "released=yes ms=%lld",
+		    (long long)(sb->cache->clock() - sb->started_ms));
 		reply_released(w->reply, true);
 		waiter_done(sb, w);
 	}
@@ -452,8 +478,7 @@ cache_expire(struct cache *c)
 		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters) ||
 		    now - sb->used_ms < c->lim.idle_ttl_ms)
 			continue;
-		log_info("expire uid=%u agent=%s project=%s idle_s=%lld",
-		    (unsigned)sb->key.uid, sb->key.agent, sb->project,
+		audit_sandbox(AUDIT_EXPIRE, sb, SBX_OK, "idle_s=%lld",
 		    (long long)(now - sb->used_ms) / 1000);
 		if (start_teardown(sb))
 			n++;

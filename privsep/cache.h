@@ -65,6 +65,7 @@ struct sbx_sandbox {
 	struct sbx_svc	svc[SBX_MAX_SERVICES];
 	int64_t		created_ms;
 	int64_t		used_ms;
+	int64_t		started_ms;	/* the runtime job in flight began */
 	uint64_t	generation;	/* bumps on every provision */
 	TAILQ_HEAD(, sbx_waiter) waiters;
 	struct cache	*cache;

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "audit.h"
 #include "handle.h"
 #include "log.h"
 
@@ -49,13 +50,13 @@ opted_in(const struct project *p, const char *service)
 }
 
 static void
-refuse(struct sbx_reply r, uid_t uid, const char *agent, enum sbx_code code,
-    const char *msg)
+refuse(struct sbx_reply r, uid_t uid, const struct sbx_req_sandbox *rq,
+    enum sbx_code code, const char *msg)
 {
 	struct sbx_ans a;
 
-	log_info("refuse uid=%u agent=%s: %s: %s", (unsigned)uid, agent,
-	    sbx_code_name(code), msg);
+	audit_refuse(SBX_REQ_SANDBOX, uid, rq->agent, rq->project,
+	    (const char (*)[SBX_SLUG_MAX])rq->services, rq->nservices, code);
 	answer_error(&a, SBX_REQ_SANDBOX, code, "%s", msg);
 	send_ans(r, &a);
 }
@@ -68,28 +69,28 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 	uint32_t i;
 
 	if (!e->cfg->enabled) {
-		refuse(r, uid, rq->agent, SBX_E_DISABLED,
+		refuse(r, uid, rq, SBX_E_DISABLED,
 		    "sandboxes are disabled on this host.");
 		return;
 	}
 	if (p == NULL || !p->valid) {
-		refuse(r, uid, rq->agent, SBX_E_UNKNOWN_PROJECT, p == NULL ?
+		refuse(r, uid, rq, SBX_E_UNKNOWN_PROJECT, p == NULL ?
 		    "no such project." : "the project's policy file is invalid.");
 		return;
 	}
 	if (!project_allows(p, uid)) {
-		refuse(r, uid, rq->agent, SBX_E_FORBIDDEN,
+		refuse(r, uid, rq, SBX_E_FORBIDDEN,
 		    "this user may not use the project.");
 		return;
 	}
 	if (p->nservices == 0) {
-		refuse(r, uid, rq->agent, SBX_E_NOT_OPTED_IN,
+		refuse(r, uid, rq, SBX_E_NOT_OPTED_IN,
 		    "the project has not opted in to any sandbox service.");
 		return;
 	}
 	for (i = 0; i < rq->nservices; i++)
 		if (!opted_in(p, rq->services[i])) {
-			refuse(r, uid, rq->agent, SBX_E_NOT_OPTED_IN,
+			refuse(r, uid, rq, SBX_E_NOT_OPTED_IN,
 			    "a requested service is not in the project's "
 			    "sandbox_services.");
 			return;
@@ -104,6 +105,8 @@ handle_status(const struct handler_env *e, uid_t uid, struct sbx_reply r)
 	struct sbx_ans a;
 
 	if (uid != 0) {
+		audit_refuse(SBX_REQ_STATUS, uid, NULL, NULL, NULL, 0,
+		    SBX_E_FORBIDDEN);
 		answer_error(&a, SBX_REQ_STATUS, SBX_E_FORBIDDEN,
 		    "status is for root only.");
 		send_ans(r, &a);

@@ -38,7 +38,7 @@ static void vlog(int, const char *, va_list, int)
 static void
 vlog(int pri, const char *fmt, va_list ap, int with_errno)
 {
-	char msg[1024];
+	char msg[2048];	/* an audit line with 16 services */
 	int saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
