@@ -1,0 +1,42 @@
+# bench.mk - `make bench`: the benchmark suite (bench/README.md).
+# Included from tests/tests.mk, so GNUmakefile's variables are in scope.
+#
+#   make bench         every figure, as a ratio against a baseline
+#                      measured in the same run; prints the table
+#   make bench-smoke   a short run that fails only on errors, not ratios
+#
+# Built into $(O)/bench/: the client (sbx-bench), a monitor with a runtime
+# double in place of privsep/runtime_cli.c (sbx-monitor-double, beside a
+# copy of the broker, which the monitor finds next to itself), and the
+# liveness-cost timer linking the real runtime_cli.c (sbx-livecost).
+
+BENCH_DIR   = $(O)/bench
+BENCH_MON_SRC = $(filter-out privsep/runtime_cli.c,$(MON_SRC)) bench/rt_double.c
+BENCH_LIVE_SRC = $(filter-out privsep/monitor.c,$(MON_SRC)) bench/livecost.c
+BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \
+	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-livecost
+
+$(BENCH_DIR)/sbx-bench: $(call objs,bench/bench.c,brk)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^ $(call pl,msgpack libbsd-overlay) -lpthread
+$(BENCH_DIR)/sbx-monitor-double: $(call objs,$(BENCH_MON_SRC),mon)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^ $(call pl,$(MON_PKGS))
+$(BENCH_DIR)/sbx-livecost: $(call objs,$(BENCH_LIVE_SRC),mon)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^ $(call pl,$(MON_PKGS))
+$(BENCH_DIR)/sbx-broker: $(O)/sbx-broker
+	@mkdir -p $(@D)
+	cp $< $@
+
+bench-bins: all $(BENCH_BINS)
+
+bench: bench-bins
+	flock /tmp/sbx-podman.lock bench/run.sh $(O)
+
+bench-smoke: bench-bins
+	BENCH_SMOKE=1 flock /tmp/sbx-podman.lock bench/run.sh $(O)
+
+EXTRA_TESTS += bench-smoke
+
+.PHONY: bench bench-bins bench-smoke

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# run.sh O - the benchmark suite (bench/README.md). `make bench` runs it
+# under flock /tmp/sbx-podman.lock, so no other suite's monitor or podman
+# cleanup runs while we measure. Every figure is printed as a ratio
+# against a baseline measured in this same run. BENCH_SMOKE=1: a short
+# run that exits non-zero only when something errors, never on a ratio.
+set -u
+cd "$(dirname "$0")/.."
+TOP=$PWD
+O=${1:-build}
+BIN=$TOP/$O/bench
+SMOKE=${BENCH_SMOKE:-0}
+BENCH=$BIN/sbx-bench
+RT=podman
+WORK=$(mktemp -d /tmp/sbx-bench.XXXXXX)
+chmod 0755 "$WORK"
+TABLE=$WORK/table
+errors=0
+PIDS=()
+
+if [ "$SMOKE" = 1 ]; then
+	LAT_N=200 TP_SECS=0.3 TP_ROUNDS=1 TP_LEVELS="1 8" COLD_N=1 PAR_N=1
+	FILL_BIG=2000 LIVE_N=200
+else
+	LAT_N=${BENCH_LAT_N:-3000} TP_SECS=${BENCH_TP_SECS:-2} TP_ROUNDS=3
+	TP_LEVELS="1 2 8 64" COLD_N=${BENCH_COLD_N:-5} PAR_N=3 FILL_BIG=10000
+	LIVE_N=5000
+fi
+
+err() { errors=$((errors + 1)); echo "bench: ERROR: $*" >&2; }
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# policy/local.conf with our own socket, projects, state_dir and limits.
+write_conf() {  # dir
+	mkdir -p "$1/projects"
+	sed -e "s|^socket *=.*|socket = $1/sbx.sock|" \
+	    -e "s|^projects *=.*|projects = $1/projects|" \
+	    -e "s|^state_dir *=.*|state_dir = $1/state|" \
+	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
+	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
+	    policy/local.conf > "$1/sbx.conf"
+	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"
+	printf '[project]\nsandbox_services = postgres\n' > "$1/projects/pg.conf"
+}
+
+start_monitor() {  # binary dir
+	"$1" -d -f "$2/sbx.conf" >>"$2/monitor.log" 2>&1 &
+	PIDS+=($!)
+	MON=$!
+	for _ in $(seq 200); do
+		[ -S "$2/sbx.sock" ] && "$BENCH" once "$2/sbx.sock,ping" \
+		    >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	err "monitor $1 did not come up: $(tail -3 "$2/monitor.log")"
+	return 1
+}
+
+stop_monitor() {  # pid
+	kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
+
+# row FIGURE SBX BASELINE UNIT CONDITION GOAL: CONDITION is awk over
+# s (sbx), b (baseline) and r (s / b).
+row() {
+	awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" -v g="$6" "BEGIN {
+		r = b > 0 ? s / b : 0; ok = ($5);
+		printf \"%-36s %12s %12s %7.2f  %-18s %s\n\", n, s u, b u, r, g,
+		    ok ? \"PASS\" : \"MISS\" }" | tee -a "$TABLE"
+}
+
+# Latency: `lat` prints one line per target, in argument order.
+lat_pair() {  # name spec_sbx spec_base
+	local out s50 s99 b50 b99
+	if ! out=$("$BENCH" lat "$LAT_N" "$2" "$3"); then
+		err "$1: lat failed"; return
+	fi
+	grep -q 'errors [1-9]' <<<"$out" && err "$1: $(grep 'errors [1-9]' <<<"$out")"
+	s50=$(sed -n 1p <<<"$out" | field p50_us); s99=$(sed -n 1p <<<"$out" | field p99_us)
+	b50=$(sed -n 2p <<<"$out" | field p50_us); b99=$(sed -n 2p <<<"$out" | field p99_us)
+	row "1 $1 p50" "$s50" "$b50" us "r <= 1.5" "<= 1.5x"
+	row "1 $1 p99" "$s99" "$b99" us "r <= 2" "<= 2x"
+}
+
+fig_hits() {  # sock base
+	local spec="$1,sandbox,hit,rd,redis" out c s b
+	"$BENCH" once "$spec" >/dev/null || { err "first request for agent hit"; return; }
+	lat_pair "hit round trip" "$spec" "$2,sandbox,hit,rd,redis"
+	lat_pair "ping round trip" "$1,ping" "$2,ping"
+	for c in $TP_LEVELS; do
+		if ! out=$("$BENCH" tput "$TP_SECS" "$c" "$TP_ROUNDS" "$spec" \
+		    "$2,sandbox,hit,rd,redis"); then
+			err "tput $c failed"; continue
+		fi
+		grep -q 'errors [1-9]' <<<"$out" && err "tput $c: $(tr '\n' ' ' <<<"$out")"
+		s=$(sed -n 1p <<<"$out" | field per_s)
+		b=$(sed -n 2p <<<"$out" | field per_s)
+		row "2 hits/s, $c clients" "$s" "$b" /s "r >= 0.7" ">= 0.7x"
+	done
+}
+
+# Liveness cost: rt_cli_ops.is_live on the redis container of agent hit.
+fig_live() {
+	local pid port out
+	pid=$($RT inspect --format '{{.State.Pid}}' sbx-0-hit-redis 2>/dev/null)
+	port=$($RT port sbx-0-hit-redis 6379/tcp 2>/dev/null | sed 's/.*://')
+	if [ -z "$pid" ] || [ -z "$port" ] ||
+	    ! out=$("$BIN/sbx-livecost" "$pid" "$port" "$LIVE_N"); then
+		err "liveness cost"; return
+	fi
+	row "5 liveness check p50 (1 svc)" "$(awk '{print $3}' <<<"$out")" \
+	    "$(awk '{print $8}' <<<"$out")" us "1" "(report)"
+}
+
+# The monitor's podman run, by hand: same image and options as
+# runtime_cli.c's run_args() builds from the [service] section.
+svc_key() { awk -v s="[service $1]" -v k="$2" '
+	$0 == s { in_s = 1; next } /^\[/ { in_s = 0 }
+	in_s && $1 == k { sub(/^[^=]*= */, ""); print }' "$3"; }
+
+byhand() {  # service kind name conf
+	local s=$1 conf=$4 a=() v
+	a=(podman run -d --name "$3" --label=sbx.bench=1
+	   "--publish=127.0.0.1::$(svc_key "$s" port "$conf")"
+	   --security-opt=no-new-privileges --cap-drop=all
+	   "--pids-limit=$(svc_key "$s" pids "$conf")")
+	v=$(svc_key "$s" memory "$conf"); [ -n "$v" ] && a+=("--memory=$v")
+	v=$(svc_key "$s" cpus "$conf"); [ -n "$v" ] && a+=("--cpus=$v")
+	while read -r v; do a+=("--tmpfs=$v"); done < <(svc_key "$s" tmpfs "$conf")
+	while read -r v; do a+=("--env=${v%%=*}"); done < <(svc_key "$s" env "$conf")
+	a+=("$(svc_key "$s" image "$conf")")
+	SBX_PASSWORD=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') \
+	SBX_USER=$(svc_key "$s" user "$conf") \
+	SBX_DATABASE=$(svc_key "$s" database "$conf") \
+	SBX_DATA_DIR=/srv/pgdata SBX_RUN_DIR=/srv/redis \
+	    "$BENCH" byhand "$3" "$(svc_key "$s" port "$conf")/tcp" "$2" -- "${a[@]}"
+}
+
+fig_cold() {  # sock dir
+	local s kind proj i out sbx hand
+	for s in postgres redis; do
+		case $s in postgres) kind=pg proj=pg ;; *) kind=redis proj=rd ;; esac
+		: > "$WORK/cold.sbx"; : > "$WORK/cold.hand"
+		for i in $(seq "$COLD_N"); do
+			if out=$("$BENCH" once "$1,sandbox,cold$i,$proj,$s"); then
+				field ms <<<"$out" >> "$WORK/cold.sbx"
+			else
+				err "cold $s via sbx: $out"
+			fi
+			"$BENCH" once "$1,release,cold$i" >/dev/null || err "release cold$i"
+			if out=$(byhand "$s" "$kind" "sbx-bench-hand-$s" "$2/sbx.conf"); then
+				field ms <<<"$out" >> "$WORK/cold.hand"
+			else
+				err "cold $s by hand: $out"
+			fi
+			$RT rm -f -t 0 "sbx-bench-hand-$s" >/dev/null 2>&1
+		done
+		sbx=$(median < "$WORK/cold.sbx"); hand=$(median < "$WORK/cold.hand")
+		row "3 cold $s, median of $COLD_N" "$sbx" "$hand" ms "r <= 1.05" "<= 1.05x"
+		[ "$s" = postgres ] &&
+		    row "3 cold postgres < 1.5 s" "$sbx" "1500" ms "s < 1500" "< 1500 ms"
+	done
+}
+
+fig_par() {  # sock
+	local i j out one=() eight=() o e
+	for i in $(seq "$PAR_N"); do
+		if out=$("$BENCH" once "$1,sandbox,solo$i,rd,redis"); then
+			one+=("$(field ms <<<"$out")")
+		else
+			err "parallel: one agent: $out"
+		fi
+		if out=$("$BENCH" par 8 "$1,sandbox,par${i}x,rd,redis"); then
+			eight+=("$(field ms <<<"$out")")
+		else
+			err "parallel: eight agents: $out"
+		fi
+		"$BENCH" once "$1,release,solo$i" >/dev/null
+		for j in $(seq 0 7); do "$BENCH" once "$1,release,par${i}x$j" >/dev/null; done
+	done
+	o=$(printf '%s\n' "${one[@]}" | median); e=$(printf '%s\n' "${eight[@]}" | median)
+	row "4 8 agents at once (redis), wall" "$e" "$o" ms "r <= 3" "<= 3x one"
+}
+
+# Figures 5 and 6: the monitor with the runtime double, three of them
+# (10, 1,000 and FILL_BIG entries) so that the latencies can be
+# measured interleaved; RSS after the fill.
+fig_double() {  # base_sock base_pid
+	local d n out m10 m1k mbig e0 b pids=() i sizes="10 1000 $FILL_BIG"
+	for n in $sizes; do
+		d=$WORK/dbl$n; write_conf "$d"
+		start_monitor "$BIN/sbx-monitor-double" "$d" || return
+		pids+=("$MON")
+		[ "$n" = 1000 ] && e0=$(rss_kib "$MON")
+		"$BENCH" lat "$n" "$d/sbx.sock,sandbox,e,rd,redis,$n" >/dev/null ||
+		    err "filling $n entries"
+	done
+	m1k=${pids[1]}
+	b=$(pgrep -P "$m1k" -x sbx-broker | head -1)
+	row "5 monitor RSS, 1000 cached" "$(rss_kib "$m1k")" "$e0" KiB \
+	    "s <= 8192" "<= 8 MiB"
+	row "5 broker parent RSS" "$(rss_kib "$b")" "$(rss_kib "$2")" KiB \
+	    "s <= 2048" "<= 2 MiB"
+	if ! out=$("$BENCH" lat "$LAT_N" \
+	    "$WORK/dbl10/sbx.sock,sandbox,e,rd,redis,10" \
+	    "$WORK/dbl1000/sbx.sock,sandbox,e,rd,redis,1000" \
+	    "$WORK/dbl$FILL_BIG/sbx.sock,sandbox,e,rd,redis,$FILL_BIG"); then
+		err "scaling lat"; return
+	fi
+	m10=$(sed -n 1p <<<"$out" | field p50_us)
+	m1k=$(sed -n 2p <<<"$out" | field p50_us)
+	mbig=$(sed -n 3p <<<"$out" | field p50_us)
+	row "6 hit p50, 1000 vs 10 entries" "$m1k" "$m10" us "r <= 1.2" "<= 1.2x (flat)"
+	row "6 hit p50, $FILL_BIG vs 10 entries" "$mbig" "$m10" us "r <= 1.2" "<= 1.2x (flat)"
+	for i in "${pids[@]}"; do stop_monitor "$i"; done
+}
+
+echo "# sbx bench $(date -u '+%F %T UTC') on $(hostname), $(nproc) cores$([ "$SMOKE" = 1 ] && echo ', smoke')"
+"$BENCH" serve "$WORK/base.sock" & PIDS+=($!); BASE_PID=$!
+for _ in $(seq 50); do [ -S "$WORK/base.sock" ] && break; sleep 0.02; done
+printf '%-36s %12s %12s %7s  %-18s %s\n' figure sbx baseline ratio goal verdict
+write_conf "$WORK/real"
+$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
+if start_monitor "$TOP/$O/sbx-monitor" "$WORK/real"; then
+	REAL=$MON
+	fig_hits "$WORK/real/sbx.sock" "$WORK/base.sock"
+	fig_live
+	fig_cold "$WORK/real/sbx.sock" "$WORK/real"
+	fig_par "$WORK/real/sbx.sock"
+	stop_monitor "$REAL"
+fi
+fig_double "$WORK/base.sock" "$BASE_PID"
+echo "# $(grep -c PASS "$TABLE" 2>/dev/null || echo 0) PASS, $(grep -c MISS "$TABLE" 2>/dev/null || echo 0) MISS, $errors errors"
+[ "$errors" -eq 0 ]
