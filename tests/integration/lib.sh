@@ -111,6 +111,9 @@ cleanup() {
 trap cleanup EXIT
 
 sbx()        { "$SBX" -S "$SOCK" "$@"; }
+# As a check's command: `check NAME sbx ping >/dev/null` would hide the
+# check's own line too.
+pings()      { "$SBX" -S "$SOCK" ping >/dev/null 2>&1; }
 # The checkout may not be readable by other users: they get a copy.
 cp "$SBX" "$WORK/sbx" && chmod 0755 "$WORK/sbx"
 sbx_as()     { local u=$1; shift; runuser -u "$u" -- "$WORK/sbx" -S "$SOCK" "$@"; }

@@ -90,7 +90,7 @@ check "and the new postgres works" uses_sandbox
 echo "# the broker dies"
 kill -9 "$(pgrep -P "$MON_PID" -x sbx-broker | head -1)"
 for _ in $(seq 50); do sbx ping >/dev/null 2>&1 && break; sleep 0.1; done
-check "the monitor restarted the broker" sbx ping >/dev/null
+check "the monitor restarted the broker" pings
 check "the cache survived: the next request is a hit" test "$(sbx request -a a1 -p demo postgres)" = "$env3"
 
 echo "# release"
@@ -117,7 +117,7 @@ check "a truncated map gets bad_request" grep -q bad_request <<<"$(rawreply 82a2
 t0=$(date +%s)
 check "a client that sends nothing gets timeout" grep -q timeout <<<"$(rawreply '')"
 check "after the request deadline (5 s), not later" test $(( $(date +%s) - t0 )) -le 8
-check "the broker still serves after bad input" sbx ping >/dev/null
+check "the broker still serves after bad input" pings
 
 echo "# enabled = no"
 stop_monitor

@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# faults.sh - what breaks, and what must hold when it does: processes
+# killed -9 mid-request, a runtime that hangs or vanishes, an unusable
+# state_dir, a monitor killed and restarted, fd exhaustion, clients that
+# go away mid-provision. Real monitor, broker and podman; run as root under
+# `flock /tmp/sbx-podman.lock`. Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+MOUNTS=
+cleanup_hook() {
+	local m
+	for m in $MOUNTS; do umount -l "$m" 2>/dev/null; done
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s; status of the last try.
+wait_for() {
+	local n=$(( $1 * 10 )); shift
+	while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
+	"$@"
+}
+# Children of the monitor other than the broker: its runtime workers.
+workers_of() { pgrep -P "$1" | grep -vx "$(broker_pid)"; }
+ncont() { containers "$1" 0 | wc -w; }
+fds_are() { [ "$(fd_count "$MON_PID")" -eq "$1" ]; }
+no_zombies() { [ "$(zombies "$MON_PID")" -eq 0 ] && { b=$(broker_pid); [ -z "$b" ] || [ "$(zombies "$b")" -eq 0 ]; }; }
+cached() { grep -q "\"$1\"" <<<"$(sbx status --json)"; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# One stderr line, naming $2, and a non-zero exit from a monitor start.
+refuses() {  # rc stderr-file word
+	[ "$1" -ne 0 ] && [ "$(wc -l < "$2")" -eq 1 ] && grep -qi "$3" "$2"
+}
+restart_with() {  # write_conf, then KEY VALUE pairs, then start
+	stop_monitor
+	write_conf yes
+	while [ $# -ge 2 ]; do set_conf "$1" "$2"; shift 2; done
+	start_monitor
+}
+
+write_conf yes
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+start_monitor || exit 1
+
+echo "# the broker is killed -9 mid-request"
+env1=$(sbx request -a f1 -p demo postgres)
+ids1=$(containers f1 0)
+bpid=$(broker_pid)
+sbx request -a f2 -p demo postgres > "$WORK/f2.out" 2>&1 &
+cpid=$!
+wait_for 5 test -n "$(pgrep -P "$bpid")"
+kill -9 "$bpid"
+wait "$cpid"
+# Its child is a process of its own: it may still relay the answer.
+check "the client of the killed broker got an answer or an error" grep -Eq 'POSTGRES_PASSWORD=|runtime_failed|internal|timeout' "$WORK/f2.out"
+wait_for 5 sbx ping >/dev/null 2>&1
+check "the monitor started a new broker" test -n "$(broker_pid)" -a "$(broker_pid)" != "$bpid"
+t0=$(date +%s%N)
+env1b=$(sbx request -a f1 -p demo postgres)
+hit_ms=$(ms_since "$t0")
+check "the cache survived: same credentials" test "$env1" = "$env1b"
+check "and it was a hit (no new container, ${hit_ms} ms)" test "$(containers f1 0)" = "$ids1" -a "$hit_ms" -lt 1000
+wait_for 15 cached f2
+check "the interrupted request's provision still finished and was cached" cached f2
+check "with exactly one set of containers" test "$(ncont f2)" -eq 2
+sbx release -a f2 >/dev/null
+
+echo "# a per-request child is killed -9"
+wait_for 5 test -z "$(workers_of "$MON_PID")"
+fds0=$(fd_count "$MON_PID")
+bpid=$(broker_pid)
+sbx request -a f3 -p demo postgres > "$WORK/f3.out" 2>&1 &
+cpid=$!
+wait_for 5 test -n "$(pgrep -P "$bpid")"
+kill -9 $(pgrep -P "$bpid")
+wait "$cpid"; rc=$?
+check "the agent of the killed child got an error" test "$rc" -ne 0
+wait_for 15 cached f3
+check "the provision finished and was cached" cached f3
+check "no leaked container: one set" test "$(ncont f3)" -eq 2
+ids3=$(containers f3 0)
+t0=$(date +%s%N)
+sbx request -a f3 -p demo postgres >/dev/null
+check "the next request is a hit ($(ms_since "$t0") ms, same containers)" test "$(containers f3 0)" = "$ids3"
+check "the broker is the same process" test "$(broker_pid)" = "$bpid"
+sbx release -a f3 >/dev/null
+wait_for 10 test -z "$(workers_of "$MON_PID")"
+wait_for 5 fds_are "$fds0"
+check "no leaked fd in the monitor after release ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
+check "no zombie under the monitor or the broker" no_zombies
+
+echo "# a provisioning worker is killed -9"
+fds0=$(fd_count "$MON_PID")
+sbx request -a f4 -p demo postgres > "$WORK/f4.out" 2>&1 &
+cpid=$!
+wait_for 5 test -n "$(workers_of "$MON_PID")"
+sleep 0.3	# into podman run: containers are being created
+kill -9 $(workers_of "$MON_PID")
+wait "$cpid"; rc=$?
+check "the request failed with runtime_failed" grep -q runtime_failed "$WORK/f4.out"
+wait_for 20 test "$(ncont f4)" -eq 0
+check "no leaked container: the worker's half-made sandbox was removed" test "$($RT ps -aq --filter label=sbx.agent=f4 | wc -l)" -eq 0
+check "nothing cached for it" lacks '"f4"' "$(sbx status --json)"
+wait_for 20 test -z "$(workers_of "$MON_PID")"
+wait_for 5 fds_are "$fds0"
+check "no leaked fd in the monitor ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
+check "no zombie under the monitor or the broker" no_zombies
+env4=$(sbx request -a f4 -p demo postgres)
+eval "$env4"
+check "the next request provisions a working sandbox" uses_sandbox
+check "with one set of containers" test "$(ncont f4)" -eq 2
+
+echo "# the runtime hangs on run"
+cat > "$WORK/hang-rt" <<-'EOF'
+	#!/bin/sh
+	# podman, except that run and start never return.
+	for a; do case $a in run|start) exec sleep 7777777 ;; esac; done
+	exec podman "$@"
+	EOF
+chmod 0755 "$WORK/hang-rt"
+restart_with runtime "$WORK/hang-rt" runtime_timeout 3
+t0=$(date +%s%N)
+sbx request -a f5 -p cache-only redis > "$WORK/f5.out" 2>&1 &
+cpid=$!
+sleep 1
+t1=$(date +%s%N); sbx ping >/dev/null; ping_ms=$(ms_since "$t1")
+check "ping answers while the runtime hangs (${ping_ms} ms)" test "$ping_ms" -lt 1000
+t1=$(date +%s%N); av=$(sbx available demo | tr '\n' ' '); av_ms=$(ms_since "$t1")
+check "available answers while the runtime hangs (${av_ms} ms)" test "$av" = "postgres redis " -a "$av_ms" -lt 1000
+wait "$cpid"
+req_ms=$(ms_since "$t0")
+check "the request is runtime_failed or timeout" grep -Eq 'runtime_failed|timeout' "$WORK/f5.out"
+check "after the runtime deadline, not forever (${req_ms} ms; runtime_timeout 3 s)" test "$req_ms" -lt 15000
+wait_for 5 test -z "$(pgrep -f 'sleep 7777777')"
+check "the hung runtime process was killed" test -z "$(pgrep -f 'sleep 7777777')"
+check "the monitor is still up" kill -0 "$MON_PID"
+check "nothing cached for it" lacks '"f5"' "$(sbx status --json)"
+
+echo "# the runtime binary"
+stop_monitor
+write_conf yes
+set_conf runtime "$WORK/nosuch-podman"
+timeout 20 "$B/sbx-monitor" -d -f "$CONF" 2> "$WORK/err" >/dev/null; rc=$?
+check "with a non-zero exit and one stderr line naming the runtime" refuses "$rc" "$WORK/err" nosuch-podman
+note "$(cat "$WORK/err")"
+printf '#!/bin/sh\nexec podman "$@"\n' > "$WORK/gone-rt"; chmod 0755 "$WORK/gone-rt"
+restart_with runtime "$WORK/gone-rt"
+rm -f "$WORK/gone-rt"
+out=$(sbx request -a f6 -p cache-only redis 2>&1)
+check "gone after start-up: the request is runtime_failed" grep -q runtime_failed <<<"$out"
+check "the monitor stays up" kill -0 "$MON_PID"
+check "and answers ping" pings
+
+echo "# an unusable state_dir"
+mkdir -p "$WORK/ro" "$WORK/full"
+mount -t tmpfs -o ro,size=1m sbx-ro "$WORK/ro" && MOUNTS="$MOUNTS $WORK/ro"
+stop_monitor
+STATE_DIR=$WORK/ro/state write_conf yes
+timeout 20 "$B/sbx-monitor" -d -f "$CONF" 2> "$WORK/err" >/dev/null; rc=$?
+check "read-only state_dir: the monitor refuses with one line" refuses "$rc" "$WORK/err" "$WORK/ro/state"
+note "$(cat "$WORK/err")"
+mount -t tmpfs -o size=64k,nr_inodes=8 sbx-full "$WORK/full" && MOUNTS="$MOUNTS $WORK/full"
+mkdir -p "$WORK/full/state/empty"
+dd if=/dev/zero of="$WORK/full/fill" bs=4k 2>/dev/null
+for i in $(seq 20); do : 2>/dev/null > "$WORK/full/i$i" || break; done
+check "the tmpfs is full (no space, no inodes)" bash -c "! : 2>/dev/null > '$WORK/full/state/x'"
+STATE_DIR=$WORK/full/state write_conf yes
+start_monitor
+check "full state_dir: the monitor starts (it writes nothing there)" kill -0 "$MON_PID"
+out=$(sbx request -a f7 -p cache-only redis 2>&1)
+eval "$out"
+check "and a request on a full state_dir works" redis_ok "${REDIS_HOST:-}" "${REDIS_PORT:-}" "${REDIS_USER:-}" "${REDIS_PASSWORD:-}"
+stop_monitor
+rm -rf "$WORK/full/state"
+for i in $(seq 20); do : 2>/dev/null > "$WORK/full/j$i" || break; done
+timeout 20 "$B/sbx-monitor" -d -f "$CONF" 2> "$WORK/err" >/dev/null; rc=$?
+check "state_dir cannot be created on a full fs: refuses with one line" refuses "$rc" "$WORK/err" "$WORK/full/state"
+note "$(cat "$WORK/err")"
+
+echo "# the monitor is killed -9 mid-provision and restarted"
+write_conf yes
+start_monitor
+sbx request -a f8 -p demo postgres >/dev/null 2>&1 &
+cpid=$!
+wait_for 5 test -n "$(workers_of "$MON_PID")"
+sleep 0.3
+bpid=$(broker_pid)
+wpids=$(workers_of "$MON_PID")
+kill -9 "$MON_PID"; wait "$MON_PID" 2>/dev/null; MON_PID=
+[ -n "$bpid" ] && kill -9 "$bpid" 2>/dev/null
+wait "$cpid"
+start_monitor
+check "right after the restart no labelled container is left" test "$(labelled)" -eq 0
+# The dead monitor's worker may still be finishing its podman run: a
+# container it makes after the new monitor's reap would be an orphan.
+wait_for 30 bash -c "! kill -0 $wpids 2>/dev/null"
+check "the dead monitor's workers are gone" bash -c "! kill -0 $wpids 2>/dev/null"
+check "and they left no labelled container behind" test "$(labelled)" -eq 0
+check "the restarted monitor serves" pings
+
+echo "# fd exhaustion"
+# The broker inherits the monitor's RLIMIT_NOFILE (fork + exec, no
+# setrlimit). The broker closes each connection after forking its child,
+# so its own table never fills; past max_children it answers busy.
+restart_with max_children 32 request_timeout 2
+stop_monitor
+start_monitor prlimit --nofile=64:64
+bpid=$(broker_pid)
+check "the broker runs with RLIMIT_NOFILE 64" grep -Eq '^Max open files +64 +64' "/proc/$bpid/limits"
+python3 - "$SOCK" 150 > "$WORK/hold.out" <<'PY' &
+# Open N connections at once, send nothing, hold them 3 s, then read
+# what each got: busy at once for those past max_children, timeout
+# (request_timeout 2 s) for those the broker took.
+import socket, sys, time, collections
+n = int(sys.argv[2]); socks = []; errs = 0
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    try: s.connect(sys.argv[1]); socks.append(s)
+    except OSError: errs += 1
+time.sleep(3)
+got = collections.Counter()
+for s in socks:
+    s.settimeout(5); data = b''
+    try:
+        while True:
+            c = s.recv(4096)
+            if not c: break
+            data += c
+    except OSError: pass
+    got['busy' if b'busy' in data else 'timeout' if b'timeout' in data else 'closed' if not data else 'other'] += 1
+    s.close()
+print(' '.join('%s=%d' % kv for kv in sorted(got.items())), 'connect_errors=%d' % errs)
+PY
+hpid=$!
+sleep 1
+check "with 150 connections held the broker is alive" kill -0 "$bpid"
+bfds=$(fd_count "$bpid")
+check "and its own fd table is small ($bfds of 64)" test "$bfds" -lt 32
+out=$(sbx ping 2>&1)
+check "a new client at capacity gets busy or is served" grep -Eq 'busy|^[0-9]+\.' <<<"$out"
+wait "$hpid"
+held=$(cat "$WORK/hold.out")
+note "held connections: $held"
+check "every held connection got busy, timeout or a clean close" bash -c "! grep -q 'other=' <<<'$held'"
+check "those past max_children got busy" grep -Eq 'busy=([1-9][0-9]+)' <<<"$held"
+wait_for 5 sbx ping >/dev/null 2>&1
+check "service resumes once they are gone" pings
+check "the same broker (never restarted)" test "$(broker_pid)" = "$bpid"
+# The monitor under the same limit: 100 requests that wait on one
+# provision each leave an answer socket with it, more than 64 fds.
+stop_monitor
+write_conf yes
+set_conf max_children 200
+start_monitor prlimit --nofile=64:64
+bpid=$(broker_pid)
+python3 - "$SOCK" 100 > "$WORK/many.out" <<'PY'
+import socket, sys, collections
+def s(x): b = x.encode(); return bytes([0xa0 | len(b)]) + b
+req = (bytes([0x84]) + s('op') + s('request_sandbox') + s('agent') + s('fx') +
+       s('project') + s('cache-only') + s('services') + bytes([0x91]) + s('redis'))
+socks = []
+for _ in range(int(sys.argv[2])):
+    c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); c.sendall(req); socks.append(c)
+got = collections.Counter()
+for c in socks:
+    c.settimeout(60); data = b''
+    try:
+        while True:
+            d = c.recv(4096)
+            if not d: break
+            data += d
+    except OSError: pass
+    for code in (b'password', b'busy', b'internal', b'timeout', b'runtime_failed'):
+        if code in data: got[code.decode()] += 1; break
+    else: got['closed' if not data else 'other'] += 1
+print(' '.join('%s=%d' % kv for kv in sorted(got.items())))
+PY
+many=$(cat "$WORK/many.out")
+note "100 waiting requests, monitor RLIMIT_NOFILE 64: $many"
+check "the monitor at its fd limit did not kill the broker" test "$(broker_pid)" = "$bpid"
+check "no request got a wrong or no answer" bash -c "! grep -Eq 'other=|closed=' <<<'$many'"
+check "the monitor still serves" pings
+
+echo "# the client goes away while its sandbox is provisioned"
+restart_with
+python3 - "$SOCK" <<'PY'
+# request_sandbox for f9/demo, then close without reading the reply.
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(bytes.fromhex('84a26f70af726571756573745f73616e64626f78a56167656e74a26639'
+                        'a770726f6a656374a464656d6fa8736572766963657391a8706f737467726573'))
+s.close()
+PY
+wait_for 15 cached f9
+check "the sandbox is still cached" cached f9
+ids9=$(containers f9 0)
+t0=$(date +%s%N)
+env9=$(sbx request -a f9 -p demo postgres)
+hit_ms=$(ms_since "$t0")
+check "the next request is a hit, fast (${hit_ms} ms)" test "$hit_ms" -lt 1000
+check "and no extra container exists" test "$(containers f9 0)" = "$ids9" -a "$(ncont f9)" -eq 2
+eval "$env9"
+check "the sandbox works" uses_sandbox
+
+finish
