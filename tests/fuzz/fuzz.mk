@@ -1,0 +1,56 @@
+# fuzz.mk - libFuzzer harnesses (tests/fuzz/README.md), parsed inside
+# GNUmakefile.
+#
+#   make fuzz-build   build-fuzz/fuzz_<harness>, clang + ASan + UBSan
+#   make fuzz-ci      each harness FUZZ_CI_TIME seconds from a throwaway
+#                     copy of its seed corpus; fails on any crash or leak
+#   make fuzz         each harness FUZZ_TIME seconds; new inputs are kept in
+#                     build-fuzz/corpus/<harness>, never in the repository
+
+FUZZ_CC		?= clang
+FUZZ_O		 = build-fuzz
+FUZZ_CI_TIME	?= 60
+FUZZ_TIME	?= 600
+FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS	 = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_HARNESSES	 = wire dispatch
+
+# What each harness links: the code under test and no more.
+fuzz_wire_SRC	  = tests/fuzz/fuzz_wire.c $(WIRE_SRC) shared/slug.c shared/code.c
+fuzz_wire_PKGS	  = msgpack libbsd-overlay
+fuzz_dispatch_SRC = tests/fuzz/fuzz_dispatch.c privsep/dispatch.c \
+		    shared/fdpass.c shared/slug.c
+fuzz_dispatch_PKGS = libbsd-overlay
+
+FUZZ_BINS = $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_O)/fuzz_$(h))
+
+# -fsanitize=fuzzer-no-link instruments for coverage; only the final link
+# brings in libFuzzer's main.
+$(FUZZ_O)/obj/%.o: %.c $(GEN_H)
+	@mkdir -p $(@D)
+	@echo "  CC  $< (fuzz)"; $(FUZZ_CC) $(FUZZ_CFLAGS) \
+	    -fsanitize=fuzzer-no-link $(XCFLAGS) \
+	    $(call pc,msgpack libbsd-overlay) -MMD -c -o $@ $<
+
+define fuzz_rule
+$(FUZZ_O)/fuzz_$(1): $$(patsubst %.c,$(FUZZ_O)/obj/%.o,$$(fuzz_$(1)_SRC))
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ \
+	    $$(call pl,$$(fuzz_$(1)_PKGS))
+endef
+$(foreach h,$(FUZZ_HARNESSES),$(eval $(call fuzz_rule,$(h))))
+
+-include $(shell find $(FUZZ_O)/obj -name '*.d' 2>/dev/null)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-ci: fuzz-build
+	@tests/fuzz/run.sh ci $(FUZZ_O) $(FUZZ_CI_TIME) $(FUZZ_HARNESSES)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh keep $(FUZZ_O) $(FUZZ_TIME) $(FUZZ_HARNESSES)
+
+.PHONY: fuzz-build fuzz-ci fuzz
+
+EXTRA_TESTS += fuzz-ci
+
+-include tests/seccomp/seccomp.mk
