@@ -141,6 +141,29 @@ reply_to_child(void *ctx, const struct sbx_ans *a)
 	free(p);
 }
 
+/*
+ * Whether FD_RESERVE descriptors are free under RLIMIT_NOFILE. A broker
+ * message read at the limit loses its descriptors (MSG_CTRUNC) and looks
+ * like a hostile broker, which gets killed: leave it queued instead until
+ * answers free some. Probed by taking them (the open ones are sparse, so
+ * the lowest free number says nothing); a few syscalls per message.
+ */
+#define FD_RESERVE	16
+static int
+fd_headroom(const struct monitor *m)
+{
+	int fds[FD_RESERVE], n, ok = 1;
+
+	for (n = 0; n < FD_RESERVE; n++)
+		if ((fds[n] = fcntl(m->sigfd, F_DUPFD_CLOEXEC, 0)) == -1) {
+			ok = 0;
+			break;
+		}
+	while (n > 0)
+		close(fds[--n]);
+	return ok;
+}
+
 static void
 on_broker_message(struct monitor *m)
 {
@@ -154,6 +177,8 @@ on_broker_message(struct monitor *m)
 	int type;
 
 	for (;;) {
+		if (!fd_headroom(m))
+			return;
 		n = recv_fds(m->broker.chan, raw, sizeof(raw), &rx);
 		if (n == -1) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -286,7 +311,7 @@ loop(struct monitor *m)
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = m->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = m->broker.chan,
-		    .events = POLLIN };
+		    .events = fd_headroom(m) ? POLLIN : 0 };
 		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
 		n += nw;
 		TAILQ_FOREACH(q, &m->outq, entry) {
