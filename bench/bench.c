@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -177,6 +178,9 @@ round_trip(const struct target *t, const struct req *r, char *buf)
 
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
+	/* A cold provision takes seconds; a dead broker must not hang us. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 90, 0 },
+	    sizeof(struct timeval));
 	if (connect(fd, (const struct sockaddr *)&t->sun, sizeof(t->sun)) ==
 	    -1 || write(fd, r->buf, r->len) != (ssize_t)r->len) {
 		close(fd);

@@ -57,7 +57,7 @@ start_monitor() {  # binary dir
 	PIDS+=($!)
 	MON=$!
 	for _ in $(seq 200); do
-		[ -S "$2/sbx.sock" ] && "$BENCH" once "$2/sbx.sock,ping" \
+		[ -S "$2/sbx.sock" ] && timeout 2 "$BENCH" once "$2/sbx.sock,ping" \
 		    >/dev/null 2>&1 && return 0
 		sleep 0.05
 	done

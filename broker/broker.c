@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,7 +90,8 @@ on_accept(struct broker *b)
 	pid_t pid;
 	int fd;
 
-	fd = accept4(FD_LISTEN, NULL, NULL, SOCK_CLOEXEC);
+	/* Non-blocking from the start: the child needs no fcntl calls. */
+	fd = accept4(FD_LISTEN, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn("accept");
@@ -189,8 +191,13 @@ main(int argc, char *argv[])
 		fatal("signals");
 	if (drop_privileges(user, root) == -1)
 		fatalx("cannot drop privileges to %s; refusing to serve", user);
+	if (child_prepare() == -1)
+		fatalx("cannot compile the child seccomp filter; refusing to serve");
 	if (sc_load_allow("broker") == -1)
 		fatalx("cannot load the broker seccomp filter; refusing to serve");
+	/* libseccomp's free chunks would otherwise be consolidated again,
+	 * page by copy-on-write page, by every child's first large malloc. */
+	malloc_trim(0);
 	log_info("serving as %s, at most %u connections", user,
 	    b.max_children);
 	serve(&b);

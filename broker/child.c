@@ -175,7 +175,9 @@ relay(int agent, const struct child_opts *o, const union sbx_req_any *req,
 	int64_t deadline;
 	int pair[2], fds[SBX_REQ_FDS];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == -1)
+	/* Both ends non-blocking: the monitor only ever sends MSG_DONTWAIT. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+	    pair) == -1)
 		reply_error_exit(agent, SBX_E_INTERNAL, "no answer channel.");
 	fds[0] = agent;
 	fds[1] = pair[1];
@@ -186,8 +188,7 @@ relay(int agent, const struct child_opts *o, const union sbx_req_any *req,
 	}
 	close(pair[1]);
 	deadline = now_ms() + o->answer_timeout_ms;
-	if (set_nonblock(pair[0]) == -1 ||
-	    read_full(pair[0], &a, sizeof(a), deadline) == -1 ||
+	if (read_full(pair[0], &a, sizeof(a), deadline) == -1 ||
 	    !answer_valid(&a, req->hdr.type))
 		reply_error_exit(agent, errno == ETIMEDOUT ? SBX_E_TIMEOUT :
 		    SBX_E_INTERNAL, "the monitor gave no valid answer.");
@@ -217,6 +218,15 @@ limit_self(void)
 #endif
 }
 
+/* Compiled once in the broker parent, installed by every child. */
+static struct sc_prog child_filter;
+
+int
+child_prepare(void)
+{
+	return sc_compile_allow("child", &child_filter);
+}
+
 void
 child_main(int agent, const struct child_opts *o)
 {
@@ -227,7 +237,8 @@ child_main(int agent, const struct child_opts *o)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);	/* SIGPIPE stays ignored */
 	limit_self();
-	if (set_nonblock(agent) == -1 || sc_load_allow("child") == -1) {
+	/* The agent socket comes non-blocking from accept4 (broker.c). */
+	if (sc_install(&child_filter) == -1) {
 		log_warnx("child: cannot confine myself");
 		_exit(1);
 	}

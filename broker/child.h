@@ -8,6 +8,8 @@ struct child_opts {
 	int	answer_timeout_ms;	/* for the monitor to answer */
 };
 
+/* In the parent, before it confines itself: compile the child's filter. */
+int	child_prepare(void);
 void	child_main(int agent, const struct child_opts *) __attribute__((noreturn));
 
 #endif

@@ -8,11 +8,15 @@
  * conditions, kept here beside the code that needs them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/seccomp.h>
 
 #include "log.h"
 #include "scfilter.h"
@@ -59,8 +63,9 @@ add_allow(scmp_filter_ctx ctx, const char *name, int nr)
 	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 }
 
-static int
-load(const char *role, int deny)
+/* The role's filter, ready to load or export; NULL on error. */
+static scmp_filter_ctx
+build(const char *role, int deny)
 {
 	const struct sc_list *l = sc_list_find(role);
 	scmp_filter_ctx ctx;
@@ -69,11 +74,11 @@ load(const char *role, int deny)
 
 	if (l == NULL) {
 		log_warnx("seccomp: no list for role %s", role);
-		return -1;
+		return NULL;
 	}
 	ctx = seccomp_init(deny ? SCMP_ACT_ALLOW : SCMP_ACT_KILL_PROCESS);
 	if (ctx == NULL)
-		return -1;
+		return NULL;
 	if (!deny && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1) != 0)
 		goto out;
 	for (i = 0; i < l->n; i++) {
@@ -92,7 +97,6 @@ load(const char *role, int deny)
 		if (rc != 0) {
 			log_warnx("seccomp %s: rule %s: %s", role,
 			    l->rules[i].name, strerror(-rc));
-			rc = -1;
 			goto out;
 		}
 	}
@@ -102,13 +106,76 @@ load(const char *role, int deny)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0) != 0)
 			goto out;
 	}
+	return ctx;
+out:
+	seccomp_release(ctx);
+	return NULL;
+}
+
+static int
+load(const char *role, int deny)
+{
+	scmp_filter_ctx ctx = build(role, deny);
+	int rc;
+
+	if (ctx == NULL)
+		return -1;
 	if ((rc = seccomp_load(ctx)) != 0) {
 		log_warnx("seccomp %s: load: %s", role, strerror(-rc));
 		rc = -1;
 	}
-out:
 	seccomp_release(ctx);
 	return rc;
+}
+
+/*
+ * The same program seccomp_load() would install, exported once: libseccomp
+ * 2.5 exports only to a descriptor, so through a non-blocking pipe (a
+ * program too large for it fails instead of blocking).
+ */
+int
+sc_compile_allow(const char *role, struct sc_prog *p)
+{
+	scmp_filter_ctx ctx = build(role, 0);
+	size_t got = 0;
+	ssize_t n;
+	int pfd[2], rc = -1;
+
+	if (ctx == NULL)
+		return -1;
+	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) == -1) {
+		seccomp_release(ctx);
+		return -1;
+	}
+	if (seccomp_export_bpf(ctx, pfd[1]) == 0) {
+		close(pfd[1]);
+		pfd[1] = -1;
+		while (got < sizeof(p->insns) && (n = read(pfd[0],
+		    (char *)p->insns + got, sizeof(p->insns) - got)) > 0)
+			got += (size_t)n;
+		if (got > 0 && got < sizeof(p->insns) &&
+		    got % sizeof(p->insns[0]) == 0)
+			rc = 0;
+	}
+	if (pfd[1] != -1)
+		close(pfd[1]);
+	close(pfd[0]);
+	seccomp_release(ctx);
+	p->fprog.len = (unsigned short)(got / sizeof(p->insns[0]));
+	p->fprog.filter = p->insns;
+	if (rc == -1)
+		log_warnx("seccomp %s: cannot export the filter", role);
+	return rc;
+}
+
+/* What seccomp_load() does with CTL_NNP: no_new_privs, then the filter. */
+int
+sc_install(const struct sc_prog *p)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return -1;
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
+	    &p->fprog) == 0 ? 0 : -1;
 }
 
 int

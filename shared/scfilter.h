@@ -3,6 +3,7 @@
 #define SBX_SCFILTER_H
 
 #include <stddef.h>
+#include <linux/filter.h>
 
 struct sc_rule {
 	const char	*name;
@@ -21,5 +22,19 @@ const struct sc_list *sc_lists_all(size_t *n);
 int	sc_load_allow(const char *role);
 /* Default allow, the role's syscalls refused with an errno: runtime. */
 int	sc_load_deny(const char *role);
+
+/*
+ * An allow filter compiled once and installed many times: the broker
+ * compiles the child's filter before it confines itself, and each
+ * per-connection child installs it with one seccomp(2) call instead of
+ * building it again with libseccomp.
+ */
+#define SC_PROG_MAX	1024
+struct sc_prog {
+	struct sock_fprog	fprog;
+	struct sock_filter	insns[SC_PROG_MAX];
+};
+int	sc_compile_allow(const char *role, struct sc_prog *);
+int	sc_install(const struct sc_prog *);
 
 #endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# ab.sh BEFORE_TOP AFTER_TOP - the hit path of two builds side by side:
+# both real monitors run at once (agents hita, hitb) and the baseline
+# server too, and the requests are interleaved, so a before/after ratio
+# is measured under the same load. Run under flock /tmp/sbx-podman.lock.
+set -u
+BEFORE=$1 AFTER=$2
+BENCH=$AFTER/build/bench/sbx-bench
+W=$(mktemp -d /tmp/sbx-ab.XXXXXX); chmod 0755 "$W"
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait; podman rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1; rm -rf "$W"' EXIT
+conf() {
+	mkdir -p "$W/$1/projects"
+	sed -e "s|^socket *=.*|socket = $W/$1/sbx.sock|" \
+	    -e "s|^projects *=.*|projects = $W/$1/projects|" \
+	    -e "s|^state_dir *=.*|state_dir = $W/$1/state|" \
+	    "$AFTER/policy/local.conf" > "$W/$1/sbx.conf"
+	printf '[project]\nsandbox_services = redis\n' > "$W/$1/projects/rd.conf"
+}
+"$BENCH" serve "$W/base.sock" & pids+=($!)
+for v in before after; do
+	conf $v
+	top=$BEFORE; [ $v = after ] && top=$AFTER
+	"$top/build/sbx-monitor" -d -f "$W/$v/sbx.conf" >"$W/$v/log" 2>&1 & pids+=($!)
+	for _ in $(seq 100); do timeout 2 "$BENCH" once "$W/$v/sbx.sock,ping" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+A="$W/before/sbx.sock,sandbox,hita,rd,redis" B="$W/after/sbx.sock,sandbox,hitb,rd,redis"
+"$BENCH" once "$A" && "$BENCH" once "$B" || { cat "$W"/*/log; exit 1; }
+echo "# targets: 0 before, 1 after, 2 baseline server"
+"$BENCH" lat "${AB_N:-3000}" "$A" "$B" "$W/base.sock,ping"
+for c in 1 8 64; do echo "# $c clients"; "$BENCH" tput 2 $c 3 "$A" "$B" "$W/base.sock,ping"; done
+echo "# broker parent RSS KiB: before $(awk '/VmRSS/{print $2}' /proc/$(pgrep -P ${pids[1]} -x sbx-broker)/status) after $(awk '/VmRSS/{print $2}' /proc/$(pgrep -P ${pids[2]} -x sbx-broker)/status)"
