@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# isolation.sh - agents under different uids cannot reach each other's
+# sandboxes by any slug, project or request shape; no password shows in
+# status or the log; socket and state_dir modes are as documented;
+# containers listen on loopback only. Root, under
+# `flock /tmp/sbx-podman.lock`. Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+UA=sbxt-a UB=sbxt-b
+MADE=
+for u in $UA $UB; do
+	id "$u" >/dev/null 2>&1 && continue
+	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
+done
+cleanup_hook() {
+	local u
+	for u in $MADE; do userdel "$u" 2>/dev/null; done
+}
+uid_a=$(id -u $UA) uid_b=$(id -u $UB)
+PW=$WORK/passwords	# every password issued, one a line
+SEEN_B=$WORK/seen-b	# everything B was told
+: > "$PW"; : > "$SEEN_B"
+passwords_of() { sed -n 's/^\(export \)\{0,1\}[A-Z]*_PASSWORD=//p' <<<"$1" | tr -d "'\""; }
+as_b() { sbx_as $UB "$@" 2>&1 | tee -a "$SEEN_B"; }
+# pw VAR ENV: a service's password from `sbx request` output.
+pw() { sed -n "s/^\(export \)\{0,1\}$1_PASSWORD=//p" <<<"$2" | tr -d "'\""; }
+lacks_re() { ! grep -Eq -- "$1" <<<"$2"; }
+forbidden_only() { grep -q forbidden <<<"$1" && ! grep -q -e shared -e secret-a <<<"$1"; }
+has_any_of() { [ -s "$1" ] && grep -qF -f "$1" "$2"; }
+
+write_conf yes
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+start_monitor || exit 1
+
+echo "# two uids, the same agent slug"
+envA=$(sbx_as $UA request -a shared -p demo postgres)
+envA2=$(sbx_as $UA request -a secret-a -p demo postgres)
+passwords_of "$envA" >> "$PW"; passwords_of "$envA2" >> "$PW"
+cp "$PW" "$WORK/pw-a"
+idsA=$(containers shared "$uid_a") idsA2=$(containers secret-a "$uid_a")
+envB=$(as_b request -a shared -p demo postgres)
+passwords_of "$envB" >> "$PW"
+check "A got a sandbox" test "$(wc -l < "$WORK/pw-a")" -eq 4
+check "B with A's slug gets other postgres credentials" test -n "$(pw POSTGRES "$envB")" -a "$(pw POSTGRES "$envB")" != "$(pw POSTGRES "$envA")"
+check "and other redis credentials" test -n "$(pw REDIS "$envB")" -a "$(pw REDIS "$envB")" != "$(pw REDIS "$envA")"
+check "and other containers, labelled with B's uid" test "$(containers shared "$uid_b" | wc -w)" -eq 2 -a "$(containers shared "$uid_b")" != "$idsA"
+eval "$envB"
+check "B's sandbox works" uses_sandbox
+eval "$envA"
+check "A's sandbox still works" uses_sandbox
+
+echo "# B tries every way to A's sandboxes"
+sleep 2	# so a renewal of A's entries would show in idle_s
+envB2=$(as_b request -a secret-a -p demo postgres)
+passwords_of "$envB2" >> "$PW"
+check "B asking for A's other slug gets a fresh sandbox of its own" test "$(containers secret-a "$uid_b" | wc -w)" -eq 2
+as_b request -a secret-a -p cache-only redis >/dev/null
+as_b request -a shared -p demo postgres redis >/dev/null
+as_b request -a SHARED -p demo postgres >/dev/null
+as_b request -a shared -p nosuch postgres >/dev/null
+# A raw request with keys a client never sends (uid, peer): ignored.
+runuser -u $UB -- python3 - "$SOCK" "$uid_a" <<'PY' >> "$SEEN_B" 2>&1
+import socket, sys
+def s(x): b = x.encode(); return bytes([0xa0 | len(b)]) + b
+uid = int(sys.argv[2])
+req = (bytes([0x86]) + s('op') + s('request_sandbox') + s('agent') + s('secret-a') +
+       s('project') + s('demo') + s('services') + bytes([0x91]) + s('postgres') +
+       s('uid') + bytes([0xcd]) + uid.to_bytes(2, 'big') + s('peer') + bytes([0xcd]) + uid.to_bytes(2, 'big'))
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); c.sendall(req)
+data = b''
+while True:
+    d = c.recv(65536)
+    if not d: break
+    data += d
+sys.stdout.write(data.decode('latin1') + '\n')
+PY
+check "nothing B was told contains any of A's passwords" bash -c "! grep -qF -f '$WORK/pw-a' '$SEEN_B'"
+check "A's containers are untouched" test "$(containers shared "$uid_a")" = "$idsA" -a "$(containers secret-a "$uid_a")" = "$idsA2"
+idle_a() { sbx status --json | tr '{' '\n' | grep "\"uid\": *$uid_a\b.*\"agent\": *\"$1\"" | sed -n 's/.*"idle_s": *\([0-9]*\).*/\1/p'; }
+check "B's requests did not renew A's entry (idle_s $(idle_a secret-a))" test "$(idle_a secret-a)" -ge 2
+out=$(as_b release -a secret-a)
+check "B's release of secret-a releases B's own" grep -qx released <<<"$out"
+check "and leaves A's secret-a up" test "$(containers secret-a "$uid_a")" = "$idsA2"
+out=$(as_b release -a secret-a)
+check "B releasing again has nothing to release" grep -q nothing <<<"$out"
+check "A's secret-a still up" test "$(containers secret-a "$uid_a")" = "$idsA2"
+out=$(sbx_as $UA request -a secret-a -p demo postgres)
+check "A's next request is a hit with A's credentials" test "$out" = "$envA2"
+
+echo "# what non-root callers learn"
+for u in $UA $UB; do
+	out=$(sbx_as $u status 2>&1)
+	check "status as $u is forbidden" grep -q forbidden <<<"$out"
+	out=$(sbx_as $u status --json 2>&1)
+	check "status --json as $u is forbidden and leaks no agent" forbidden_only "$out"
+done
+out=$(as_b available demo)
+check "available as B is the service list only" test "$(tr '\n' ' ' <<<"$out")" = "postgres redis "
+
+echo "# passwords never shown"
+{ sbx status --json; sbx status; } > "$WORK/status.out"
+check "status has every live sandbox (A's two, B's one)" test "$(sbx status --json | grep -o '"agent"' | wc -l)" -ge 3
+check "$(wc -l < "$PW") passwords issued, none in root's status" bash -c "! grep -qF -f '$PW' '$WORK/status.out'"
+check "none in the monitor log" bash -c "! grep -qF -f '$PW' '$LOG'"
+check "none in any process's argv" bash -c "! for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < \$f 2>/dev/null; echo; done | grep -qF -f '$PW'"
+
+echo "# modes, as sbx.conf(5) and the monitor document them"
+check "the socket is a socket, root-owned, mode 0666 (socket_mode)" test "$(stat -c '%F %U %a' "$SOCK")" = "socket root 666"
+check "state_dir is root-owned, mode 0711" test "$(stat -c '%U %a' "$WORK/state")" = "root 711"
+check "state_dir/empty (the broker's chroot) is root-owned 0755 and empty" test "$(stat -c '%U %a' "$WORK/state/empty")" = "root 755" -a -z "$(ls -A "$WORK/state/empty")"
+
+echo "# loopback only"
+ext=$(ip -4 -o addr show scope global | awk '{sub("/.*", "", $4); print $4; exit}')
+ports= wide=0
+for c in $($RT ps -q --filter label=sbx.uid); do
+	hips=$($RT inspect --format '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostIP}}:{{.HostPort}} {{end}}{{end}}' "$c")
+	for hp in $hips; do
+		[ "${hp%%:*}" = 127.0.0.1 ] || { wide=$((wide + 1)); note "container $c publishes on ${hp%%:*}"; }
+		ports="$ports ${hp##*:}"
+	done
+done
+check "every published port is bound to 127.0.0.1 ($(wc -w <<<"$ports") ports)" test "$wide" -eq 0 -a -n "$ports"
+reach() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
+if [ -z "$ext" ]; then
+	note "skipped: the host has no non-loopback IPv4 address"
+else
+	bad=0 good=0
+	for p in $ports; do
+		reach 127.0.0.1 "$p" && good=$((good + 1))
+		reach "$ext" "$p" && bad=$((bad + 1))
+	done
+	check "every port answers on 127.0.0.1 ($good)" test "$good" -eq "$(wc -w <<<"$ports")"
+	check "none answers on $ext" test "$bad" -eq 0
+fi
+
+echo "# socket_mode"
+# Last: a restart reaps every labelled container.
+set_conf socket_mode 0660
+stop_monitor; start_monitor
+check "socket_mode 0660 is applied" test "$(stat -c '%a' "$SOCK")" = 660
+out=$(sbx_as $UB ping 2>&1)
+check "and then another user cannot connect" lacks_re '^[0-9]+\.' "$out"
+
+finish
