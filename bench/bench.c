@@ -18,6 +18,7 @@
  * every reply is decoded and checked for ok: true after its timing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -452,9 +453,11 @@ run(char *const argv[], char *out, size_t cap)
 	if (pipe(p) == -1 || (pid = fork()) == -1)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
 		dup2(p[1], 1);
-		if (out == NULL)
-			dup2(p[1], 2);
+		/* A poll that is refused says so on stderr: not our output. */
+		dup2(out == NULL ? p[1] : null, 2);
 		close(p[0]);
 		close(p[1]);
 		execvp(argv[0], argv);
