@@ -55,6 +55,7 @@ static struct {
 	unsigned	 wrong, late, busy;
 	double		*lat_ms;
 	unsigned	 nlat;
+	double		 max_fast_ms;		/* all but the dribblers */
 } G = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static double
@@ -359,6 +360,8 @@ record(enum kind k, enum verdict v, double ms, double deadline)
 	if (ms > deadline)
 		G.late++;
 	G.lat_ms[G.nlat++] = ms;
+	if (k != K_SLOW && ms > G.max_fast_ms)
+		G.max_fast_ms = ms;
 	pthread_mutex_unlock(&G.mu);
 }
 
@@ -517,6 +520,7 @@ reset_counts(void)
 {
 	memset(G.by_kind, 0, sizeof(G.by_kind));
 	G.wrong = G.late = G.busy = G.nlat = 0;
+	G.max_fast_ms = 0;
 }
 
 int
@@ -560,9 +564,10 @@ main(int argc, char *argv[])
 		printf(" %s %u", kind_name[k], G.by_kind[k]);
 	printf("\nwrong answers %u, late %u, busy %u\n", G.wrong, G.late,
 	    G.busy);
-	printf("latency p50 %.1f ms, p99 %.1f ms, max %.1f ms; %.0f requests/s\n",
-	    G.lat_ms[G.nlat / 2], G.lat_ms[G.nlat * 99 / 100],
-	    G.lat_ms[G.nlat - 1], G.nlat * 1000.0 / wall);
+	printf("latency p50 %.1f ms, p99 %.1f ms, max %.1f ms (%.1f ms but "
+	    "the dribblers); %.0f requests/s\n", G.lat_ms[G.nlat / 2],
+	    G.lat_ms[G.nlat * 99 / 100], G.lat_ms[G.nlat - 1], G.max_fast_ms,
+	    G.nlat * 1000.0 / wall);
 	printf("monitor fds %d -> %d, VmRSS %ld -> %ld KiB (slack %d)\n", fds0,
 	    fds1, rss0, rss1, RSS_SLACK_KIB);
 	fail = G.wrong > 0 || G.late > 0 || G.nlat != total ||
