@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# run.sh - does sbx fit the host: make install/uninstall, the systemd unit,
+# the man pages, libsbx through pkg-config, and against a real monitor and
+# podman the audit trail, the Python and C examples, the progress line and
+# the status table.  Run it as root under `flock /tmp/sbx-podman.lock`
+# (make host-checks does).  Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+# The sub-makes must not talk to a parent make's jobserver.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s ${SBX_BUILD:+O=$B} "$@"; }
+has() { grep -q -- "$1" "$2"; }
+
+echo "# make install and uninstall"
+D=$WORK/dest
+mkdir -p "$D/etc/sbx"
+printf '; an admin wrote this\n' > "$D/etc/sbx/sbx.conf"
+mk install DESTDIR="$D" > "$WORK/install.out" 2>&1 || nok "make install" "$(cat "$WORK/install.out")"
+U=$D/usr/local
+missing=
+for f in sbin/sbx-monitor sbin/sbx-broker bin/sbx include/sbx.h \
+    lib/libsbx.a lib/libsbx.so.0.1.0 lib/libsbx.so.0 lib/libsbx.so \
+    lib/pkgconfig/libsbx.pc share/man/man1/sbx.1 share/man/man5/sbx.conf.5 \
+    share/man/man8/sbx-monitor.8 share/man/man8/sbx-broker.8 \
+    share/doc/sbx/protocol.md share/doc/sbx/examples/sbx_request.py \
+    share/doc/sbx/examples/sbx_request.c lib/systemd/system/sbx-monitor.service; do
+	[ -e "$U/$f" ] || missing="$missing $f"
+done
+check "install puts everything under PREFIX in DESTDIR" test -z "$missing"
+check "install keeps an existing sbx.conf" has 'an admin wrote this' "$D/etc/sbx/sbx.conf"
+check "install adds the project example" test -f "$D/etc/sbx/projects.d/demo.conf.example"
+check "the unit names the installed monitor" has "ExecStart=/usr/local/sbin/sbx-monitor -f /etc/sbx/sbx.conf" "$U/lib/systemd/system/sbx-monitor.service"
+exports=$(nm -D --defined-only "$U/lib/libsbx.so.0.1.0" | awk '{print $3}' | grep -v '^sbxc_.*@@LIBSBX_0$' | grep -v '^LIBSBX_0$')
+check "libsbx.so exports only sbxc_*" test -z "$exports"
+check "libsbx.so has soname libsbx.so.0" bash -c "objdump -p '$U/lib/libsbx.so.0.1.0' | grep -q 'SONAME *libsbx.so.0\$'"
+
+echo "# libsbx through pkg-config"
+pc() { PKG_CONFIG_PATH=$U/lib/pkgconfig pkg-config --define-prefix "$@"; }
+check "pkg-config knows libsbx 0.1.0" test "$(pc --modversion libsbx)" = 0.1.0
+check "its flags point into DESTDIR" bash -c "[[ '$(pc --cflags --libs libsbx)' == *'-I$U/include'*'-L$U/lib'*'-lsbx'* ]]"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -o "$WORK/sbx_request" contrib/examples/sbx_request.c \
+    $(pc --cflags --libs libsbx) 2> "$WORK/cc.out"
+check "the C example compiles against the installed header and library" test -x "$WORK/sbx_request"
+creq() { LD_LIBRARY_PATH=$U/lib "$WORK/sbx_request" "$@"; }
+check "it loads the installed libsbx.so.0" bash -c "LD_LIBRARY_PATH='$U/lib' ldd '$WORK/sbx_request' | grep -q '$U/lib/libsbx.so.0'"
+out=$(creq "$WORK/no.sock" 2>&1); rc=$?
+check "it runs: no socket is exit 3, cannot connect" bash -c "[ $rc -eq 3 ] && grep -q 'cannot connect' <<<'$out'"
+
+mk uninstall DESTDIR="$D" > "$WORK/uninstall.out" 2>&1 || nok "make uninstall" "$(cat "$WORK/uninstall.out")"
+check "uninstall keeps the admin's sbx.conf" has 'an admin wrote this' "$D/etc/sbx/sbx.conf"
+rm -f "$D/etc/sbx/sbx.conf"
+mk install DESTDIR="$D" >/dev/null 2>&1 && mk uninstall DESTDIR="$D" >/dev/null 2>&1
+left=$(find "$D" ! -type d)
+check "install then uninstall leaves nothing but directories" test -z "$left"
+[ -z "$left" ] || note "left: $left"
+
+echo "# systemd unit"
+P=$WORK/px
+mk install PREFIX="$P" ETCDIR="$P/etc/sbx" > /dev/null 2>&1
+UNIT=$P/lib/systemd/system/sbx-monitor.service
+out=$(MANPATH=$P/share/man systemd-analyze verify "$UNIT" 2>&1); rc=$?
+check "systemd-analyze verify passes (ExecStart installed)" test "$rc" -eq 0 -a -z "$out"
+[ -z "$out" ] || note "$out"
+check "the unit leaves the sandboxes up on stop" has '^KillMode=process' "$UNIT"
+check "the unit has no filter that breaks runc" bash -c "! grep -Eq '^(ProtectHostname|RestrictSUIDSGID|MemoryDenyWriteExecute|ProtectSystem|PrivateTmp|ProtectClock)=' '$UNIT'"
+
+echo "# man pages"
+# mandoc checks .Xr only against /usr/share/man: look there, in a private
+# mount namespace, at the installed pages.
+M=$P/share/man
+makewhatis "$M"
+out=$(unshare -m sh -c "mount --bind '$M' /usr/share/man && mandoc -T lint -W all docs/sbx.1 docs/sbx.conf.5 docs/sbx-monitor.8 docs/sbx-broker.8" 2>&1); rc=$?
+check "mandoc -T lint -W all is clean, cross-references included" test "$rc" -eq 0 -a -z "$out"
+[ -z "$out" ] || note "$out"
+for f in docs/sbx.1 docs/sbx.conf.5 docs/sbx-monitor.8 docs/sbx-broker.8; do
+	out=$(MANWIDTH=80 man -l "$f" 2>&1 >/dev/null)
+	check "man -l $f renders without warnings" test -z "$out"
+done
+check "sbx-monitor(8) documents the audit format" bash -c "man -l docs/sbx-monitor.8 2>/dev/null | grep -q 'audit event=E uid=U agent=A project=P services=S result=R'"
+keys=$(cat shared/config.c privsep/project.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
+undoc=
+for k in $keys; do
+	grep -Eq "Cm ([a-z_]+ , )*$k( |\$)" docs/sbx.conf.5 || undoc="$undoc $k"
+done
+check "sbx.conf(5) documents every key of config.c and project.c" test -n "$keys" -a -z "$undoc"
+[ -z "$undoc" ] || note "undocumented:$undoc"
+mk uninstall PREFIX="$P" ETCDIR="$P/etc/sbx" > /dev/null 2>&1
+
+echo "# audit trail, examples and the CLI against a real monitor"
+write_conf yes
+start_monitor || { finish; exit 1; }
+pws=$WORK/passwords; : > "$pws"
+keep_pw() { grep -o "PASSWORD=[^ ]*" <<<"$1" | cut -d= -f2 | tr -d "'" >> "$pws"; }
+
+sbx request -a au1 -p cache-only postgres >/dev/null 2>&1
+sbx request -a au1 -p nosuch redis >/dev/null 2>&1
+sbx_as nobody status >/dev/null 2>&1
+e1=$(sbx request -a au1 -p cache-only redis 2>/dev/null); keep_pw "$e1"
+e2=$(sbx request -a au1 -p cache-only redis 2>/dev/null); keep_pw "$e2"
+check "a hit answers the same credentials" test -n "$e1" -a "$e1" = "$e2"
+$RT rm -f -t 0 sbx-0-au1-redis >/dev/null 2>&1
+e3=$(sbx request -a au1 -p cache-only redis 2>/dev/null); keep_pw "$e3"
+check "a dead container is replaced with a new password" test -n "$e3" -a "$e3" != "$e1"
+
+# The Python example, with the Debian msgpack, and the credentials it prints.
+py=$(/usr/bin/python3 contrib/examples/sbx_request.py -S "$SOCK" py1 cache-only redis 2>&1)
+read -r name host port user pw db <<<"$py"
+echo "$pw" >> "$pws"
+check "sbx_request.py prints the redis credentials" test "$name" = redis -a -n "${pw:-}"
+check "redis-cli works with what sbx_request.py printed" test "$(redis-cli -h "$host" -p "$port" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
+py2=$(/usr/bin/python3 contrib/examples/sbx_request.py -S "$SOCK" py1 cache-only postgres 2>&1); rc=$?
+check "sbx_request.py reports a refusal" test "$rc" -eq 1 -a "$py2" = "sbx: not_opted_in: a requested service is not in the project's sandbox_services."
+
+# The C example through the installed library, once more.
+mk install DESTDIR="$D" >/dev/null 2>&1
+check "the C example pings the monitor" test "$(creq "$SOCK")" = " $("$SBX" -S "$SOCK" ping)"
+cl=$(creq "$SOCK" c1 cache-only redis); read -r name host port user pw db <<<"$cl"
+echo "$pw" >> "$pws"
+check "redis-cli works with what the C example printed" test "$(redis-cli -h "$host" -p "$port" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
+mk uninstall DESTDIR="$D" >/dev/null 2>&1
+
+# Progress on a terminal only: the "slow" project's service never gets
+# ready, so its provision runs out its 2 s ready_timeout.
+tty=$(script -qec "'$SBX' -S '$SOCK' request -a sp1 -p slow" /dev/null 2>&1)
+check "request on a terminal shows the seconds of a cold provision" grep -q 'provisioning\.\.\. [12]s' <<<"$tty"
+sbx request -a sp2 -p slow > "$WORK/sp2.out" 2> "$WORK/sp2.err"
+check "request piped prints only the error on stderr" test "$(wc -l < "$WORK/sp2.err")" -eq 1 -a ! -s "$WORK/sp2.out"
+check "the error is the readiness deadline" grep -q "^sbx: runtime_failed: never-ready was not ready within 2 s.$" "$WORK/sp2.err"
+check "request piped never writes a carriage return" bash -c "! grep -q \$'\\r' '$WORK/sp2.err'"
+
+# The status table, aligned, and its JSON.
+st=$(sbx status)
+col() { awk -v w="$2" 'NR == 1 { print index($0, w) }' <<<"$1"; }
+row=$(grep ' au1 ' <<<"$st")
+check "status prints a header" grep -Eq '^UID +AGENT +PROJECT +SERVICES +AGE +IDLE$' <<<"$st"
+check "status columns line up" test "$(col "$st" AGENT)" = "$(awk '{ print index($0, "au1") }' <<<"$row")" -a "$(col "$st" SERVICES)" = "$(awk '{ print index($0, "redis") }' <<<"$row")"
+check "status --json is JSON with the sandboxes" bash -c "'$SBX' -S '$SOCK' status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"ok\"] and any(s[\"agent\"]==\"au1\" for s in d[\"sandboxes\"])'"
+
+sbx release -a au1 >/dev/null
+sbx release -a au1 >/dev/null
+stop_monitor
+
+# Expiry and the per-uid limit: a second monitor with idle_ttl = 1.
+set_conf idle_ttl 1
+set_conf max_sandboxes_per_uid 1
+start_monitor || { finish; exit 1; }
+sbx request -a ex1 -p cache-only redis > "$WORK/ex1.out" 2>/dev/null; keep_pw "$(cat "$WORK/ex1.out")"
+sbx request -a ex2 -p cache-only redis >/dev/null 2>&1
+for _ in $(seq 50); do grep -q 'audit event=expire .*agent=ex1 ' "$LOG" && break; sleep 0.2; done
+stop_monitor
+# Refusals when sandboxes are off.
+set_conf enabled no
+start_monitor || { finish; exit 1; }
+sbx request -a off1 -p cache-only redis >/dev/null 2>&1
+stop_monitor
+
+a() { grep -Eq "^sbx-monitor: audit event=$1 uid=[0-9]+ $2" "$LOG"; }
+check "audit: provision, with result and ms" a provision 'agent=au1 project=cache-only services=redis result=ok ms=[0-9]+$'
+check "audit: provision that failed" a provision 'agent=sp1 project=slow services=never-ready result=runtime_failed ms=[0-9]+$'
+check "audit: hit" a hit 'agent=au1 project=cache-only services=redis result=ok idle_s=[0-9]+$'
+check "audit: eviction of a dead container" a evict 'agent=au1 project=cache-only services=redis result=ok reason=not_live$'
+check "audit: release" a release 'agent=au1 project=cache-only services=redis result=ok released=yes ms=[0-9]+$'
+check "audit: release of nothing" a release 'agent=au1 project=- services=- result=ok released=no$'
+check "audit: expiry" a expire 'agent=ex1 project=cache-only services=redis result=ok idle_s=[0-9]+$'
+check "audit: refusal not_opted_in" a refuse 'agent=au1 project=cache-only services=postgres result=not_opted_in op=request_sandbox$'
+check "audit: refusal unknown_project" a refuse 'agent=au1 project=nosuch services=redis result=unknown_project op=request_sandbox$'
+check "audit: refusal forbidden (status as nobody)" a refuse 'agent=- project=- services=- result=forbidden op=status$'
+check "audit: refusal busy (max_sandboxes_per_uid)" a refuse 'agent=ex2 project=cache-only services=redis result=busy op=request_sandbox$'
+check "audit: refusal disabled" a refuse 'agent=off1 project=cache-only services=redis result=disabled op=request_sandbox$'
+bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-monitor: audit event=(provision|hit|evict|release|expire|refuse) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_]+)+$')
+check "every audit line is key=value in the documented order" test -z "$bad"
+[ -z "$bad" ] || note "$bad"
+sort -u "$pws" | grep -v '^$' > "$pws.u"
+check "passwords were collected to look for" test "$(wc -l < "$pws.u")" -ge 5
+check "no password ever appears in the log" bash -c "! grep -qF -f '$pws.u' '$LOG'"
+
+finish
