@@ -20,11 +20,11 @@ PIDS=()
 
 if [ "$SMOKE" = 1 ]; then
 	LAT_N=200 TP_SECS=0.3 TP_ROUNDS=1 TP_LEVELS="1 8" COLD_N=1 PAR_N=1
-	FILL_BIG=2000 LIVE_N=200
+	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis
 else
 	LAT_N=${BENCH_LAT_N:-3000} TP_SECS=${BENCH_TP_SECS:-2} TP_ROUNDS=3
 	TP_LEVELS="1 2 8 64" COLD_N=${BENCH_COLD_N:-5} PAR_N=3 FILL_BIG=10000
-	LIVE_N=5000
+	LIVE_N=5000 COLD_SVCS="postgres redis"
 fi
 
 err() { errors=$((errors + 1)); echo "bench: ERROR: $*" >&2; }
@@ -152,7 +152,7 @@ byhand() {  # service kind name conf
 
 fig_cold() {  # sock dir
 	local s kind proj i out sbx hand
-	for s in postgres redis; do
+	for s in $COLD_SVCS; do
 		case $s in postgres) kind=pg proj=pg ;; *) kind=redis proj=rd ;; esac
 		: > "$WORK/cold.sbx"; : > "$WORK/cold.hand"
 		for i in $(seq "$COLD_N"); do
@@ -258,5 +258,5 @@ if start_monitor "$TOP/$O/sbx-monitor" "$WORK/real"; then
 	stop_monitor "$REAL"
 fi
 fig_double "$WORK/base.sock" "$BASE_PID"
-echo "# $(grep -c PASS "$TABLE" 2>/dev/null || echo 0) PASS, $(grep -c MISS "$TABLE" 2>/dev/null || echo 0) MISS, $errors errors"
+echo "# $((SECONDS)) s; $(grep -c PASS "$TABLE" 2>/dev/null || echo 0) PASS, $(grep -c MISS "$TABLE" 2>/dev/null || echo 0) MISS, $errors errors"
 [ "$errors" -eq 0 ]
