@@ -52,6 +52,24 @@ usage(void)
 	exit(2);
 }
 
+/* A number from the monitor's command line; anything odd is fatal. */
+static long long
+opt_num(const char *arg, long long max)
+{
+	const char *err;
+	long long v = strtonum(arg, 1, max, &err);
+
+	if (err != NULL)
+		fatalx("option value %s is %s", arg, err);
+	return v;
+}
+
+static int
+opt_seconds(const char *arg)
+{
+	return (int)opt_num(arg, 86400) * 1000;	/* a day, in ms, fits an int */
+}
+
 static int
 fd_is_socket(int fd, int type)
 {
@@ -170,10 +188,10 @@ main(int argc, char *argv[])
 	while ((ch = getopt(argc, argv, "dn:r:t:T:u:")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
-		case 'n': b.max_children = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'n': b.max_children = (unsigned)opt_num(optarg, 65536); break;
 		case 'r': root = optarg; break;
-		case 't': b.copts.request_timeout_ms = atoi(optarg) * 1000; break;
-		case 'T': b.copts.answer_timeout_ms = atoi(optarg) * 1000; break;
+		case 't': b.copts.request_timeout_ms = opt_seconds(optarg); break;
+		case 'T': b.copts.answer_timeout_ms = opt_seconds(optarg); break;
 		case 'u': user = optarg; break;
 		default: usage();
 		}

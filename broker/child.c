@@ -90,7 +90,6 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 	char err[WIRE_ERR_MAX], *space;
 	size_t cap, len = 0, total = 0;
 	ssize_t n;
-	int w;
 
 	if (wire_reader_init(&r) == -1)
 		reply_error_exit(agent, SBX_E_INTERNAL, "out of memory.");
@@ -98,7 +97,7 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 		if ((space = wire_reader_space(&r, &cap)) == NULL)
 			reply_error_exit(agent, SBX_E_BAD_REQUEST,
 			    "the request is larger than 64 KiB.");
-		if ((w = wait_readable(agent, deadline)) <= 0) {
+		if (wait_readable(agent, deadline) <= 0) {
 			log_info("request: no complete map within %d ms",
 			    timeout_ms);
 			reply_error_exit(agent, SBX_E_TIMEOUT,

@@ -289,7 +289,8 @@ cache_run(struct sbx_sandbox *sb)
 	while (sb->state == SB_READY || sb->state == SB_EMPTY) {
 		if ((w = TAILQ_FIRST(&sb->waiters)) == NULL)
 			break;
-		if (!serve_head(sb, w))
+		/* w is the new head: the analyzer loses TAILQ_REMOVE's tqe_prev. */
+		if (!serve_head(sb, w))	/* NOLINT(clang-analyzer-unix.Malloc) */
 			return;
 	}
 	if (sb->state == SB_EMPTY && TAILQ_EMPTY(&sb->waiters))
@@ -410,7 +411,8 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 	audit_sandbox(AUDIT_PROVISION, sb, o->code, "ms=%lld",
 	    (long long)(sb->cache->clock() - sb->started_ms));
 	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
-	    w->op == SBX_REQ_SANDBOX && strcmp(w->project, project) == 0) {
+	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
+	    strcmp(w->project, project) == 0) {
 		if (o->code == SBX_OK)
 			reply_sandbox(sb, w->reply);
 		else

@@ -46,6 +46,8 @@ struct outq {
 	int64_t		 deadline;
 };
 
+#define FD_RESERVE	2	/* a broker message carries two */
+
 struct monitor {
 	struct sbx_config	cfg;
 	struct project_table	projects;
@@ -56,6 +58,7 @@ struct monitor {
 	struct handler_env	env;
 	int			listen_fd;
 	int			sigfd;
+	int			reserve[FD_RESERVE];	/* see reserve_held() */
 	int			stopping;
 	TAILQ_HEAD(, outq)	outq;
 };
@@ -142,26 +145,35 @@ reply_to_child(void *ctx, const struct sbx_ans *a)
 }
 
 /*
- * Whether FD_RESERVE descriptors are free under RLIMIT_NOFILE. A broker
- * message read at the limit loses its descriptors (MSG_CTRUNC) and looks
- * like a hostile broker, which gets killed: leave it queued instead until
- * answers free some. Probed by taking them (the open ones are sparse, so
- * the lowest free number says nothing); a few syscalls per message.
+ * Descriptors kept in reserve for the next broker message: read at
+ * RLIMIT_NOFILE, a message loses its descriptors (MSG_CTRUNC) and looks
+ * like a hostile broker, which gets killed. The reserve is let go just
+ * before recvmsg, so the message's descriptors have room, and taken back
+ * after; while it cannot be taken back the channel is not read, and
+ * messages wait in the socket until answers free descriptors.
  */
-#define FD_RESERVE	16
-static int
-fd_headroom(const struct monitor *m)
+static bool
+reserve_held(struct monitor *m)
 {
-	int fds[FD_RESERVE], n, ok = 1;
+	size_t i;
 
-	for (n = 0; n < FD_RESERVE; n++)
-		if ((fds[n] = fcntl(m->sigfd, F_DUPFD_CLOEXEC, 0)) == -1) {
-			ok = 0;
-			break;
+	for (i = 0; i < FD_RESERVE; i++)
+		if (m->reserve[i] == -1 && (m->reserve[i] =
+		    fcntl(m->sigfd, F_DUPFD_CLOEXEC, 0)) == -1)
+			return false;
+	return true;
+}
+
+static void
+reserve_free(struct monitor *m)
+{
+	size_t i;
+
+	for (i = 0; i < FD_RESERVE; i++)
+		if (m->reserve[i] != -1) {
+			close(m->reserve[i]);
+			m->reserve[i] = -1;
 		}
-	while (n > 0)
-		close(fds[--n]);
-	return ok;
 }
 
 static void
@@ -177,8 +189,9 @@ on_broker_message(struct monitor *m)
 	int type;
 
 	for (;;) {
-		if (!fd_headroom(m))
+		if (!reserve_held(m))
 			return;
+		reserve_free(m);
 		n = recv_fds(m->broker.chan, raw, sizeof(raw), &rx);
 		if (n == -1) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -311,7 +324,7 @@ loop(struct monitor *m)
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = m->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = m->broker.chan,
-		    .events = fd_headroom(m) ? POLLIN : 0 };
+		    .events = reserve_held(m) ? POLLIN : 0 };
 		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
 		n += nw;
 		TAILQ_FOREACH(q, &m->outq, entry) {
@@ -423,6 +436,7 @@ static void
 setup(struct monitor *m, const char *path, int fg)
 {
 	char err[512];
+	size_t i;
 
 	if (config_load(path, &m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -436,6 +450,8 @@ setup(struct monitor *m, const char *path, int fg)
 		fatalx("%s", err);
 	if ((m->sigfd = signals_to_fd()) == -1)
 		fatal("signals");
+	for (i = 0; i < FD_RESERVE; i++)
+		m->reserve[i] = -1;
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	projects_load(&m->cfg, &m->projects);
 	if (runtime_reap_orphans(&m->cfg) == -1)

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
@@ -162,8 +163,13 @@ remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
 
 	av_rm(&a, cfg);
 	label_filters(&a, key);
-	if (a.overflow)
+	if (a.overflow) {	/* the caller reports r->err */
+		memset(r, 0, sizeof(*r));
+		r->status = -1;
+		strlcpy(r->err, "the runtime argument list is too long",
+		    sizeof(r->err));
 		return -1;
+	}
 	run_argv(a.v, (char *const *)(uintptr_t)base_env, deadline, r);
 	return r->status == 0 ? 0 : -1;
 }
@@ -226,7 +232,7 @@ run_env(char *envp[], char store[][CFG_STR * 2], const struct service_cfg *s,
 	for (i = 0; i < NBASE_ENV; i++)
 		envp[i] = (char *)(uintptr_t)base_env[i];
 	for (i = 0; i < s->nenv; i++) {
-		if (expand(store[i], CFG_STR * 2, s->env[i], c, 1) == -1)
+		if (expand(store[i], sizeof(store[i]), s->env[i], c, 1) == -1)
 			return -1;
 		envp[NBASE_ENV + i] = store[i];
 	}
@@ -234,6 +240,27 @@ run_env(char *envp[], char store[][CFG_STR * 2], const struct service_cfg *s,
 	return 0;
 }
 
+
+/* "PID PORT ..." from inspect: both decimal, in range, nothing half-read. */
+static int
+parse_pid_port(const char *s, int *pid, int *port)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != ' ' || v <= 0 || v > INT_MAX)
+		return -1;
+	*pid = (int)v;
+	s = end + 1;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || (*end != ' ' && *end != '\0' &&
+	    *end != '\n') || v <= 0 || v > 65535)
+		return -1;
+	*port = (int)v;
+	return 0;
+}
 static int
 inspect(const struct sbx_config *cfg, const char *name, int64_t deadline,
     struct svc_result *res)
@@ -249,8 +276,7 @@ inspect(const struct sbx_config *cfg, const char *name, int64_t deadline,
 	    "{{range $b}}{{.HostPort}} {{end}}{{end}}");
 	av_add(&a, name);
 	run_argv(a.v, (char *const *)(uintptr_t)base_env, deadline, &r);
-	if (r.status != 0 || sscanf(r.out, "%d %d", &pid, &port) != 2 ||
-	    pid <= 0 || port <= 0 || port > 65535) {
+	if (r.status != 0 || parse_pid_port(r.out, &pid, &port) == -1) {
 		first_line(res->message, sizeof(res->message),
 		    "cannot read the container's pid and port: ", r.err);
 		return -1;
@@ -433,8 +459,8 @@ provision_body(int fd, void *arg)
 	const struct sbx_sandbox *sb = j->sb;
 	struct sbx_outcome o;
 	struct run_result r;
-	pid_t pids[SBX_MAX_SERVICES];
-	int fds[SBX_MAX_SERVICES];
+	pid_t pids[SBX_MAX_SERVICES] = { 0 };
+	int fds[SBX_MAX_SERVICES] = { 0 };
 	int64_t deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
 	    max_ready_timeout(cfg, sb)) * 1000;
 	size_t i;
@@ -652,11 +678,15 @@ port_open(uint32_t port)
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 	    .sin_port = htons((uint16_t)port),
 	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { 0, LIVE_CONNECT_MS * 1000 };
+	struct timeval tv = { 0, (suseconds_t)LIVE_CONNECT_MS * 1000 };
 	int fd, rc;
 
+	/*
+	 * Out of descriptors we cannot look; the pidfd said the container
+	 * lives, and a live sandbox must not be evicted for our own lack.
+	 */
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return false;
+		return errno == EMFILE || errno == ENFILE;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 	close(fd);

@@ -48,7 +48,7 @@ CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 	--error-exitcode=1 -D__GNUC__ -DLIBBSD_OVERLAY -I/usr/include/bsd \
 	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem
 lint: $(GEN_H)
-	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client
+	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client lib
 
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
