@@ -46,7 +46,7 @@ static const char busy_reply[] =
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: sbx-broker [-d] -u user [-r chroot] "
+	fprintf(stderr, "usage: sbx-broker [-d] -u uid:gid [-r chroot] "
 	    "[-n max_children] [-t request_timeout_s] [-T answer_timeout_s]\n"
 	    "(started by sbx-monitor; not to be run by hand)\n");
 	exit(2);
@@ -62,6 +62,22 @@ opt_num(const char *arg, long long max)
 	if (err != NULL)
 		fatalx("option value %s is %s", arg, err);
 	return v;
+}
+
+/* -u UID:GID, as the monitor resolved broker_user: no NSS in here. */
+static void
+opt_ids(const char *arg, uid_t *uid, gid_t *gid)
+{
+	char num[24];
+	const char *colon = strchr(arg, ':');
+	size_t n = colon == NULL ? 0 : (size_t)(colon - arg);
+
+	if (n == 0 || n >= sizeof(num))
+		fatalx("-u %s: expected UID:GID", arg);
+	memcpy(num, arg, n);
+	num[n] = '\0';
+	*uid = (uid_t)opt_num(num, UINT32_MAX - 1);
+	*gid = (gid_t)opt_num(colon + 1, UINT32_MAX - 1);
 }
 
 static int
@@ -182,7 +198,9 @@ main(int argc, char *argv[])
 	struct broker b = { .max_children = 128,
 	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000,
 	    .answer_timeout_ms = 900000 } };
-	const char *user = NULL, *root = NULL;
+	const char *ids = NULL, *root = NULL;
+	uid_t uid = 0;
+	gid_t gid = 0;
 	int ch, fg = 0;
 
 	while ((ch = getopt(argc, argv, "dn:r:t:T:u:")) != -1) {
@@ -192,12 +210,12 @@ main(int argc, char *argv[])
 		case 'r': root = optarg; break;
 		case 't': b.copts.request_timeout_ms = opt_seconds(optarg); break;
 		case 'T': b.copts.answer_timeout_ms = opt_seconds(optarg); break;
-		case 'u': user = optarg; break;
+		case 'u': ids = optarg; opt_ids(ids, &uid, &gid); break;
 		default: usage();
 		}
 	}
 	log_init("sbx-broker", fg);
-	if (user == NULL || b.max_children == 0 ||
+	if (ids == NULL || b.max_children == 0 ||
 	    b.copts.request_timeout_ms <= 0 || b.copts.answer_timeout_ms <= 0)
 		usage();
 	if (!fd_is_socket(FD_LISTEN, SOCK_STREAM) ||
@@ -207,8 +225,8 @@ main(int argc, char *argv[])
 		    FD_CHAN);
 	if ((b.sigfd = signals_to_fd()) == -1)
 		fatal("signals");
-	if (drop_privileges(user, root) == -1)
-		fatalx("cannot drop privileges to %s; refusing to serve", user);
+	if (drop_to_ids(uid, gid, root) == -1)
+		fatalx("cannot drop privileges to %s; refusing to serve", ids);
 	if (child_prepare() == -1)
 		fatalx("cannot compile the child seccomp filter; refusing to serve");
 	if (sc_load_allow("broker") == -1)
@@ -216,7 +234,7 @@ main(int argc, char *argv[])
 	/* libseccomp's free chunks would otherwise be consolidated again,
 	 * page by copy-on-write page, by every child's first large malloc. */
 	malloc_trim(0);
-	log_info("serving as %s, at most %u connections", user,
+	log_info("serving as %s, at most %u connections", ids,
 	    b.max_children);
 	serve(&b);
 	drain(&b);

@@ -201,6 +201,9 @@ relay(int agent, const struct child_opts *o, const union sbx_req_any *req,
 	if (send_reply(agent, &a, recs, a.nstatus) == -1)
 		log_info("reply: %s", strerror(errno));
 	explicit_bzero(&a, sizeof(a));
+	/* The agent sees EOF now, not after the kernel has torn down our
+	 * address space: exit unmaps memory before it closes descriptors. */
+	close(agent);
 	_exit(0);
 }
 

@@ -68,7 +68,7 @@ put_slug(struct line *l, const char *s, size_t max)
 		return;
 	}
 	for (i = 0; i < max && s[i] != '\0'; i++)
-		put_byte(l, slug_byte(s[i]) ? s[i] : '?');
+		put_byte(l, slug_byte(s[i]) ? s[i] : '?');	/* NOLINT(bugprone-narrowing-conversions) */
 }
 
 static void

@@ -62,7 +62,7 @@ struct sbx_sandbox {
 	enum sbx_state	state;
 	char		project[SBX_SLUG_MAX];
 	size_t		nservices;
-	struct sbx_svc	svc[SBX_MAX_SERVICES];
+	struct sbx_svc	*svc;		/* nservices, allocated per provision */
 	int64_t		created_ms;
 	int64_t		used_ms;
 	int64_t		started_ms;	/* the runtime job in flight began */

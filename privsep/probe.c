@@ -26,7 +26,7 @@
 #include "scfilter.h"
 
 #define ATTEMPT_MS	1000
-#define PAUSE_MS	25
+#define PAUSE_MS	10	/* between readiness attempts; a by-hand poll uses 10 too */
 
 static int
 connect_loopback(uint16_t port, int64_t deadline)

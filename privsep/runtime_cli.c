@@ -184,6 +184,22 @@ first_line(char *dst, size_t cap, const char *prefix, const char *text)
 	snprintf(dst, cap, "%s%.*s", prefix, (int)n, text);
 }
 
+/*
+ * podman's --replace removes a container of the same name in the same
+ * call, so the first provision of a key (since the monitor started, which
+ * reaped every orphan, or since the key's last teardown) skips the
+ * separate label-wide removal: one runtime call, ~100 ms, off the cold
+ * path. A re-provision (eviction, changed service set) still removes
+ * everything labelled for the key first, as does any other runtime.
+ */
+static bool
+runtime_replaces(const struct sbx_config *cfg)
+{
+	const char *base = strrchr(cfg->runtime, '/');
+
+	return strcmp(base != NULL ? base + 1 : cfg->runtime, "podman") == 0;
+}
+
 static void
 run_args(struct argv_buf *a, const struct sbx_config *cfg,
     const struct sbx_sandbox *sb, const struct service_cfg *s,
@@ -197,6 +213,8 @@ run_args(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, "-d");
 	av_add(a, "--name");
 	av_add(a, name);
+	if (runtime_replaces(cfg))
+		av_add(a, "--replace");
 	av_addf(a, "--label=sbx.uid=%u", (unsigned)sb->key.uid);
 	av_addf(a, "--label=sbx.agent=%s", sb->key.agent);
 	av_addf(a, "--label=sbx.project=%s", sb->project);
@@ -466,7 +484,8 @@ provision_body(int fd, void *arg)
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
-	if (remove_key(cfg, &sb->key, deadline, &r) == -1) {
+	if ((sb->generation > 1 || !runtime_replaces(cfg)) &&
+	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		first_line(o.message, sizeof(o.message),
 		    "cannot remove leftover containers: ", r.status == 127 ?

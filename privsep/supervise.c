@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "drop.h"
 #include "supervise.h"
 #include "worker.h"
 
@@ -28,7 +29,9 @@ static void __attribute__((noreturn))
 exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
     int listen_fd, int chan)
 {
-	char nbuf[16], tbuf[16], Tbuf[16], root[CFG_STR + 8];
+	char nbuf[16], tbuf[16], Tbuf[16], ubuf[32], root[CFG_STR + 8];
+	uid_t uid;
+	gid_t gid;
 	char *argv[16];
 	char *const envp[] = { NULL };
 	int i = 0;
@@ -41,6 +44,10 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1)
 		_exit(126);
 	closefrom(5);
+	/* The broker is static and has no NSS: it gets numbers. */
+	if (user_ids(cfg->broker_user, &uid, &gid) == -1)
+		_exit(126);
+	snprintf(ubuf, sizeof(ubuf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	snprintf(nbuf, sizeof(nbuf), "%u", cfg->max_children);
 	snprintf(tbuf, sizeof(tbuf), "%u", cfg->request_timeout);
 	snprintf(Tbuf, sizeof(Tbuf), "%u", cfg->runtime_timeout * 3 + 3600);
@@ -49,7 +56,7 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	if (b->foreground)
 		argv[i++] = (char *)(uintptr_t)"-d";
 	argv[i++] = (char *)(uintptr_t)"-u";
-	argv[i++] = (char *)(uintptr_t)cfg->broker_user;
+	argv[i++] = ubuf;
 	argv[i++] = (char *)(uintptr_t)"-r";
 	argv[i++] = root;
 	argv[i++] = (char *)(uintptr_t)"-n";

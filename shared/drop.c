@@ -1,5 +1,9 @@
 /*
- * drop.c - become broker_user for good, and prove it.
+ * drop.c - become an unprivileged uid for good, and prove it.
+ *
+ * Ids, not names: the broker is linked statically and must not need NSS;
+ * the monitor resolves broker_user and passes the numbers (drop_user.c
+ * has the by-name front for processes that may look users up).
  *
  * Order matters: the bounding set can only be emptied while we still hold
  * CAP_SETPCAP, and chroot needs CAP_SYS_CHROOT, so both come before the
@@ -8,7 +12,6 @@
  */
 #include <errno.h>
 #include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -72,18 +75,13 @@ clear_capabilities(void)
 }
 
 int
-drop_privileges(const char *user, const char *root_dir)
+drop_to_ids(uid_t uid, gid_t gid, const char *root_dir)
 {
-	struct passwd *pw;
-	uid_t uid;
-	gid_t gid;
-
-	if ((pw = getpwnam(user)) == NULL || pw->pw_uid == 0) {
-		log_warnx("drop: user %s unknown or root", user);
+	if (uid == 0 || gid == 0) {
+		log_warnx("drop: refusing to drop to uid %u gid %u",
+		    (unsigned)uid, (unsigned)gid);
 		return -1;
 	}
-	uid = pw->pw_uid;
-	gid = pw->pw_gid;
 	if (root_dir != NULL && (chroot(root_dir) == -1 || chdir("/") == -1)) {
 		log_warn("drop: chroot %s", root_dir);
 		return -1;
@@ -92,11 +90,12 @@ drop_privileges(const char *user, const char *root_dir)
 		return -1;
 	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
 	    setresuid(uid, uid, uid) == -1) {
-		log_warn("drop: set ids to %s", user);
+		log_warn("drop: set ids to %u:%u", (unsigned)uid, (unsigned)gid);
 		return -1;
 	}
 	if (verify_ids(uid, gid) == -1) {
-		log_warnx("drop: ids did not change to %s", user);
+		log_warnx("drop: ids did not change to %u:%u", (unsigned)uid,
+		    (unsigned)gid);
 		return -1;
 	}
 	if (clear_capabilities() == -1) {

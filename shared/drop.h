@@ -1,8 +1,15 @@
-/* drop.h - the broker's one-way trip from root to broker_user. */
+/* drop.h - a one-way trip from root to an unprivileged uid. */
 #ifndef SBX_DROP_H
 #define SBX_DROP_H
 
-/* Drop to user (chroot to root_dir first when not NULL); 0 or -1. */
+#include <sys/types.h>
+
+/* Drop to uid:gid (chroot to root_dir first when not NULL); 0 or -1.
+ * Neither may be 0. drop.c: needs no user database. */
+int	drop_to_ids(uid_t uid, gid_t gid, const char *root_dir);
+
+/* The same for a user name, resolved with getpwnam (drop_user.c). */
+int	user_ids(const char *user, uid_t *uid, gid_t *gid);
 int	drop_privileges(const char *user, const char *root_dir);
 
 #endif

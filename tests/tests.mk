@@ -13,7 +13,8 @@ test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
-test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/scfilter.c
+test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \
+		    shared/scfilter.c
 test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
 test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
 
