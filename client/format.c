@@ -185,9 +185,12 @@ sbxf_json_string(FILE *f, const char *s, size_t len)
 
 static void json_value(FILE *, const msgpack_object *, int depth);
 
-/* JSON keys must be strings: anything else is written as JSON, then quoted. */
+/*
+ * JSON keys must be strings: anything else is written as JSON, then quoted.
+ * json_key and json_value recurse, bounded by JSON_MAX_DEPTH.
+ */
 static void
-json_key(FILE *f, const msgpack_object *k, int depth)
+json_key(FILE *f, const msgpack_object *k, int depth)	/* NOLINT(misc-no-recursion) */
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -210,7 +213,7 @@ json_key(FILE *f, const msgpack_object *k, int depth)
 }
 
 static void
-json_value(FILE *f, const msgpack_object *o, int depth)
+json_value(FILE *f, const msgpack_object *o, int depth)	/* NOLINT(misc-no-recursion) */
 {
 	uint32_t i;
 

@@ -125,6 +125,8 @@ parse_timeout(const char *s, int64_t *ms)
 	char *end;
 	double v;
 
+	if (s == NULL)		/* getopt gives one; the analyzer cannot know */
+		return -1;
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) ||
@@ -505,7 +507,7 @@ main(int argc, char **argv)
 	int rc;
 
 	rc = parse_cmdline(argc, argv, &cl);
-	if (rc == EX_OK && strcmp(cl.cmd, "help") == 0) {
+	if (rc == EX_OK && strcmp(cl.cmd, "help") == 0) {	/* NOLINT: EX_OK means cmd is set */
 		fputs(usage_text, stdout);
 		rc = finish_output();
 	} else if (rc == EX_OK) {

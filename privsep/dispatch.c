@@ -145,6 +145,8 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 		return fail(why, n, "fd is not a unix stream socket");
 	if (is_listening(rx->fds[0]))
 		return fail(why, n, "agent fd is a listening socket");
+	if (is_listening(rx->fds[1]))	/* harmless, but not what a child sends */
+		return fail(why, n, "answer fd is a listening socket");
 	if (socket_path != NULL && !accepted_on(rx->fds[0], socket_path))
 		return fail(why, n, "agent fd was not accepted on our socket");
 	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1

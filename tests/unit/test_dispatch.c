@@ -774,6 +774,15 @@ Test(dispatch, agent_fd_is_the_listening_socket)
 	expect_rejected_fds(fds, 2, "listening socket as agent fd");
 }
 
+/* Found by fuzz_dispatch: a listening socket as the answer fd only loses
+ * the broker its own answer, but a child never sends one: refused. */
+Test(dispatch, answer_fd_is_the_listening_socket)
+{
+	int fds[2] = { agent, lsock };
+
+	expect_rejected_fds(fds, 2, "listening socket as answer fd");
+}
+
 Test(dispatch, agent_fd_is_sock_dgram)
 {
 	int d[2], fds[2];
