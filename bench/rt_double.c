@@ -41,7 +41,7 @@ dbl_provision(void *impl, struct sbx_sandbox *sb)
 }
 
 static bool
-dbl_is_live(void *impl, const struct sbx_sandbox *sb)
+dbl_is_live(void *impl, struct sbx_sandbox *sb)
 {
 	(void)impl;
 	(void)sb;

@@ -124,6 +124,8 @@ fig_live() {
 	fi
 	row "5 liveness check p50 (1 svc)" "$(awk '{print $3}' <<<"$out")" \
 	    "$(awk '{print $8}' <<<"$out")" us "1" "(report)"
+	row "5 liveness, connect fresh (<1 s)" "$(awk '{print $12}' <<<"$out")" \
+	    "$(awk '{print $8}' <<<"$out")" us "1" "(report)"
 }
 
 # The monitor's podman run, by hand: same image and options as

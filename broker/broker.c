@@ -118,10 +118,24 @@ on_signal(struct broker *b)
 	}
 }
 
+/* For audit lines only; -1 if the kernel will not say. */
+static uid_t
+peer_uid(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
+	    len != sizeof(cred))
+		return (uid_t)-1;
+	return cred.uid;
+}
+
 static void
 on_accept(struct broker *b)
 {
 	pid_t pid;
+	uid_t uid;
 	int fd;
 
 	/* Non-blocking from the start: the child needs no fcntl calls. */
@@ -131,8 +145,10 @@ on_accept(struct broker *b)
 			log_warn("accept");
 		return;
 	}
+	uid = peer_uid(fd);
 	if (b->children >= b->max_children) {
 		log_info("busy: %u children", b->children);
+		audit_refusal(uid, "busy");
 		if (send(fd, busy_reply, sizeof(busy_reply) - 1,
 		    MSG_DONTWAIT | MSG_NOSIGNAL) == -1)
 			log_debug("busy reply: %s", strerror(errno));
@@ -147,7 +163,7 @@ on_accept(struct broker *b)
 	if (pid == 0) {
 		close(FD_LISTEN);
 		close(b->sigfd);
-		child_main(fd, &b->copts);
+		child_main(fd, uid, &b->copts);
 	}
 	b->children++;
 	close(fd);

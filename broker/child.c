@@ -18,6 +18,7 @@
 #include "fdpass.h"
 #include "iox.h"
 #include "log.h"
+#include "msg.h"
 #include "scfilter.h"
 #include "wire.h"
 
@@ -65,10 +66,25 @@ linger_drain(int agent)
 	}
 }
 
+static uid_t agent_uid = (uid_t)-1;
+
+/*
+ * The same key=value shape as the monitor's trail (sbx-monitor(8)); what
+ * the request named is unknown or not trusted here, so it is "-".
+ */
+void
+audit_refusal(uid_t uid, const char *code)
+{
+	log_info("audit event=refuse uid=%u agent=- project=- services=- "
+	    "result=%s op=- by=broker", (unsigned)uid, code);
+}
+
 static void __attribute__((noreturn))
 reply_error_exit(int agent, enum sbx_code code, const char *msg)
 {
 	struct sbx_ans a;
+
+	audit_refusal(agent_uid, sbx_code_name(code));
 
 	memset(&a, 0, sizeof(a));
 	a.code = code;
@@ -230,12 +246,13 @@ child_prepare(void)
 }
 
 void
-child_main(int agent, const struct child_opts *o)
+child_main(int agent, uid_t uid, const struct child_opts *o)
 {
 	union sbx_req_any req;
 	sigset_t none;
 	size_t len;
 
+	agent_uid = uid;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);	/* SIGPIPE stays ignored */
 	limit_self();

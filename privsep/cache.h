@@ -32,6 +32,7 @@ struct sbx_svc {
 	struct sbx_conn	conn;		/* what the agent gets */
 	pid_t		pid;		/* container main process */
 	int		pidfd;		/* -1 when the runtime keeps none */
+	int64_t		port_seen_ms;	/* runtime's: last connect that worked */
 };
 
 enum sbx_state {
@@ -83,7 +84,7 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  */
 struct sbx_runtime_ops {
 	int	(*provision)(void *impl, struct sbx_sandbox *sb);
-	bool	(*is_live)(void *impl, const struct sbx_sandbox *sb);
+	bool	(*is_live)(void *impl, struct sbx_sandbox *sb);
 	int	(*teardown)(void *impl, struct sbx_sandbox *sb);
 	void	(*forget)(void *impl, struct sbx_sandbox *sb);	/* optional */
 };

@@ -57,6 +57,15 @@ add_allow(scmp_filter_ctx ctx, const char *name, int nr)
 	if (!strcmp(name, "prctl"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS));
+	/* Two read-only options: SO_ERROR (the probe's connect) and
+	 * SO_PEERCRED (the broker's audit uid); rules for one call OR. */
+	if (!strcmp(name, "getsockopt"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
+		    SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED)) ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
+		    SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_ERROR));
 	if (!strcmp(name, "clone"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NS_FLAGS, 0));

@@ -153,6 +153,8 @@ stop_monitor
 set_conf enabled no
 start_monitor || { finish; exit 1; }
 sbx request -a off1 -p cache-only redis >/dev/null 2>&1
+# A refusal the broker makes itself: a map whose op is not a string.
+rawreply 81a26f7001 >/dev/null
 stop_monitor
 
 a() { grep -Eq "^sbx-monitor: audit event=$1 uid=[0-9]+ $2" "$LOG"; }
@@ -168,7 +170,8 @@ check "audit: refusal unknown_project" a refuse 'agent=au1 project=nosuch servic
 check "audit: refusal forbidden (status as nobody)" a refuse 'agent=- project=- services=- result=forbidden op=status$'
 check "audit: refusal busy (max_sandboxes_per_uid)" a refuse 'agent=ex2 project=cache-only services=redis result=busy op=request_sandbox$'
 check "audit: refusal disabled" a refuse 'agent=off1 project=cache-only services=redis result=disabled op=request_sandbox$'
-bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-monitor: audit event=(provision|hit|evict|release|expire|refuse) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_]+)+$')
+check "audit: refusal by the broker, with the uid" grep -Eq '^sbx-broker: audit event=refuse uid=0 agent=- project=- services=- result=bad_request op=- by=broker$' "$LOG"
+bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-(monitor|broker): audit event=(provision|hit|evict|release|expire|refuse) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_]+)+$')
 check "every audit line is key=value in the documented order" test -z "$bad"
 [ -z "$bad" ] || note "$bad"
 sort -u "$pws" | grep -v '^$' > "$pws.u"

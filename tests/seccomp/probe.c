@@ -229,6 +229,12 @@ static long c_shutdown(void) { return syscall(SYS_shutdown, -1, SHUT_WR); }
 static long c_getsockopt(void)
 { int v; socklen_t l = sizeof(v);
   return syscall(SYS_getsockopt, -1, SOL_SOCKET, SO_ERROR, &v, &l); }
+static long c_getsockopt_cred(void)
+{ struct ucred c; socklen_t l = sizeof(c);
+  return syscall(SYS_getsockopt, -1, SOL_SOCKET, SO_PEERCRED, &c, &l); }
+static long c_getsockopt_other(void)
+{ int v; socklen_t l = sizeof(v);
+  return syscall(SYS_getsockopt, -1, SOL_SOCKET, SO_RCVBUF, &v, &l); }
 static long c_sendmsg(void) { return syscall(SYS_sendmsg, -1, NULL, 0); }
 static long c_sendto(void) { return syscall(SYS_sendto, -1, "", 0, 0, NULL, 0); }
 static long c_recvfrom(void)
@@ -337,7 +343,9 @@ static const struct check checks[] = {
 	{ "madvise",		c_madvise,	{ OK, OK, K, OK } },
 	{ "rt_sigprocmask",	c_sigprocmask,	{ OK, OK, K, OK } },
 	{ "gettid",		c_gettid,	{ OK, OK, K, OK } },
-	{ "getsockopt",		c_getsockopt,	{ K, K, S, S } },
+	{ "getsockopt(SO_ERROR)", c_getsockopt,	{ S, K, S, S } },
+	{ "getsockopt(SO_PEERCRED)", c_getsockopt_cred, { S, K, S, S } },
+	{ "getsockopt(SO_RCVBUF)", c_getsockopt_other, { K, K, K, S } },
 	/* what the broker may do and its child may not */
 	{ "accept4",		c_accept4,	{ S, K, K, S } },
 	{ "wait4",		c_wait4,	{ S, K, K, S } },

@@ -79,7 +79,7 @@ rtd_provision(void *impl, struct sbx_sandbox *sb)
 }
 
 static bool
-rtd_is_live(void *impl, const struct sbx_sandbox *sb)
+rtd_is_live(void *impl, struct sbx_sandbox *sb)
 {
 	struct rtdouble *d = impl;
 
