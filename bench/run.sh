@@ -124,7 +124,7 @@ fig_live() {
 	fi
 	row "5 liveness check p50 (1 svc)" "$(awk '{print $3}' <<<"$out")" \
 	    "$(awk '{print $8}' <<<"$out")" us "1" "(report)"
-	row "5 liveness, connect fresh (<1 s)" "$(awk '{print $12}' <<<"$out")" \
+	row "5 liveness, connect fresh (<1 s)" "$(awk '{print $13}' <<<"$out")" \
 	    "$(awk '{print $8}' <<<"$out")" us "1" "(report)"
 }
 

@@ -27,14 +27,6 @@ static const char *const event_names[] = {
 	[AUDIT_REFUSE] = "refuse",
 };
 
-static const char *const op_names[SBX_REQ_MAX] = {
-	[SBX_REQ_PING] = "ping",
-	[SBX_REQ_AVAILABLE] = "available",
-	[SBX_REQ_SANDBOX] = "request_sandbox",
-	[SBX_REQ_RELEASE] = "release",
-	[SBX_REQ_STATUS] = "status",
-};
-
 static void
 put_byte(struct line *l, char c)
 {
@@ -152,8 +144,7 @@ audit_refuse(enum sbx_req_type op, uid_t uid, const char *agent,
     const char *project, const char (*services)[SBX_SLUG_MAX], size_t n,
     enum sbx_code code)
 {
-	const char *name = (unsigned)op < SBX_REQ_MAX && op_names[op] != NULL ?
-	    op_names[op] : "unknown";
+	const char *name = sbx_req_name(op);
 
 	audit(AUDIT_REFUSE, uid, agent, project, services,
 	    n < SBX_MAX_SERVICES ? n : SBX_MAX_SERVICES, code, "op=%s", name);

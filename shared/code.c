@@ -1,4 +1,4 @@
-/* code.c - the contract's error code names. */
+/* code.c - the contract's names for error codes and request ops. */
 #include <stddef.h>
 
 #include "msg.h"
@@ -22,4 +22,20 @@ sbx_code_name(enum sbx_code code)
 	if ((unsigned)code >= SBX_CODE_MAX)
 		return "internal";
 	return code_names[code];
+}
+
+static const char *const req_names[SBX_REQ_MAX] = {
+	[SBX_REQ_PING] = "ping",
+	[SBX_REQ_AVAILABLE] = "available",
+	[SBX_REQ_SANDBOX] = "request_sandbox",
+	[SBX_REQ_RELEASE] = "release",
+	[SBX_REQ_STATUS] = "status",
+};
+
+const char *
+sbx_req_name(int type)
+{
+	if (type <= 0 || type >= SBX_REQ_MAX)
+		return "unknown";
+	return req_names[type];
 }

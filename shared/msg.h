@@ -128,5 +128,6 @@ struct sbx_status_rec {
 };
 
 const char	*sbx_code_name(enum sbx_code);
+const char	*sbx_req_name(int type);	/* the op's wire name */
 
 #endif /* SBX_MSG_H */
