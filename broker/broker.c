@@ -8,6 +8,7 @@
  * connection, at most max_children at a time (beyond that: busy).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <poll.h>
@@ -95,6 +96,8 @@ fd_is_socket(int fd, int type)
 	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == 0 && v == type;
 }
 
+#define ACCEPT_BATCH	16	/* connections taken per wake-up */
+
 static void
 reap(struct broker *b)
 {
@@ -131,7 +134,8 @@ peer_uid(int fd)
 	return cred.uid;
 }
 
-static void
+/* One connection: a child for it, or busy. false when none was waiting. */
+static bool
 on_accept(struct broker *b)
 {
 	pid_t pid;
@@ -143,7 +147,7 @@ on_accept(struct broker *b)
 	if (fd == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn("accept");
-		return;
+		return false;
 	}
 	uid = peer_uid(fd);
 	if (b->children >= b->max_children) {
@@ -153,12 +157,12 @@ on_accept(struct broker *b)
 		    MSG_DONTWAIT | MSG_NOSIGNAL) == -1)
 			log_debug("busy reply: %s", strerror(errno));
 		close(fd);
-		return;
+		return true;
 	}
 	if ((pid = fork()) == -1) {
 		log_warn("fork");
 		close(fd);
-		return;
+		return false;
 	}
 	if (pid == 0) {
 		close(FD_LISTEN);
@@ -167,12 +171,14 @@ on_accept(struct broker *b)
 	}
 	b->children++;
 	close(fd);
+	return true;
 }
 
 static void
 serve(struct broker *b)
 {
 	struct pollfd pfd[3];
+	int n;
 
 	while (!b->stopping) {
 		pfd[0] = (struct pollfd){ .fd = b->sigfd, .events = POLLIN };
@@ -189,8 +195,10 @@ serve(struct broker *b)
 			log_warnx("monitor went away; exiting");
 			exit(1);
 		}
-		if (pfd[2].revents & POLLIN)
-			on_accept(b);
+		/* Under load several wait: take them in one wake-up. */
+		for (n = 0; (pfd[2].revents & POLLIN) && n < ACCEPT_BATCH &&
+		    on_accept(b); n++)
+			;
 	}
 }
 
