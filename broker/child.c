@@ -113,14 +113,18 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 		if ((space = wire_reader_space(&r, &cap)) == NULL)
 			reply_error_exit(agent, SBX_E_BAD_REQUEST,
 			    "the request is larger than 64 KiB.");
-		if (wait_readable(agent, deadline) <= 0) {
-			log_info("request: no complete map within %d ms",
-			    timeout_ms);
-			reply_error_exit(agent, SBX_E_TIMEOUT,
-			    "the request did not arrive in time.");
-		}
+		/* Read first: most requests are there before the child is. */
 		n = read(agent, space, cap);
-		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		if (n == -1 && errno == EAGAIN) {
+			if (wait_readable(agent, deadline) <= 0) {
+				log_info("request: no complete map within %d ms",
+				    timeout_ms);
+				reply_error_exit(agent, SBX_E_TIMEOUT,
+				    "the request did not arrive in time.");
+			}
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			if (total == 0)

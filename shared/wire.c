@@ -169,7 +169,8 @@ int
 wire_reader_init(struct wire_reader *r)
 {
 	r->total = 0;
-	return msgpack_unpacker_init(&r->up, READ_CHUNK) ? 0 : -1;
+	/* Twice the chunk, so the first reserve does not reallocate. */
+	return msgpack_unpacker_init(&r->up, 2 * READ_CHUNK) ? 0 : -1;
 }
 
 void
