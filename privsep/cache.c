@@ -277,10 +277,12 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	}
 	if (sb->state == SB_READY && same_set(sb, w) &&
 	    c->rt.ops->is_live(c->rt.impl, sb)) {
+		int64_t now = c->clock(), idle = now - sb->used_ms;
+
+		sb->used_ms = now;
+		reply_sandbox(sb, w->reply);	/* answer first, then log */
 		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
-		    (long long)(c->clock() - sb->used_ms) / 1000);
-		sb->used_ms = c->clock();
-		reply_sandbox(sb, w->reply);
+		    (long long)idle / 1000);
 		waiter_done(sb, w);
 		return true;
 	}

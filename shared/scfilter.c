@@ -90,6 +90,14 @@ build(const char *role, int deny)
 		return NULL;
 	if (!deny && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1) != 0)
 		goto out;
+	/*
+	 * A binary tree of syscall numbers rather than a list: the kernel
+	 * runs the filter once per syscall number when it is installed (to
+	 * cache the always-allowed ones), in every per-request child. The
+	 * tree makes that ~20-50 us cheaper per child (bench/README.md).
+	 */
+	if (!deny && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) != 0)
+		goto out;
 	for (i = 0; i < l->n; i++) {
 		if ((nr = seccomp_syscall_resolve_name(l->rules[i].name)) ==
 		    __NR_SCMP_ERROR) {
