@@ -20,7 +20,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -528,32 +527,6 @@ teardown_body(int fd, void *arg)
 	write_all(fd, &o, sizeof(o), now_ms() + 5000);
 }
 
-/*
- * After a provision that died (worker killed, deadline): remove, give what
- * its killed podman had already handed to conmon and runc a moment to
- * land, and remove again. Off every hot path; only failures get here.
- */
-static void
-cleanup_body(int fd, void *arg)
-{
-	struct prov_job *j = arg;
-	struct timespec settle = { 1, 500 * 1000 * 1000 };
-	struct run_result r;
-	struct sbx_outcome o;
-	int64_t deadline = now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000;
-
-	memset(&o, 0, sizeof(o));
-	(void)remove_key(j->rt->cfg, &j->sb->key, deadline, &r);
-	nanosleep(&settle, NULL);
-	if (remove_key(j->rt->cfg, &j->sb->key, deadline, &r) == -1) {
-		o.code = SBX_E_RUNTIME_FAILED;
-		first_line(o.message, sizeof(o.message), "runtime: ", r.err);
-		log_warnx("cleanup uid=%u agent=%s: %s", (unsigned)j->sb->key.uid,
-		    j->sb->key.agent, o.message);
-	}
-	write_all(fd, &o, sizeof(o), now_ms() + 5000);
-}
-
 static int
 pidfd_open_pid(pid_t pid)
 {
@@ -645,9 +618,21 @@ struct cleanup_job {
 static void
 cleanup_done(void *arg, const void *result, size_t len)
 {
-	(void)result;
-	(void)len;
-	free(arg);
+	struct cleanup_job *c = arg;
+	struct sbx_outcome o;
+
+	if (result == NULL || len != sizeof(o))
+		log_warnx("cleanup uid=%u agent=%s: did not finish",
+		    (unsigned)c->shadow.key.uid, c->shadow.key.agent);
+	else {
+		memcpy(&o, result, sizeof(o));
+		o.message[sizeof(o.message) - 1] = '\0';
+		if (o.code != SBX_OK)
+			log_warnx("cleanup uid=%u agent=%s: %s",
+			    (unsigned)c->shadow.key.uid, c->shadow.key.agent,
+			    o.message);
+	}
+	free(c);
 }
 
 static void
@@ -661,8 +646,8 @@ cleanup_spawn(struct rt_cli *rt, const struct sbx_key *key)
 	c->job.rt = rt;
 	c->job.sb = &c->shadow;
 	if (worker_spawn(rt->pool, sizeof(struct sbx_outcome),
-	    now_ms() + (int64_t)rt->cfg->runtime_timeout * 2000 + 2000,
-	    cleanup_body, &c->job, cleanup_done, c) == -1)
+	    now_ms() + (int64_t)rt->cfg->runtime_timeout * 1000, teardown_body,
+	    &c->job, cleanup_done, c) == -1)
 		free(c);
 }
 

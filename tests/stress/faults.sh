@@ -19,8 +19,11 @@ wait_for() {
 	while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
 	"$@"
 }
-# Children of the monitor other than the broker: its runtime workers.
-workers_of() { pgrep -P "$1" | grep -vx "$(broker_pid)"; }
+# The monitor's runtime workers: its forked children that are still
+# sbx-monitor. Not every child: as child subreaper it also adopts conmon
+# and the processes of containers whose conmon died, and killing those
+# would be a different fault (a killed conmon mid-start).
+workers_of() { pgrep -x sbx-monitor -P "$1"; }
 ncont() { containers "$1" 0 | wc -w; }
 fds_are() { [ "$(fd_count "$MON_PID")" -eq "$1" ]; }
 no_zombies() { [ "$(zombies "$MON_PID")" -eq 0 ] && { b=$(broker_pid); [ -z "$b" ] || [ "$(zombies "$b")" -eq 0 ]; }; }
