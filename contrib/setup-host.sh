@@ -1,6 +1,7 @@
 #!/bin/sh
 # contrib/setup-host.sh - prepare a Debian 12 host (or CI machine) to build,
-# test and run sbx. Run as root; safe to run again.
+# test and run sbx, then prove that the container runtime does what sbx
+# asks of it. Run as root; safe to run again.
 #
 #  1. apt-get install what the project needs (from the host's apt sources);
 #  2. make sure /etc/containers/containers.conf has
@@ -9,20 +10,52 @@
 #     (crun does not work on every host; podman's default rlimits need
 #     CAP_SYS_RESOURCE, which a container host may not have). An existing
 #     file is edited in place (a copy is kept as containers.conf.sbx-orig),
-#     only those two keys are touched, and what changed is printed.
+#     only those two keys are touched, and what changed is printed;
+#  3. give podman a "containers" range in /etc/subuid and /etc/subgid, from
+#     which --userns=auto takes a host uid range per sandbox;
+#  4. start a throwaway container exactly as sbx confines a sandbox (own
+#     user namespace, read-only root, no capabilities, slirp4netns network
+#     publishing on 127.0.0.1, a socket directory bound in), connect to it
+#     over both transports, also as an unprivileged uid through a
+#     per-uid ACL directory, and remove it. Any step that fails ends the
+#     script with one line naming what is missing.
+#
+#  setup-host.sh --once   skip everything when this version of the script
+#                         has already run here and every package is still
+#                         installed (the stamp is $STAMP); `make demo` and
+#                         `make test` call it so.
 set -eu
 
+STAMP=/var/lib/sbx-setup/stamp
 die() { printf 'setup-host.sh: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "run me as root"
 
 PACKAGES='
 make gcc pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev
-libcriterion-dev mandoc cppcheck clang-tidy
-python3-msgpack systemd valgrind strace
-podman runc netavark aardvark-dns mmdebstrap
-redis-tools postgresql-client
+libcriterion-dev libacl1-dev mandoc cppcheck clang-tidy
+python3-msgpack systemd valgrind strace acl util-linux
+podman runc conmon netavark aardvark-dns iptables slirp4netns uidmap
+mmdebstrap redis-tools postgresql-client
 '
+
+here=$(cd "$(dirname "$0")" && pwd)
+sum=$(sha256sum < "$0" | cut -d' ' -f1)
+
+# Every package of the list installed ("ii"), none missing from the output.
+all_installed() {
+	# shellcheck disable=SC2086
+	n=$(dpkg-query -W -f '${db:Status-Abbrev}\n' $PACKAGES 2>/dev/null |
+	    grep -c '^ii') || true
+	# shellcheck disable=SC2086
+	[ "$n" -eq "$(set -- $PACKAGES; echo $#)" ]
+}
+
+if [ "${1:-}" = --once ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$sum" ] &&
+    all_installed; then
+	echo "setup-host.sh: this host is set up (stamp $STAMP); skipped."
+	exit 0
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
@@ -86,3 +119,96 @@ fi
 
 podman info --format 'setup-host.sh: podman {{.Version.Version}}, runtime {{.Host.OCIRuntime.Name}}, network {{.Host.NetworkBackend}}' ||
     die "podman does not work"
+
+# --userns=auto takes each sandbox's host uids from podman's "containers"
+# range. From 2^31 - 1 up (podman's documented range): out of the way of
+# useradd's subordinate ranges (login.defs: 100000-600100000) and of any
+# real user's uid.
+for f in /etc/subuid /etc/subgid; do
+	grep -q '^containers:' "$f" 2>/dev/null && continue
+	echo 'containers:2147483647:2147483648' >> "$f"
+	echo "setup-host.sh: added a 'containers' range to $f"
+done
+
+# The runtime, end to end, with the options sbx uses (privsep/runtime_argv.c).
+W=$(mktemp -d /tmp/sbx-setup.XXXXXX)
+IMG=localhost/sbx-rt-check:$$
+CTR=sbx-rt-check-$$
+chmod 0711 "$W"
+finish() {
+	podman rm -f -t 0 "$CTR" >/dev/null 2>&1 || :
+	podman rmi -f "$IMG" >/dev/null 2>&1 || :
+	rm -rf "$W"
+}
+trap finish EXIT
+# first_line FILE: the runtime's own first error line.
+first_line() { grep -m1 -v '^$' "$1" | cut -c1-200; }
+step() { echo "setup-host.sh: checking $*"; }
+
+step "a static build (gcc, libc6-dev)"
+cc -static -O2 -o "$W/rt-check" "$here/rt-check.c" 2> "$W/err" ||
+    die "cannot build a static program: $(first_line "$W/err")"
+mkdir -p "$W/root/sbx"
+cp "$W/rt-check" "$W/root/rt-check"
+tar -C "$W/root" -cf "$W/root.tar" .
+podman import --quiet --change 'ENTRYPOINT ["/rt-check"]' \
+    --change 'USER 999:999' "$W/root.tar" "$IMG" >/dev/null 2> "$W/err" ||
+    die "podman cannot import an image: $(first_line "$W/err")"
+
+# The socket directory as the monitor makes it: a per-uid directory that
+# root owns and only the owning uid may enter (an ACL), and inside it the
+# sandbox's directory, which podman's U gives to the container's uid.
+step "a per-uid socket directory with an ACL (acl)"
+mkdir -m 0750 "$W/uid" "$W/uid/svc"
+setfacl -m u:nobody:r-x,g::---,m::r-x,o::--- "$W/uid" 2> "$W/err" ||
+    die "cannot set an ACL under $W (the file system needs POSIX ACLs): $(first_line "$W/err")"
+chmod 0755 "$W/uid/svc"
+
+step "a confined container: --userns=auto, read-only root, slirp4netns, a bound socket directory"
+PORT=7781
+if ! podman run -d --name "$CTR" --userns=auto --read-only \
+    --read-only-tmpfs=false --cap-drop=all \
+    --security-opt=no-new-privileges --pids-limit=16 --memory=32m \
+    --log-driver=k8s-file --log-opt=max-size=1mb \
+    --network=slirp4netns:port_handler=slirp4netns \
+    --publish=127.0.0.1::$PORT -v "$W/uid/svc:/sbx:U" \
+    "$IMG" serve /sbx/check.sock $PORT >/dev/null 2> "$W/err"; then
+	line=$(first_line "$W/err")
+	case $line in
+	*slirp4netns*)	die "the slirp4netns network does not work (package slirp4netns): $line" ;;
+	*netavark*|*iptables*)	die "the network back-end does not work (packages netavark, iptables): $line" ;;
+	*userns*|*subuid*|*subgid*|*uid_map*|*"user namespace"*)
+		die "user namespaces do not work (/etc/subuid, /etc/subgid 'containers' range, package uidmap): $line" ;;
+	*)	die "podman cannot start a confined container: $line" ;;
+	esac
+fi
+n=0
+until [ -S "$W/uid/svc/check.sock" ]; do
+	n=$((n + 1))
+	[ $n -lt 100 ] || die "the container did not create its socket in 10 s: $(podman logs "$CTR" 2>&1 | head -n1)"
+	sleep 0.1
+done
+hport=$(podman port "$CTR" $PORT/tcp | sed -n 's/^127\.0\.0\.1://p')
+[ -n "$hport" ] || die "podman did not publish the port on 127.0.0.1: $(podman port "$CTR" 2>&1 | head -n1)"
+
+step "connections over both transports"
+"$W/rt-check" unix "$W/uid/svc/check.sock" 2> "$W/err" ||
+    die "cannot reach the container's Unix socket: $(first_line "$W/err")"
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    "$W/rt-check" unix "$W/uid/svc/check.sock" 2> "$W/err" ||
+    die "the owning uid cannot reach its socket through the ACL: $(first_line "$W/err")"
+if setpriv --reuid=daemon --regid=daemon --clear-groups \
+    "$W/rt-check" unix "$W/uid/svc/check.sock" 2>/dev/null; then
+	die "another uid reached the socket: the per-uid directory does not keep it out"
+fi
+"$W/rt-check" tcp "$hport" 2> "$W/err" ||
+    die "cannot reach the published port 127.0.0.1:$hport: $(first_line "$W/err")"
+owner=$(stat -c %u "$W/uid/svc/check.sock")
+[ "$owner" -ge 65536 ] ||
+    die "the container ran as host uid $owner, not in a range of its own (--userns=auto)"
+
+podman rm -f -t 0 "$CTR" >/dev/null 2> "$W/err" ||
+    die "podman cannot remove a container: $(first_line "$W/err")"
+echo "setup-host.sh: the runtime works (own uid range from $owner, unix socket, 127.0.0.1:$hport)."
+mkdir -p "$(dirname "$STAMP")"
+echo "$sum" > "$STAMP"

@@ -67,6 +67,10 @@ tidy: $(GEN_H)
 EXTRA_TESTS =
 -include tests/fuzz/fuzz.mk tests/stress/stress.mk bench/bench.mk tests/host/host.mk
 
-test: all lint tidy check check-asan images integration $(EXTRA_TESTS)
+# `make test` on a fresh host: the set-up first (once: a stamp), then every
+# suite in a second make, which sees the libraries the set-up installed.
+test: setup
+	@$(MAKE) --no-print-directory test-all
+test-all: all lint tidy check check-asan images integration $(EXTRA_TESTS)
 
-.PHONY: check check-asan integration lint tidy test
+.PHONY: check check-asan integration lint tidy test test-all
