@@ -159,6 +159,7 @@ answer_valid(const struct sbx_ans *a, uint32_t type)
 		const struct sbx_conn *c = &a->services[i];
 
 		if (!memchr(c->name, 0, sizeof(c->name)) ||
+		    !memchr(c->socket, 0, sizeof(c->socket)) ||
 		    !memchr(c->host, 0, sizeof(c->host)) ||
 		    !memchr(c->user, 0, sizeof(c->user)) ||
 		    !memchr(c->password, 0, sizeof(c->password)) ||

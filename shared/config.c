@@ -153,6 +153,12 @@ sbx_key(struct parse *p, const char *k, const char *v)
 		return set_runtime_args(p, v);
 	if (!strcmp(k, "state_dir"))
 		return set_str(p, k, v, c->state_dir, sizeof(c->state_dir));
+	if (!strcmp(k, "run_dir")) {
+		if (strlen(v) > SBX_RUN_DIR_MAX)	/* sun_path is 108 */
+			return perr(p, "run_dir is longer than %d characters",
+			    SBX_RUN_DIR_MAX);
+		return set_str(p, k, v, c->run_dir, sizeof(c->run_dir));
+	}
 	if (!strcmp(k, "idle_ttl"))
 		return set_uint(p, k, v, 30 * 86400, &c->idle_ttl);
 	if (!strcmp(k, "max_sandboxes_per_uid"))
@@ -183,6 +189,9 @@ service_for(struct parse *p, const char *name)
 	strlcpy(c->services[c->nservices].name, name, SBX_SLUG_MAX);
 	c->services[c->nservices].ready_timeout = 30;
 	c->services[c->nservices].pids = 512;
+	c->services[c->nservices].transport = TRANSPORT_UNIX;
+	strlcpy(c->services[c->nservices].log_size, "1m",
+	    sizeof(c->services[0].log_size));
 	return &c->services[c->nservices++];
 }
 
@@ -197,6 +206,21 @@ set_probe(struct parse *p, struct service_cfg *s, const char *v)
 		s->probe = PROBE_TCP;
 	else
 		return perr(p, "[service %s] probe must be postgres, redis or tcp",
+		    s->name);
+	return 1;
+}
+
+static int
+set_transport(struct parse *p, struct service_cfg *s, const char *v)
+{
+	if (!strcmp(v, "unix"))
+		s->transport = TRANSPORT_UNIX;
+	else if (!strcmp(v, "tcp"))
+		s->transport = TRANSPORT_TCP;
+	else if (!strcmp(v, "both"))
+		s->transport = TRANSPORT_BOTH;
+	else
+		return perr(p, "[service %s] transport must be unix, tcp or both",
 		    s->name);
 	return 1;
 }
@@ -247,6 +271,15 @@ service_key(struct parse *p, struct service_cfg *s, const char *k,
 		return set_uint(p, k, v, 65535, &s->port);
 	if (!strcmp(k, "probe"))
 		return set_probe(p, s, v);
+	if (!strcmp(k, "transport"))
+		return set_transport(p, s, v);
+	if (!strcmp(k, "log_size")) {
+		if (strspn(v, "0123456789") == 0 ||
+		    strspn(v, "0123456789kmgKMG") != strlen(v))
+			return perr(p, "[service %s] log_size must be a size "
+			    "such as 1m", s->name);
+		return set_str(p, k, v, s->log_size, sizeof(s->log_size));
+	}
 	if (!strcmp(k, "user"))
 		return set_str(p, k, v, s->user, sizeof(s->user));
 	if (!strcmp(k, "database"))
@@ -308,6 +341,7 @@ defaults(struct sbx_config *c)
 	strlcpy(c->projects, "/etc/sbx/projects.d", sizeof(c->projects));
 	strlcpy(c->runtime, "podman", sizeof(c->runtime));
 	strlcpy(c->state_dir, "/var/lib/sbx", sizeof(c->state_dir));
+	strlcpy(c->run_dir, "/run/sbx", sizeof(c->run_dir));
 	c->idle_ttl = 4 * 3600;
 	c->max_sandboxes_per_uid = 16;
 	c->max_children = 128;
@@ -335,9 +369,23 @@ resolve_runtime(char *rt, size_t size)
 	return -1;
 }
 
-static int
-check_service(struct parse *p, const struct service_cfg *s)
+static void
+socket_name(struct service_cfg *s)
 {
+	if (s->probe == PROBE_POSTGRES)
+		snprintf(s->socket_name, sizeof(s->socket_name),
+		    ".s.PGSQL.%u", s->port);
+	else if (s->probe == PROBE_REDIS)
+		strlcpy(s->socket_name, "redis.sock", sizeof(s->socket_name));
+	else
+		snprintf(s->socket_name, sizeof(s->socket_name), "%s.sock",
+		    s->name);
+}
+
+static int
+check_service(struct parse *p, struct service_cfg *s)
+{
+	socket_name(s);
 	if (s->image[0] == '\0')
 		return perr(p, "[service %s] needs image", s->name);
 	if (s->port == 0)
@@ -356,8 +404,10 @@ check(struct parse *p)
 
 	if (c->socket[0] != '/')
 		return perr(p, "socket must be an absolute path");
-	if (c->state_dir[0] != '/' || c->projects[0] != '/')
-		return perr(p, "state_dir and projects must be absolute paths");
+	if (c->state_dir[0] != '/' || c->projects[0] != '/' ||
+	    c->run_dir[0] != '/')
+		return perr(p, "state_dir, run_dir and projects must be absolute "
+		    "paths");
 	if ((pw = getpwnam(c->broker_user)) == NULL)
 		return perr(p, "broker_user %s does not exist", c->broker_user);
 	if (pw->pw_uid == 0)

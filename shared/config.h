@@ -17,6 +17,18 @@
 
 enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
 
+/* How a sandbox's service is reached (a bit mask: both = unix | tcp). */
+enum transport { TRANSPORT_UNIX = 1, TRANSPORT_TCP = 2, TRANSPORT_BOTH = 3 };
+
+/*
+ * Where a service's Unix socket is: the container has its socket
+ * directory at SBX_SOCKET_MOUNT, and the service names its socket
+ * socket_name there (.s.PGSQL.<port> for postgres, libpq's convention;
+ * redis.sock; <service>.sock for the rest).
+ */
+#define SBX_SOCKET_MOUNT	"/sbx"
+#define SBX_RUN_DIR_MAX		40	/* keeps every socket path < 108 */
+
 struct service_cfg {
 	char		name[SBX_SLUG_MAX];
 	char		image[CFG_STR];
@@ -34,6 +46,9 @@ struct service_cfg {
 	char		cpus[16];
 	unsigned	pids;
 	unsigned	ready_timeout;		/* seconds */
+	enum transport	transport;
+	char		socket_name[SBX_SLUG_MAX + 8];
+	char		log_size[32];		/* runtime's log cap, e.g. 1m */
 };
 
 struct sbx_config {
@@ -46,6 +61,7 @@ struct sbx_config {
 	size_t		nruntime_args;
 	char		runtime_args[CFG_MAX_RTARGS][CFG_STR];
 	char		state_dir[CFG_STR];
+	char		run_dir[SBX_RUN_DIR_MAX + 1];	/* per-uid socket dirs */
 	unsigned	idle_ttl;		/* seconds, 0 = never */
 	unsigned	max_sandboxes_per_uid;	/* 0 = unlimited */
 	unsigned	max_children;		/* broker's live children */

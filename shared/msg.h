@@ -24,7 +24,8 @@
 
 #define SBX_SLUG_MAX		64	/* 63 chars + NUL */
 #define SBX_MAX_SERVICES	16
-#define SBX_HOST_MAX		64
+#define SBX_HOST_MAX		108	/* 127.0.0.1, or a socket directory */
+#define SBX_SOCKET_MAX		108	/* sun_path */
 #define SBX_SECRET_MAX		64	/* 128-bit secrets, hex: 32 chars */
 #define SBX_MESSAGE_MAX		160
 #define SBX_REQ_FDS		2	/* agent socket, answer socket */
@@ -97,8 +98,16 @@ union sbx_req_any {
 	struct sbx_req_status	 status;
 };
 
+/*
+ * How to reach one service. transport unix: socket is the socket file;
+ * for postgres host is its directory and port the number in its name
+ * (libpq's convention), for others host is empty and port 0. tcp: host
+ * 127.0.0.1 and the published port, socket empty. both: socket, and host
+ * and port of tcp.
+ */
 struct sbx_conn {
 	char		name[SBX_SLUG_MAX];
+	char		socket[SBX_SOCKET_MAX];
 	char		host[SBX_HOST_MAX];
 	uint32_t	port;
 	char		user[SBX_SLUG_MAX];

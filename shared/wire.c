@@ -280,10 +280,17 @@ static void
 pack_conn(msgpack_packer *pk, const struct sbx_conn *c)
 {
 	pack_str(pk, c->name);
-	msgpack_pack_map(pk, 5);
-	pack_kv_str(pk, "host", c->host);
-	pack_str(pk, "port");
-	msgpack_pack_uint32(pk, c->port);
+	/* user, password, database; socket, host, port where there is one */
+	msgpack_pack_map(pk, 3 + (c->socket[0] != '\0') +
+	    (c->host[0] != '\0') + (c->port != 0));
+	if (c->socket[0] != '\0')
+		pack_kv_str(pk, "socket", c->socket);
+	if (c->host[0] != '\0')
+		pack_kv_str(pk, "host", c->host);
+	if (c->port != 0) {
+		pack_str(pk, "port");
+		msgpack_pack_uint32(pk, c->port);
+	}
 	pack_kv_str(pk, "user", c->user);
 	pack_kv_str(pk, "password", c->password);
 	pack_kv_str(pk, "database", c->database);
