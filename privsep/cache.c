@@ -409,7 +409,6 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 	char project[SBX_SLUG_MAX];
 	size_t i;
 
-	sb->job = NULL;
 	strlcpy(project, sb->project, sizeof(project));
 	if (o->code == SBX_OK) {
 		for (i = 0; i < sb->nservices; i++) {
@@ -446,7 +445,6 @@ cache_torn_down(struct sbx_sandbox *sb)
 {
 	struct sbx_waiter *w = TAILQ_FIRST(&sb->waiters);
 
-	sb->job = NULL;
 	sb->state = SB_EMPTY;
 	if (w != NULL && w->op == SBX_REQ_RELEASE) {
 		audit_sandbox(AUDIT_RELEASE, sb, SBX_OK, "released=yes ms=%lld",

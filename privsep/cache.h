@@ -70,7 +70,6 @@ struct sbx_sandbox {
 	uint64_t	generation;	/* bumps on every provision */
 	TAILQ_HEAD(, sbx_waiter) waiters;
 	struct cache	*cache;
-	void		*job;		/* the runtime's in-flight work */
 };
 
 RB_HEAD(sbx_tree, sbx_sandbox);

@@ -6,7 +6,10 @@
  * protocol level: postgres must answer a v3 startup message with an
  * authentication request, redis must answer AUTH + PING with +OK +PONG.
  * The bytes read come from a tenant's container, so the prober is a fork
- * that drops to the broker user and loads the probe filter first.
+ * that drops to the broker user and loads the probe filter first. A Unix
+ * socket lies in a directory only its owner and root may enter: the
+ * prober changes into it while still root, and connects by the socket's
+ * name relative to that working directory once it is unprivileged.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +54,24 @@ connect_loopback(uint16_t port, int64_t deadline)
 			close(fd);
 			return -1;
 		}
+	}
+	return fd;
+}
+
+/* The socket in the working directory (see prober()). */
+static int
+connect_cwd_unix(const char *name)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlcpy(sun.sun_path, name, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path) ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return -1;
 	}
 	return fd;
 }
@@ -121,7 +143,8 @@ probe_once(const struct probe_target *t, int64_t deadline)
 
 	if (until > deadline)
 		until = deadline;
-	if ((fd = connect_loopback(t->port, until)) == -1)
+	if ((fd = t->dir != NULL ? connect_cwd_unix(t->socket_name) :
+	    connect_loopback(t->port, until)) == -1)
 		return -1;
 	if (t->kind == PROBE_POSTGRES)
 		rc = probe_postgres(fd, t, until);
@@ -136,7 +159,8 @@ prober(const struct probe_target *t, const char *user, int64_t deadline)
 {
 	struct timespec pause = { 0, PAUSE_MS * 1000000L };
 
-	if (drop_privileges(user, NULL) == -1 || sc_load_allow("probe") == -1)
+	if ((t->dir != NULL && chdir(t->dir) == -1) ||
+	    drop_privileges(user, NULL) == -1 || sc_load_allow("probe") == -1)
 		_exit(PROBE_ERROR);
 	while (now_ms() < deadline) {
 		if (probe_once(t, deadline) == 0)

@@ -1,4 +1,4 @@
-/* probe.h - protocol-level readiness of a service on a loopback port. */
+/* probe.h - protocol-level readiness of a service on its socket or port. */
 #ifndef SBX_PROBE_H
 #define SBX_PROBE_H
 
@@ -8,7 +8,9 @@
 
 struct probe_target {
 	enum probe_kind	kind;
-	uint16_t	port;
+	uint16_t	port;		/* on 127.0.0.1; used without a dir */
+	const char	*dir;		/* the socket's directory, or NULL */
+	const char	*socket_name;	/* the socket's name in dir */
 	const char	*user;
 	const char	*database;
 	const char	*password;

@@ -1,17 +1,16 @@
 /*
  * runtime_cli.c - podman (or docker) driven through its CLI.
  *
- * Every call is an execve of the configured runtime binary with an argv
- * built here from fixed templates: the only variable parts are the peer
- * uid (a number), slugs that dispatch.c and cache.c have validated, and
- * values from the admin's sbx.conf. Secrets never go into argv (argv is
- * world-readable in /proc): they are passed in the runtime's environment
- * and named with "-e NAME".
+ * Provisions and teardowns run in forked workers (worker.c); each calls
+ * the runtime with an argv from runtime_argv.c and reports one fixed-size
+ * outcome, which the monitor checks before use. A runtime failure is
+ * logged with the call's verb, its exit status and the runtime's own
+ * words (any secret scrubbed), and the agent gets one sentence naming
+ * the cause.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -28,19 +28,12 @@
 #include "log.h"
 #include "probe.h"
 #include "runtime.h"
+#include "runtime_argv.h"
 #include "scfilter.h"
+#include "sockdir.h"
 
-#define MAX_ARGV	160
 #define RUN_TRIES	3
-#define LIVE_CONNECT_MS	250
 #define LIVE_PORT_FRESH_MS 1000	/* see rt_is_live() */
-
-struct argv_buf {
-	char	*v[MAX_ARGV + 1];
-	char	 store[16384];
-	size_t	 n, used;
-	int	 overflow;
-};
 
 struct svc_result {
 	uint32_t	code;		/* enum sbx_code */
@@ -52,108 +45,107 @@ struct svc_result {
 struct prov_job {
 	struct rt_cli		*rt;
 	struct sbx_sandbox	*sb;
-	uint64_t		 generation;
 };
 
+/* Replace every occurrence of secret in s by "***". */
 static void
-av_add(struct argv_buf *a, const char *s)
+scrub(char *s, const char *secret)
 {
-	size_t len = strlen(s) + 1;
+	size_t n = strlen(secret);
+	char *p;
 
-	if (a->n == MAX_ARGV || a->used + len > sizeof(a->store)) {
-		a->overflow = 1;
+	if (n == 0)
 		return;
+	while ((p = strstr(s, secret)) != NULL) {
+		memcpy(p, "***", 3);
+		memmove(p + 3, p + n, strlen(p + n) + 1);
 	}
-	memcpy(a->store + a->used, s, len);
-	a->v[a->n++] = a->store + a->used;
-	a->v[a->n] = NULL;
-	a->used += len;
 }
 
+/* The runtime's first non-empty line of err, at most 100 bytes. */
 static void
-av_addf(struct argv_buf *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-av_addf(struct argv_buf *a, const char *fmt, ...)
+first_line(char *dst, size_t cap, const char *prefix, const char *text)
 {
-	char buf[1024];
-	va_list ap;
+	size_t n;
 
-	va_start(ap, fmt);
-	if (vsnprintf(buf, sizeof(buf), fmt, ap) >= (int)sizeof(buf))
-		a->overflow = 1;
-	va_end(ap);
-	av_add(a, buf);
+	text += strspn(text, "\n");
+	if ((n = strcspn(text, "\n")) > 100)
+		n = 100;
+	snprintf(dst, cap, "%s%.*s", prefix, (int)n, text);
 }
 
+/*
+ * One line in the log for a failed runtime call: what ran, how it ended,
+ * what the runtime said (its stderr, newlines folded, already scrubbed).
+ */
 static void
-av_runtime(struct argv_buf *a, const struct sbx_config *cfg)
+log_runtime_failure(char *const argv[], const struct run_result *r)
 {
+	const char *verb = argv[1] != NULL ? argv[1] : "?";
+	char said[sizeof(r->err)];
 	size_t i;
 
-	memset(a, 0, sizeof(*a));
-	av_add(a, cfg->runtime);
-	for (i = 0; i < cfg->nruntime_args; i++)
-		av_add(a, cfg->runtime_args[i]);
+	strlcpy(said, r->err, sizeof(said));
+	for (i = 0; said[i] != '\0'; i++)
+		if (said[i] == '\n' || said[i] == '\r')
+			said[i] = said[i + 1] == '\0' ? '\0' : ' ';
+	if (r->exec_errno != 0)
+		log_warnx("runtime %s %s: cannot execute: %s", argv[0], verb,
+		    strerror(r->exec_errno));
+	else if (r->status == -1)
+		log_warnx("runtime %s %s: killed at its deadline; said: %s",
+		    argv[0], verb, said[0] ? said : "nothing");
+	else
+		log_warnx("runtime %s %s: exit status %d; said: %s", argv[0],
+		    verb, r->status, said[0] ? said : "nothing");
 }
 
-/* Expand {user}, {database} and (env only) {password} in a template. */
+/* Run argv; on failure log it. 0 when the runtime exited 0. */
 static int
-expand(char *out, size_t cap, const char *tmpl, const struct sbx_conn *c,
-    int allow_secret)
+run_logged(char *const argv[], char *const envp[], int64_t deadline,
+    const char *secret, struct run_result *r)
 {
-	static const char *const names[] = { "{user}", "{database}",
-	    "{password}" };
-	const char *vals[] = { c->user, c->database, c->password };
-	size_t o = 0, i, n;
-
-	while (*tmpl != '\0') {
-		for (i = 0; i < 3; i++)
-			if (!strncmp(tmpl, names[i], strlen(names[i])))
-				break;
-		if (i < 3 && (i < 2 || allow_secret)) {
-			n = strlen(vals[i]);
-			if (o + n >= cap)
-				return -1;
-			memcpy(out + o, vals[i], n);
-			o += n;
-			tmpl += strlen(names[i]);
-			continue;
-		}
-		if (o + 1 >= cap)
-			return -1;
-		out[o++] = *tmpl++;
+	run_argv(argv, envp, deadline, r);
+	if (secret != NULL) {
+		scrub(r->err, secret);
+		scrub(r->out, secret);
 	}
-	out[o] = '\0';
-	return 0;
+	if (r->status != 0)
+		log_runtime_failure(argv, r);
+	return r->status == 0 ? 0 : -1;
 }
 
-static const char *const base_env[] = {
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	"HOME=/root",
-	"LANG=C",
-};
-#define NBASE_ENV	(sizeof(base_env) / sizeof(base_env[0]))
-
+/* The agent's sentence for a failed runtime call. */
 static void
-label_filters(struct argv_buf *a, const struct sbx_key *key)
+explain(char *msg, size_t cap, const char *what, const char *image,
+    const struct run_result *r)
 {
-	av_add(a, "--filter");
-	av_addf(a, "label=sbx.uid=%u", (unsigned)key->uid);
-	av_add(a, "--filter");
-	av_addf(a, "label=sbx.agent=%s", key->agent);
-}
+	if (r->exec_errno != 0)
+		snprintf(msg, cap, "%s: the container runtime could not be "
+		    "executed (%s).", what, strerror(r->exec_errno));
+	else if (r->status == -1)
+		snprintf(msg, cap, "%s: the container runtime did not answer "
+		    "in time.", what);
+	else if (image != NULL && (strstr(r->err, "image not known") != NULL ||
+	    strstr(r->err, "No such image") != NULL ||
+	    strstr(r->err, "initializing source") != NULL))
+		snprintf(msg, cap, "%s: image %.60s is missing (run make "
+		    "images).", what, image);
+	else if (strstr(r->err, "netavark") != NULL ||
+	    strstr(r->err, "slirp4netns") != NULL ||
+	    strstr(r->err, "iptables") != NULL ||
+	    strstr(r->err, "network namespace") != NULL) {
+		char line[SBX_MESSAGE_MAX];
 
-/* runtime rm -f -t 0: remove now, no grace period for SIGTERM. */
-static void
-av_rm(struct argv_buf *a, const struct sbx_config *cfg)
-{
-	av_runtime(a, cfg);
-	av_add(a, "rm");
-	av_add(a, "-f");
-	av_add(a, "-t");
-	av_add(a, "0");
+		first_line(line, sizeof(line), "", r->err);
+		snprintf(msg, cap, "%s: the runtime's network back-end "
+		    "failed: %.100s", what, line);
+	} else {
+		char pfx[64];
+
+		snprintf(pfx, sizeof(pfx), "%s: the runtime failed: ", what);
+		first_line(msg, cap, pfx, r->err);
+	}
 }
 
 static int
@@ -162,8 +154,7 @@ remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
 {
 	struct argv_buf a;
 
-	av_rm(&a, cfg);
-	label_filters(&a, key);
+	rt_argv_rm_key(&a, cfg, key->uid, key->agent);
 	if (a.overflow) {	/* the caller reports r->err */
 		memset(r, 0, sizeof(*r));
 		r->status = -1;
@@ -171,98 +162,17 @@ remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
 		    sizeof(r->err));
 		return -1;
 	}
-	run_argv(a.v, (char *const *)(uintptr_t)base_env, deadline, r);
-	return r->status == 0 ? 0 : -1;
-}
-
-static void
-first_line(char *dst, size_t cap, const char *prefix, const char *text)
-{
-	size_t n = strcspn(text, "\n");
-
-	if (n > 100)
-		n = 100;
-	snprintf(dst, cap, "%s%.*s", prefix, (int)n, text);
-}
-
-/*
- * podman's --replace removes a container of the same name in the same
- * call, so the first provision of a key (since the monitor started, which
- * reaped every orphan, or since the key's last teardown) skips the
- * separate label-wide removal: one runtime call, ~100 ms, off the cold
- * path. A re-provision (eviction, changed service set) still removes
- * everything labelled for the key first, as does any other runtime.
- */
-static bool
-runtime_replaces(const struct sbx_config *cfg)
-{
-	const char *base = strrchr(cfg->runtime, '/');
-
-	return strcmp(base != NULL ? base + 1 : cfg->runtime, "podman") == 0;
-}
-
-static void
-run_args(struct argv_buf *a, const struct sbx_config *cfg,
-    const struct sbx_sandbox *sb, const struct service_cfg *s,
-    const struct sbx_conn *c, const char *name)
-{
-	char buf[CFG_STR];
-	size_t i;
-
-	av_runtime(a, cfg);
-	av_add(a, "run");
-	av_add(a, "-d");
-	av_add(a, "--name");
-	av_add(a, name);
-	if (runtime_replaces(cfg))
-		av_add(a, "--replace");
-	av_addf(a, "--label=sbx.uid=%u", (unsigned)sb->key.uid);
-	av_addf(a, "--label=sbx.agent=%s", sb->key.agent);
-	av_addf(a, "--label=sbx.project=%s", sb->project);
-	av_addf(a, "--label=sbx.service=%s", s->name);
-	av_addf(a, "--publish=127.0.0.1::%u", s->port);
-	av_add(a, "--security-opt=no-new-privileges");
-	av_add(a, "--cap-drop=all");
-	av_addf(a, "--pids-limit=%u", s->pids);
-	if (s->memory[0] != '\0')
-		av_addf(a, "--memory=%s", s->memory);
-	if (s->cpus[0] != '\0')
-		av_addf(a, "--cpus=%s", s->cpus);
-	for (i = 0; i < s->ntmpfs; i++)
-		av_addf(a, "--tmpfs=%s", s->tmpfs[i]);
-	for (i = 0; i < s->nenv; i++)
-		av_addf(a, "--env=%.*s", (int)strcspn(s->env[i], "="),
-		    s->env[i]);
-	av_add(a, s->image);
-	for (i = 0; i < s->nargs; i++) {
-		if (expand(buf, sizeof(buf), s->args[i], c, 0) == -1)
-			a->overflow = 1;
-		av_add(a, buf);
-	}
-}
-
-/* base_env plus NAME=value for each env template; secrets live only here. */
-static int
-run_env(char *envp[], char store[][CFG_STR * 2], const struct service_cfg *s,
-    const struct sbx_conn *c)
-{
-	size_t i;
-
-	for (i = 0; i < NBASE_ENV; i++)
-		envp[i] = (char *)(uintptr_t)base_env[i];
-	for (i = 0; i < s->nenv; i++) {
-		if (expand(store[i], sizeof(store[i]), s->env[i], c, 1) == -1)
-			return -1;
-		envp[NBASE_ENV + i] = store[i];
-	}
-	envp[NBASE_ENV + s->nenv] = NULL;
+	if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env, deadline,
+	    NULL, r) == -1)
+		return -1;
+	/* The containers are gone: nothing writes in their directories. */
+	sockdir_remove(cfg, key->uid, key->agent);
 	return 0;
 }
 
-
-/* "PID PORT ..." from inspect: both decimal, in range, nothing half-read. */
+/* "PID [PORT ...]" from inspect: decimal, in range, nothing half-read. */
 static int
-parse_pid_port(const char *s, int *pid, int *port)
+parse_pid_port(const char *s, bool want_port, int *pid, int *port)
 {
 	char *end;
 	long v;
@@ -272,6 +182,9 @@ parse_pid_port(const char *s, int *pid, int *port)
 	if (errno != 0 || end == s || *end != ' ' || v <= 0 || v > INT_MAX)
 		return -1;
 	*pid = (int)v;
+	*port = 0;
+	if (!want_port)
+		return 0;
 	s = end + 1;
 	v = strtol(s, &end, 10);
 	if (errno != 0 || end == s || (*end != ' ' && *end != '\0' &&
@@ -280,24 +193,27 @@ parse_pid_port(const char *s, int *pid, int *port)
 	*port = (int)v;
 	return 0;
 }
+
 static int
-inspect(const struct sbx_config *cfg, const char *name, int64_t deadline,
-    struct svc_result *res)
+inspect(const struct sbx_config *cfg, const struct service_cfg *s,
+    const char *name, int64_t deadline, struct svc_result *res)
 {
 	struct argv_buf a;
 	struct run_result r;
 	int pid, port;
 
-	av_runtime(&a, cfg);
-	av_add(&a, "inspect");
-	av_add(&a, "--format");
-	av_add(&a, "{{.State.Pid}} {{range $p, $b := .NetworkSettings.Ports}}"
-	    "{{range $b}}{{.HostPort}} {{end}}{{end}}");
-	av_add(&a, name);
-	run_argv(a.v, (char *const *)(uintptr_t)base_env, deadline, &r);
-	if (r.status != 0 || parse_pid_port(r.out, &pid, &port) == -1) {
-		first_line(res->message, sizeof(res->message),
-		    "cannot read the container's pid and port: ", r.err);
+	rt_argv_inspect(&a, cfg, name);
+	if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env, deadline,
+	    NULL, &r) == -1) {
+		explain(res->message, sizeof(res->message), s->name, NULL, &r);
+		return -1;
+	}
+	if (parse_pid_port(r.out, (s->transport & TRANSPORT_TCP) != 0, &pid,
+	    &port) == -1) {
+		log_warnx("runtime inspect %s: unexpected answer: %.80s", name,
+		    r.out);
+		snprintf(res->message, sizeof(res->message), "%s: the runtime "
+		    "did not say the container's pid and port.", s->name);
 		return -1;
 	}
 	res->pid = pid;
@@ -305,24 +221,48 @@ inspect(const struct sbx_config *cfg, const char *name, int64_t deadline,
 	return 0;
 }
 
-static void
-explain_run_failure(struct svc_result *res, const struct service_cfg *s,
-    const struct run_result *r)
+static int
+run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+    const struct service_cfg *s, const struct sbx_conn *full,
+    const char *name, int64_t deadline, struct svc_result *res)
 {
-	if (r->status == 127)
+	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 1];
+	char envstore[CFG_MAX_ENV][CFG_STR * 2];
+	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
+	struct run_spec sp = { .uid = sb->key.uid, .agent = sb->key.agent,
+	    .project = sb->project, .name = name, .sockdir = dir,
+	    .conn = full };
+	struct argv_buf a;
+	struct run_result r;
+	int tries, rc = -1;
+
+	if ((s->transport & TRANSPORT_UNIX) && (sockdir_make(cfg, sb->key.uid,
+	    sb->key.agent, s->name, err, sizeof(err)) == -1 ||
+	    sockdir_path(cfg, sb->key.uid, sb->key.agent, s->name, dir,
+	    sizeof(dir)) == -1)) {
+		log_warnx("socket directory for uid=%u agent=%s: %s",
+		    (unsigned)sb->key.uid, sb->key.agent, err);
+		snprintf(res->message, sizeof(res->message), "%s: cannot make "
+		    "its socket directory (see the monitor's log).", s->name);
+		return -1;
+	}
+	rt_argv_run(&a, cfg, s, &sp);
+	if (a.overflow || rt_env_run(envp, envstore, s, full) == -1) {
 		snprintf(res->message, sizeof(res->message),
-		    "the container runtime could not be executed.");
-	else if (r->status == -1)
-		snprintf(res->message, sizeof(res->message),
-		    "the container runtime did not answer in time.");
-	else if (strstr(r->err, "image not known") != NULL ||
-	    strstr(r->err, "No such image") != NULL ||
-	    strstr(r->err, "initializing source") != NULL)
-		snprintf(res->message, sizeof(res->message),
-		    "image %.60s is missing (run make images).", s->image);
-	else
-		first_line(res->message, sizeof(res->message),
-		    "runtime: ", r->err);
+		    "service %s: arguments too long.", s->name);
+		return -1;
+	}
+	for (tries = 0; tries < RUN_TRIES; tries++) {
+		if ((rc = run_logged(a.v, envp, deadline, full->password,
+		    &r)) == 0 || strstr(r.err, "address already in use") == NULL)
+			break;
+		remove_key(cfg, &sb->key, deadline, &r);
+	}
+	explicit_bzero(envstore, sizeof(envstore));
+	if (rc == -1)
+		explain(res->message, sizeof(res->message), s->name, s->image,
+		    &r);
+	return rc;
 }
 
 static void
@@ -331,15 +271,10 @@ svc_start(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 {
 	const struct sbx_conn *c = &sb->svc[idx].conn;
 	const struct service_cfg *s = config_service(cfg, c->name);
-	char *envp[NBASE_ENV + CFG_MAX_ENV + 1];
-	char envstore[CFG_MAX_ENV][CFG_STR * 2];
 	struct sbx_conn full = *c;
-	char name[SBX_SLUG_MAX * 3];
-	struct argv_buf a;
-	struct run_result r;
+	char name[SBX_SLUG_MAX * 3], dir[SBX_SOCKET_MAX];
 	struct probe_target t;
 	int64_t run_deadline;
-	int tries;
 
 	res->code = SBX_E_RUNTIME_FAILED;
 	if (s == NULL) {
@@ -349,33 +284,22 @@ svc_start(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	}
 	strlcpy(full.user, s->user, sizeof(full.user));
 	strlcpy(full.database, s->database, sizeof(full.database));
-	snprintf(name, sizeof(name), "sbx-%u-%s-%s", (unsigned)sb->key.uid,
-	    sb->key.agent, s->name);
-	run_args(&a, cfg, sb, s, &full, name);
-	if (a.overflow || run_env(envp, envstore, s, &full) == -1) {
-		snprintf(res->message, sizeof(res->message),
-		    "service %s: arguments too long.", s->name);
-		return;
-	}
 	run_deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
 	if (run_deadline > deadline)
 		run_deadline = deadline;
-	for (tries = 0; tries < RUN_TRIES; tries++) {
-		run_argv(a.v, envp, run_deadline, &r);
-		if (r.status == 0 || strstr(r.err, "address already in use") == NULL)
-			break;
-		remove_key(cfg, &sb->key, run_deadline, &r);
-	}
-	explicit_bzero(envstore, sizeof(envstore));
-	if (r.status != 0) {
-		explain_run_failure(res, s, &r);
+	if (rt_container_name(name, sizeof(name), sb->key.uid, sb->key.agent,
+	    s->name) == -1 || run_container(cfg, sb, s, &full, name,
+	    run_deadline, res) == -1 ||
+	    inspect(cfg, s, name, run_deadline, res) == -1)
 		return;
+	t = (struct probe_target){ .kind = s->probe,
+	    .port = (uint16_t)res->port, .user = full.user,
+	    .database = full.database, .password = full.password };
+	if ((s->transport & TRANSPORT_UNIX) && sockdir_path(cfg, sb->key.uid,
+	    sb->key.agent, s->name, dir, sizeof(dir)) == 0) {
+		t.dir = dir;
+		t.socket_name = s->socket_name;
 	}
-	if (inspect(cfg, name, run_deadline, res) == -1)
-		return;
-	t = (struct probe_target){ .kind = s->probe, .port = (uint16_t)res->port,
-	    .user = full.user, .database = full.database,
-	    .password = full.password };
 	switch (probe_ready(&t, cfg->broker_user,
 	    now_ms() + (int64_t)s->ready_timeout * 1000)) {
 	case PROBE_READY:
@@ -470,6 +394,32 @@ collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
 	}
 }
 
+/* How the agent reaches service s: CONTRACT.md, "Reaching a sandbox". */
+static void
+reach(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+    const struct service_cfg *s, struct sbx_conn *c)
+{
+	char dir[SBX_SOCKET_MAX];
+	uint32_t published = c->port;
+
+	c->host[0] = c->socket[0] = '\0';
+	c->port = 0;
+	if ((s->transport & TRANSPORT_UNIX) && sockdir_path(cfg, sb->key.uid,
+	    sb->key.agent, s->name, dir, sizeof(dir)) == 0) {
+		if (snprintf(c->socket, sizeof(c->socket), "%s/%s", dir,
+		    s->socket_name) >= (int)sizeof(c->socket))
+			c->socket[0] = '\0';	/* config.c bounds it */
+		else if (s->probe == PROBE_POSTGRES) {
+			strlcpy(c->host, dir, sizeof(c->host));
+			c->port = s->port;
+		}
+	}
+	if (s->transport & TRANSPORT_TCP) {
+		strlcpy(c->host, "127.0.0.1", sizeof(c->host));
+		c->port = published;
+	}
+}
+
 static void
 provision_body(int fd, void *arg)
 {
@@ -485,12 +435,13 @@ provision_body(int fd, void *arg)
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
-	if ((sb->generation > 1 || !runtime_replaces(cfg)) &&
+	/* podman's run --replace removes a container of the same name in
+	 * the same call: a key's first provision skips the label-wide rm. */
+	if ((sb->generation > 1 || !rt_is_podman(cfg)) &&
 	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
-		first_line(o.message, sizeof(o.message),
-		    "cannot remove leftover containers: ", r.status == 127 ?
-		    "the runtime could not be executed" : r.err);
+		explain(o.message, sizeof(o.message), "removing leftover "
+		    "containers", NULL, &r);
 		goto out;
 	}
 	for (i = 0; i < sb->nservices; i++)
@@ -501,9 +452,9 @@ provision_body(int fd, void *arg)
 		    sb->svc[i].conn.name);
 
 		strlcpy(o.svc[i].conn.name, s->name, SBX_SLUG_MAX);
-		strlcpy(o.svc[i].conn.host, "127.0.0.1", SBX_HOST_MAX);
 		strlcpy(o.svc[i].conn.user, s->user, SBX_SLUG_MAX);
 		strlcpy(o.svc[i].conn.database, s->database, SBX_SLUG_MAX);
+		reach(cfg, sb, s, &o.svc[i].conn);
 	}
 	if (o.code != SBX_OK)
 		remove_key(cfg, &sb->key, now_ms() + 30000, &r);
@@ -522,7 +473,7 @@ teardown_body(int fd, void *arg)
 	if (remove_key(j->rt->cfg, &j->sb->key,
 	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
-		first_line(o.message, sizeof(o.message), "runtime: ", r.err);
+		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
 	}
 	write_all(fd, &o, sizeof(o), now_ms() + 5000);
 }
@@ -544,10 +495,15 @@ outcome_valid(const struct sbx_outcome *o, size_t nservices)
 		return 0;
 	if (o->code != SBX_OK)
 		return 1;
-	for (i = 0; i < nservices; i++)
-		if (o->svc[i].pid <= 0 || o->svc[i].conn.port == 0 ||
-		    o->svc[i].conn.port > 65535)
+	for (i = 0; i < nservices; i++) {
+		const struct sbx_conn *c = &o->svc[i].conn;
+
+		if (o->svc[i].pid <= 0 || c->port > 65535 ||
+		    !memchr(c->socket, '\0', sizeof(c->socket)) ||
+		    !memchr(c->host, '\0', sizeof(c->host)) ||
+		    (c->socket[0] == '\0' && c->port == 0))
 			return 0;
+	}
 	return 1;
 }
 
@@ -661,14 +617,12 @@ start_job(struct rt_cli *rt, struct sbx_sandbox *sb, worker_body body,
 		return -1;
 	j->rt = rt;
 	j->sb = sb;
-	j->generation = sb->generation;
 	if (worker_spawn(rt->pool, sizeof(struct sbx_outcome),
 	    now_ms() + timeout_ms, body, j, done, j) == -1) {
 		log_warn("cannot start a runtime worker");
 		free(j);
 		return -1;
 	}
-	sb->job = j;
 	return 0;
 }
 
@@ -704,34 +658,48 @@ pid_alive(int pidfd)
 	return pidfd >= 0 && poll(&pfd, 1, 0) == 0;
 }
 
+/*
+ * Does something listen there? A non-blocking connect, from the loop: it
+ * either completes (loopback and Unix connects are made in the call),
+ * is refused, or is still pending because the backlog is full, which
+ * says that a listener is there. Nothing a tenant does makes it wait.
+ */
 static bool
-port_open(uint32_t port)
+listening(const struct sbx_conn *c)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
-	    .sin_port = htons((uint16_t)port),
+	    .sin_port = htons((uint16_t)c->port),
 	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { 0, (suseconds_t)LIVE_CONNECT_MS * 1000 };
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	bool unix = c->socket[0] != '\0';
 	int fd, rc;
 
 	/*
 	 * Out of descriptors we cannot look; the pidfd said the container
 	 * lives, and a live sandbox must not be evicted for our own lack.
 	 */
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(unix ? AF_UNIX : AF_INET,
+	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
 		return errno == EMFILE || errno == ENFILE;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+	if (unix) {
+		strlcpy(sun.sun_path, c->socket, sizeof(sun.sun_path));
+		rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	} else
+		rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+	if (rc == -1 && (errno == EINPROGRESS || errno == EAGAIN))
+		rc = 0;
 	close(fd);
 	return rc == 0;
 }
 
 /*
  * A hit's liveness check. The pidfd, every time: a container killed, OOM-
- * killed or removed by hand is seen at once, for one poll(). The loopback
- * connect (through the runtime's port forwarding, waking the service) is
- * most of a hit's cost, so it is made when the last one that worked is
- * older than LIVE_PORT_FRESH_MS: a broken forwarding or a service that
- * stopped listening is found within that time (bench/README.md).
+ * killed or removed by hand is seen at once, for one poll(). The connect
+ * (to the Unix socket, or through the runtime's port forwarding, waking
+ * the service) is most of a hit's cost, so it is made when the last one
+ * that worked is older than LIVE_PORT_FRESH_MS: a broken forwarding or a
+ * service that stopped listening is found within that time
+ * (bench/README.md).
  */
 static bool
 rt_is_live(void *impl, struct sbx_sandbox *sb)
@@ -748,7 +716,7 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 		s = &sb->svc[i];
 		if (now - s->port_seen_ms < LIVE_PORT_FRESH_MS)
 			continue;
-		if (!port_open(s->conn.port))
+		if (!listening(&s->conn))
 			return false;
 		s->port_seen_ms = now;
 	}
@@ -783,21 +751,19 @@ runtime_reap_orphans(const struct sbx_config *cfg)
 	pid_t pid;
 	int status;
 
-	av_rm(&a, cfg);
-	av_add(&a, "--filter");
-	av_add(&a, "label=sbx.uid");
+	rt_argv_rm_all(&a, cfg);
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0) {
 		worker_child_setup(-1);
 		if (sc_load_deny("runtime") == -1)
 			_exit(126);
-		run_argv(a.v, (char *const *)(uintptr_t)base_env,
-		    now_ms() + (int64_t)cfg->runtime_timeout * 1000, &r);
-		if (r.status != 0)
-			fprintf(stderr, "sbx-monitor: reaping orphans: %s\n",
-			    r.err);
-		_exit(r.status == 0 ? 0 : 1);
+		if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env,
+		    now_ms() + (int64_t)cfg->runtime_timeout * 1000, NULL,
+		    &r) == -1)
+			_exit(1);
+		sockdir_remove_all(cfg);	/* no container uses them now */
+		_exit(0);
 	}
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)

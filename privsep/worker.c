@@ -235,6 +235,43 @@ drain_into(int fd, char *buf, size_t cap, size_t *len)
 }
 
 /*
+ * Did execve work? The child's end of a close-on-exec pipe closes at a
+ * successful exec and carries execve's errno otherwise, so an exit status
+ * of 127 from the runtime itself is never taken for "not executed".
+ */
+static int
+exec_result(int fd)
+{
+	int err = 0;
+	ssize_t n;
+
+	while ((n = read(fd, &err, sizeof(err))) == -1 && errno == EINTR)
+		;
+	close(fd);
+	return n == (ssize_t)sizeof(err) ? err : 0;
+}
+
+static void
+drain_pair(struct pollfd *pfd, struct run_result *r, size_t *olen,
+    size_t *elen, int *open_fds)
+{
+	if (pfd[0].fd >= 0 && pfd[0].revents) {
+		drain_into(pfd[0].fd, r->out, sizeof(r->out), olen);
+		if (pfd[0].revents & (POLLHUP | POLLERR)) {
+			pfd[0].fd = -1;
+			(*open_fds)--;
+		}
+	}
+	if (pfd[1].fd >= 0 && pfd[1].revents) {
+		drain_into(pfd[1].fd, r->err, sizeof(r->err), elen);
+		if (pfd[1].revents & (POLLHUP | POLLERR)) {
+			pfd[1].fd = -1;
+			(*open_fds)--;
+		}
+	}
+}
+
+/*
  * fork + execve argv with envp; stdout and stderr captured (truncated to
  * their buffers), killed at the deadline. Never a shell.
  */
@@ -243,25 +280,33 @@ run_argv(char *const argv[], char *const envp[], int64_t deadline,
     struct run_result *r)
 {
 	struct pollfd pfd[2];
-	int out[2], err[2], status, open_fds = 2;
+	int out[2], err[2], ex[2], status, open_fds = 2;
 	size_t olen = 0, elen = 0;
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
 	r->status = -1;
-	if (pipe2(out, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1)
+	if (pipe2(out, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1 ||
+	    pipe2(ex, O_CLOEXEC) == -1)
 		return -1;
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0) {
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
-		closefrom(3);
+		if (ex[1] != 3 && (dup2(ex[1], 3) == -1 ||
+		    fcntl(3, F_SETFD, FD_CLOEXEC) == -1))
+			_exit(127);
+		closefrom(4);
 		execve(argv[0], argv, envp);
-		_exit(127);
+		status = errno;
+		_exit(write(3, &status, sizeof(status)) == sizeof(status) ?
+		    127 : 126);
 	}
 	close(out[1]);
 	close(err[1]);
+	close(ex[1]);
+	r->exec_errno = exec_result(ex[0]);
 	set_nonblock(out[0]);
 	set_nonblock(err[0]);
 	pfd[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
@@ -277,26 +322,13 @@ run_argv(char *const argv[], char *const envp[], int64_t deadline,
 		if (poll(pfd, 2, (int)(left > 1000 ? 1000 : left)) == -1 &&
 		    errno != EINTR)
 			break;
-		if (pfd[0].fd >= 0 && pfd[0].revents) {
-			drain_into(out[0], r->out, sizeof(r->out), &olen);
-			if (pfd[0].revents & (POLLHUP | POLLERR)) {
-				pfd[0].fd = -1;
-				open_fds--;
-			}
-		}
-		if (pfd[1].fd >= 0 && pfd[1].revents) {
-			drain_into(err[0], r->err, sizeof(r->err), &elen);
-			if (pfd[1].revents & (POLLHUP | POLLERR)) {
-				pfd[1].fd = -1;
-				open_fds--;
-			}
-		}
+		drain_pair(pfd, r, &olen, &elen, &open_fds);
 	}
 	close(out[0]);
 	close(err[0]);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
-	if (open_fds == 0 && WIFEXITED(status))
+	if (open_fds == 0 && WIFEXITED(status) && r->exec_errno == 0)
 		r->status = WEXITSTATUS(status);
 	return 0;
 }

@@ -49,6 +49,7 @@ void	workers_expire(struct worker_pool *, int64_t now);
 /* For worker bodies: run argv with a clean env, capture stdout/stderr. */
 struct run_result {
 	int	status;		/* exit code, or -1 killed / not run */
+	int	exec_errno;	/* execve's errno when it failed, else 0 */
 	char	out[4096];
 	char	err[1024];
 };

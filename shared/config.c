@@ -378,14 +378,17 @@ socket_name(struct service_cfg *s)
 	else if (s->probe == PROBE_REDIS)
 		strlcpy(s->socket_name, "redis.sock", sizeof(s->socket_name));
 	else
-		snprintf(s->socket_name, sizeof(s->socket_name), "%s.sock",
-		    s->name);
+		strlcpy(s->socket_name, "service.sock", sizeof(s->socket_name));
 }
 
 static int
 check_service(struct parse *p, struct service_cfg *s)
 {
 	socket_name(s);
+	if (strlen(s->name) > SBX_SOCKDIR_SVC_MAX)
+		return perr(p, "[service %s] a service name is at most %d "
+		    "characters (it is part of socket paths)", s->name,
+		    SBX_SOCKDIR_SVC_MAX);
 	if (s->image[0] == '\0')
 		return perr(p, "[service %s] needs image", s->name);
 	if (s->port == 0)

@@ -24,10 +24,11 @@ enum transport { TRANSPORT_UNIX = 1, TRANSPORT_TCP = 2, TRANSPORT_BOTH = 3 };
  * Where a service's Unix socket is: the container has its socket
  * directory at SBX_SOCKET_MOUNT, and the service names its socket
  * socket_name there (.s.PGSQL.<port> for postgres, libpq's convention;
- * redis.sock; <service>.sock for the rest).
+ * redis.sock; service.sock for the rest).
  */
 #define SBX_SOCKET_MOUNT	"/sbx"
-#define SBX_RUN_DIR_MAX		40	/* keeps every socket path < 108 */
+#define SBX_RUN_DIR_MAX		24	/* with the names below, a socket path < 108 */
+#define SBX_SOCKDIR_SVC_MAX	20	/* a service name in a socket path */
 
 struct service_cfg {
 	char		name[SBX_SLUG_MAX];
@@ -47,7 +48,7 @@ struct service_cfg {
 	unsigned	pids;
 	unsigned	ready_timeout;		/* seconds */
 	enum transport	transport;
-	char		socket_name[SBX_SLUG_MAX + 8];
+	char		socket_name[16];
 	char		log_size[32];		/* runtime's log cap, e.g. 1m */
 };
 

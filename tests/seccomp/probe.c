@@ -285,7 +285,7 @@ static const struct check checks[] = {
 	{ "clone3",		c_clone3,	{ E_NOSYS, E_NOSYS, E_NOSYS, S } },
 	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, OK, OK } },
 	{ "socket(AF_INET6)",	c_sock_inet6,	{ K, K, K, OK } },
-	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, K, OK } },
+	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, OK, OK } },
 	{ "socket(AF_NETLINK)",	c_sock_netlink,	{ K, K, K, OK } },
 	{ "socketpair(AF_UNIX)", c_pair_unix,	{ OK, OK, K, OK } },
 	{ "socketpair(AF_INET)", c_pair_inet,	{ K, K, K, S } },

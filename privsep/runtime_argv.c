@@ -1,0 +1,255 @@
+/*
+ * runtime_argv.c - the argv and environment of every runtime call.
+ * Runs in: runtime workers (root, runtime deny list); pure functions.
+ *
+ * The only variable parts are the peer uid (a number), slugs that
+ * dispatch.c and cache.c have validated, paths the monitor made, and
+ * values from the admin's sbx.conf. Secrets never go into argv (argv is
+ * world-readable in /proc): they are passed in the runtime's environment
+ * and named with "--env=NAME". tests/unit/test_argv.c holds every
+ * template to that.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime_argv.h"
+
+const char *const rt_base_env[RT_NBASE_ENV + 1] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=/root",
+	"LANG=C",
+	NULL,
+};
+
+static void
+av_add(struct argv_buf *a, const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	if (a->n == RT_MAX_ARGV || a->used + len > sizeof(a->store)) {
+		a->overflow = 1;
+		return;
+	}
+	memcpy(a->store + a->used, s, len);
+	a->v[a->n++] = a->store + a->used;
+	a->v[a->n] = NULL;
+	a->used += len;
+}
+
+static void
+av_addf(struct argv_buf *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+av_addf(struct argv_buf *a, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(buf, sizeof(buf), fmt, ap) >= (int)sizeof(buf))
+		a->overflow = 1;
+	va_end(ap);
+	av_add(a, buf);
+}
+
+static void
+av_runtime(struct argv_buf *a, const struct sbx_config *cfg)
+{
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	av_add(a, cfg->runtime);
+	for (i = 0; i < cfg->nruntime_args; i++)
+		av_add(a, cfg->runtime_args[i]);
+}
+
+bool
+rt_is_podman(const struct sbx_config *cfg)
+{
+	const char *base = strrchr(cfg->runtime, '/');
+
+	return strcmp(base != NULL ? base + 1 : cfg->runtime, "podman") == 0;
+}
+
+/* Expand {user}, {database} and (env only) {password} in a template. */
+static int
+expand(char *out, size_t cap, const char *tmpl, const struct sbx_conn *c,
+    int allow_secret)
+{
+	static const char *const names[] = { "{user}", "{database}",
+	    "{password}" };
+	const char *vals[] = { c->user, c->database, c->password };
+	size_t o = 0, i, n;
+
+	while (*tmpl != '\0') {
+		for (i = 0; i < 3; i++)
+			if (!strncmp(tmpl, names[i], strlen(names[i])))
+				break;
+		if (i < 3 && (i < 2 || allow_secret)) {
+			n = strlen(vals[i]);
+			if (o + n >= cap)
+				return -1;
+			memcpy(out + o, vals[i], n);
+			o += n;
+			tmpl += strlen(names[i]);
+			continue;
+		}
+		if (o + 1 >= cap)
+			return -1;
+		out[o++] = *tmpl++;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int
+rt_container_name(char *out, size_t cap, uid_t uid, const char *agent,
+    const char *service)
+{
+	int n = snprintf(out, cap, "sbx-%u-%s-%s", (unsigned)uid, agent,
+	    service);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/*
+ * Confinement (CONTRACT.md, "Reaching a sandbox"): a user namespace of its
+ * own (podman takes a free host uid range from its "containers" subuid
+ * range for each container), a read-only root with the configured tmpfs
+ * as the only writable space, a capped log, no capabilities, and a network
+ * of its own: none but loopback for unix; for tcp slirp4netns, whose only
+ * way in is the port published on 127.0.0.1 (no bridge address that the
+ * host or another container could reach).
+ */
+static void
+confine(struct argv_buf *a, const struct sbx_config *cfg,
+    const struct service_cfg *s, const struct run_spec *sp)
+{
+	bool podman = rt_is_podman(cfg);
+
+	if (podman)
+		av_add(a, "--userns=auto");
+	av_add(a, "--read-only");
+	if (podman)
+		av_add(a, "--read-only-tmpfs=false");
+	av_addf(a, "--log-driver=%s", podman ? "k8s-file" : "json-file");
+	av_addf(a, "--log-opt=max-size=%s", s->log_size);
+	av_add(a, "--security-opt=no-new-privileges");
+	av_add(a, "--cap-drop=all");
+	av_addf(a, "--pids-limit=%u", s->pids);
+	if (s->memory[0] != '\0')
+		av_addf(a, "--memory=%s", s->memory);
+	if (s->cpus[0] != '\0')
+		av_addf(a, "--cpus=%s", s->cpus);
+	if (s->transport & TRANSPORT_UNIX) {
+		av_addf(a, "--volume=%s:" SBX_SOCKET_MOUNT "%s", sp->sockdir,
+		    podman ? ":U" : "");
+		av_add(a, "--env=SBX_SOCKET_DIR=" SBX_SOCKET_MOUNT);
+	}
+	if (s->transport & TRANSPORT_TCP) {
+		if (podman)
+			av_add(a, "--network=slirp4netns:port_handler=slirp4netns");
+		av_addf(a, "--publish=127.0.0.1::%u", s->port);
+		av_add(a, "--env=SBX_LISTEN_TCP=1");
+	} else
+		av_add(a, "--network=none");
+}
+
+void
+rt_argv_run(struct argv_buf *a, const struct sbx_config *cfg,
+    const struct service_cfg *s, const struct run_spec *sp)
+{
+	char buf[CFG_STR];
+	size_t i;
+
+	av_runtime(a, cfg);
+	av_add(a, "run");
+	av_add(a, "-d");
+	av_add(a, "--name");
+	av_add(a, sp->name);
+	if (rt_is_podman(cfg))
+		av_add(a, "--replace");
+	av_addf(a, "--label=sbx.uid=%u", (unsigned)sp->uid);
+	av_addf(a, "--label=sbx.agent=%s", sp->agent);
+	av_addf(a, "--label=sbx.project=%s", sp->project);
+	av_addf(a, "--label=sbx.service=%s", s->name);
+	confine(a, cfg, s, sp);
+	for (i = 0; i < s->ntmpfs; i++)
+		av_addf(a, "--tmpfs=%s", s->tmpfs[i]);
+	for (i = 0; i < s->nenv; i++)
+		av_addf(a, "--env=%.*s", (int)strcspn(s->env[i], "="),
+		    s->env[i]);
+	av_add(a, s->image);
+	for (i = 0; i < s->nargs; i++) {
+		if (expand(buf, sizeof(buf), s->args[i], sp->conn, 0) == -1)
+			a->overflow = 1;
+		av_add(a, buf);
+	}
+}
+
+/* rt_base_env plus NAME=value for each env template; secrets live only
+ * here. */
+int
+rt_env_run(char *envp[], char store[][CFG_STR * 2],
+    const struct service_cfg *s, const struct sbx_conn *c)
+{
+	size_t i;
+
+	for (i = 0; i < RT_NBASE_ENV; i++)
+		envp[i] = (char *)(uintptr_t)rt_base_env[i];
+	for (i = 0; i < s->nenv; i++) {
+		if (expand(store[i], sizeof(store[i]), s->env[i], c, 1) == -1)
+			return -1;
+		envp[RT_NBASE_ENV + i] = store[i];
+	}
+	envp[RT_NBASE_ENV + s->nenv] = NULL;
+	return 0;
+}
+
+/* rm -f, and for podman -t 0: remove now, no grace period for SIGTERM. */
+static void
+av_rm(struct argv_buf *a, const struct sbx_config *cfg)
+{
+	av_runtime(a, cfg);
+	av_add(a, "rm");
+	av_add(a, "-f");
+	if (rt_is_podman(cfg)) {
+		av_add(a, "-t");
+		av_add(a, "0");
+	}
+}
+
+void
+rt_argv_rm_key(struct argv_buf *a, const struct sbx_config *cfg, uid_t uid,
+    const char *agent)
+{
+	av_rm(a, cfg);
+	av_add(a, "--filter");
+	av_addf(a, "label=sbx.uid=%u", (unsigned)uid);
+	av_add(a, "--filter");
+	av_addf(a, "label=sbx.agent=%s", agent);
+}
+
+void
+rt_argv_rm_all(struct argv_buf *a, const struct sbx_config *cfg)
+{
+	av_rm(a, cfg);
+	av_add(a, "--filter");
+	av_add(a, "label=sbx.uid");
+}
+
+/* "PID [PORT ]": the main process, and the published port if any. */
+void
+rt_argv_inspect(struct argv_buf *a, const struct sbx_config *cfg,
+    const char *name)
+{
+	av_runtime(a, cfg);
+	av_add(a, "inspect");
+	av_add(a, "--format");
+	av_add(a, "{{.State.Pid}} {{range $p, $b := .NetworkSettings.Ports}}"
+	    "{{range $b}}{{.HostPort}} {{end}}{{end}}");
+	av_add(a, name);
+}

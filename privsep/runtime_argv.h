@@ -1,0 +1,50 @@
+/*
+ * runtime_argv.h - every argv and environment the monitor's workers give
+ * the container runtime, built from fixed templates (runtime_argv.c).
+ */
+#ifndef SBX_RUNTIME_ARGV_H
+#define SBX_RUNTIME_ARGV_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cache.h"
+#include "config.h"
+
+#define RT_MAX_ARGV	160
+#define RT_NBASE_ENV	3
+
+struct argv_buf {
+	char	*v[RT_MAX_ARGV + 1];
+	char	 store[16384];
+	size_t	 n, used;
+	int	 overflow;	/* something did not fit: do not run it */
+};
+
+/* What one service's `run` needs besides the config. */
+struct run_spec {
+	uid_t			 uid;
+	const char		*agent;
+	const char		*project;
+	const char		*name;		/* the container's name */
+	const char		*sockdir;	/* host directory, unix transport */
+	const struct sbx_conn	*conn;		/* user, database, password */
+};
+
+extern const char *const rt_base_env[RT_NBASE_ENV + 1];
+
+bool	rt_is_podman(const struct sbx_config *);
+void	rt_argv_run(struct argv_buf *, const struct sbx_config *,
+	    const struct service_cfg *, const struct run_spec *);
+int	rt_env_run(char *envp[], char store[][CFG_STR * 2],
+	    const struct service_cfg *, const struct sbx_conn *);
+void	rt_argv_rm_key(struct argv_buf *, const struct sbx_config *,
+	    uid_t, const char *agent);
+void	rt_argv_rm_all(struct argv_buf *, const struct sbx_config *);
+void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,
+	    const char *name);
+/* The container name of a sandbox's service: sbx-<uid>-<agent>-<svc>. */
+int	rt_container_name(char *out, size_t cap, uid_t, const char *agent,
+	    const char *service);
+
+#endif

@@ -1,0 +1,25 @@
+/* sockdir.h - per-uid directories for sandboxes' Unix sockets. */
+#ifndef SBX_SOCKDIR_H
+#define SBX_SOCKDIR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+/* run_dir/<uid>/<agent>: everything of one sandbox. -1: too long. */
+int	sockdir_key_path(const struct sbx_config *, uid_t, const char *agent,
+	    char *out, size_t cap);
+/* run_dir/<uid>/<agent>/<service>: the directory the service gets. */
+int	sockdir_path(const struct sbx_config *, uid_t, const char *agent,
+	    const char *service, char *out, size_t cap);
+/* Make that directory (and its parents, with their modes and the ACL),
+ * empty. 0, or -1 with one line in err. */
+int	sockdir_make(const struct sbx_config *, uid_t, const char *agent,
+	    const char *service, char *err, size_t cap);
+/* Remove everything of the sandbox, and <uid>/ if it is then empty. */
+void	sockdir_remove(const struct sbx_config *, uid_t, const char *agent);
+/* Remove everything under run_dir (at start, no container left). */
+void	sockdir_remove_all(const struct sbx_config *);
+
+#endif
