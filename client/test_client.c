@@ -820,6 +820,247 @@ Test(reply, status_table)
 	obj_free(&o);
 }
 
+/* ---- one service of a request_sandbox reply (sbxc_service_parse) ------ */
+
+/* The only service of the services map packed in o, parsed. */
+static enum sbxc_status
+parse_only(struct obj *o, struct sbxc_service *s, struct sbxc_error *e)
+{
+	const msgpack_object *svcs = obj_end(o);
+
+	cr_assert_eq(svcs->type, MSGPACK_OBJECT_MAP);
+	cr_assert_eq(svcs->via.map.size, 1);
+	return sbxc_service_parse(&svcs->via.map.ptr[0].key,
+	    &svcs->via.map.ptr[0].val, s, e);
+}
+
+Test(service, unix_postgres)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "postgres", 6);
+	pk(&o.p, "s s", "socket", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	pk(&o.p, "s s s u", "host", "/run/sbx/1000/a1.postgres", "port",
+	    (uint64_t)5432);
+	pk(&o.p, "s s s s s s", "user", "sbx", "password", "pw", "database",
+	    "app");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.name, "postgres");
+	cr_expect_str_eq(s.socket, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	cr_expect_str_eq(s.host, "/run/sbx/1000/a1.postgres");
+	cr_expect_eq(s.port, 5432);
+	cr_expect_str_eq(s.user, "sbx");
+	cr_expect_str_eq(s.password, "pw");
+	cr_expect_str_eq(s.database, "app");
+	cr_expect_str_eq(e.msg, "");
+	obj_free(&o);
+}
+
+Test(service, unix_redis_has_no_host_nor_port)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "redis", 4);
+	pk(&o.p, "s s", "socket", "/run/sbx/1000/a1.redis/redis.sock");
+	pk(&o.p, "s s s s s s", "user", "default", "password", "pw",
+	    "database", "0");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.socket, "/run/sbx/1000/a1.redis/redis.sock");
+	cr_expect_str_eq(s.host, "");
+	cr_expect_eq(s.port, 0);
+	cr_expect_str_eq(s.database, "0");
+	obj_free(&o);
+}
+
+Test(service, tcp_and_both)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "redis", 5);
+	pk(&o.p, "s s s u", "host", "127.0.0.1", "port", (uint64_t)40124);
+	pk(&o.p, "s s s s s s", "user", "default", "password", "pw",
+	    "database", "0");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.socket, "");
+	cr_expect_str_eq(s.host, "127.0.0.1");
+	cr_expect_eq(s.port, 40124);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "postgres", 6);
+	pk(&o.p, "s s", "socket", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	pk(&o.p, "s s s u", "host", "127.0.0.1", "port", (uint64_t)40123);
+	pk(&o.p, "s s s s s s", "user", "sbx", "password", "pw", "database",
+	    "app");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.socket, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	cr_expect_str_eq(s.host, "127.0.0.1");
+	cr_expect_eq(s.port, 40123);
+	obj_free(&o);
+}
+
+/* nil counts as absent; a port may come as a decimal string. */
+Test(service, nil_is_absent_and_port_as_string)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "cache", 6);
+	pk(&o.p, "s s s n s n", "socket", "/tmp/c.sock", "host", "port");
+	pk(&o.p, "s s s s s s", "user", "", "password", "", "database", "");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.host, "");
+	cr_expect_eq(s.port, 0);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "cache", 5);
+	pk(&o.p, "s s s s", "host", "::1", "port", "65535");
+	pk(&o.p, "s s s s s s", "user", "", "password", "", "database", "");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_eq(s.port, 65535);
+	obj_free(&o);
+}
+
+/* Each broken service is refused with a message that names it and what
+ * is wrong, and leaves nothing half-filled. */
+Test(service, refusals_name_the_service)
+{
+	static const struct {
+		const char	*socket, *host, *port;	/* NULL: absent */
+		const char	*why;
+	} c[] = {
+		{ NULL, NULL, NULL, "neither a 'socket' nor a 'host'" },
+		{ NULL, "127.0.0.1", NULL, "a 'host' but no 'port'" },
+		{ NULL, NULL, "5432", "a 'port' but no 'host'" },
+		{ "run/x.sock", NULL, NULL, "no valid 'socket'" },
+		{ "", NULL, NULL, "no valid 'socket'" },
+		{ NULL, "", "1", "no valid 'host'" },
+		{ NULL, "h", "0", "no valid 'port'" },
+		{ NULL, "h", "65536", "no valid 'port'" },
+		{ NULL, "h", "12a", "no valid 'port'" },
+		{ NULL, "h", "", "no valid 'port'" },
+	};
+	struct sbxc_service s, zero;
+	struct sbxc_error e;
+	struct obj o;
+	size_t i;
+
+	memset(&zero, 0, sizeof(zero));
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		obj_begin(&o);
+		pk(&o.p, "m s m", 1, "my-db", 3 + (c[i].socket != NULL) +
+		    (c[i].host != NULL) + (c[i].port != NULL));
+		if (c[i].socket != NULL)
+			pk(&o.p, "s s", "socket", c[i].socket);
+		if (c[i].host != NULL)
+			pk(&o.p, "s s", "host", c[i].host);
+		if (c[i].port != NULL)
+			pk(&o.p, "s s", "port", c[i].port);
+		pk(&o.p, "s s s s s s", "user", "u", "password", "p",
+		    "database", "d");
+		cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO, "case %zu",
+		    i);
+		cr_expect_eq(e.status, SBXC_EPROTO);
+		cr_expect(strstr(e.msg, "service 'my-db' ") == e.msg,
+		    "case %zu: %s", i, e.msg);
+		cr_expect(strstr(e.msg, c[i].why) != NULL, "case %zu: %s", i,
+		    e.msg);
+		cr_expect_eq(memcmp(&s, &zero, sizeof(s)), 0, "case %zu", i);
+		obj_free(&o);
+	}
+}
+
+Test(service, refusals_of_strings)
+{
+	char longsock[SBXC_SOCKET_MAX + 1];
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	/* a socket path that cannot fit sun_path */
+	memset(longsock, 'x', sizeof(longsock) - 1);
+	longsock[0] = '/';
+	longsock[SBXC_SOCKET_MAX] = '\0';
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s", "socket", longsock);
+	pk(&o.p, "s s s s s s", "user", "u", "password", "p", "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'socket'") != NULL, "%s", e.msg);
+	obj_free(&o);
+	/* one byte shorter fits */
+	longsock[SBXC_SOCKET_MAX - 1] = '\0';
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s", "socket", longsock);
+	pk(&o.p, "s s s s s s", "user", "u", "password", "p", "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	obj_free(&o);
+
+	/* a NUL inside a value, a missing database, a non-string user */
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s s s s S s s", "socket", "/s", "user", "u", "password",
+	    "a\0b", (size_t)3, "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'password'") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 3);
+	pk(&o.p, "s s s s s s", "socket", "/s", "user", "u", "password", "p");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'database'") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s s u s s s s", "socket", "/s", "user", (uint64_t)1,
+	    "password", "p", "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'user'") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	/* not a map; a name that is not a string; control bytes in a name
+	 * do not reach the message */
+	obj_begin(&o);
+	pk(&o.p, "m s a", 1, "pg", 0);
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect_str_eq(e.msg, "service 'pg' is not a map");
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m u m", 1, (uint64_t)7, 0);
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "service name") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "a\x1b[2Jb", 0);
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "service 'a?[2Jb' has no valid 'user'") ==
+	    e.msg, "%s", e.msg);
+	obj_free(&o);
+
+	/* err may be NULL */
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 0);
+	cr_expect_eq(parse_only(&o, &s, NULL), SBXC_EPROTO);
+	obj_free(&o);
+}
+
 /* ---- request packing -------------------------------------------------- */
 
 Test(request, pack)
