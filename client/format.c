@@ -420,68 +420,6 @@ sbxf_release(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 
 /* ---- request_sandbox -> shell ---- */
 
-struct conn {
-	const char	*host, *user, *pass, *db;
-	size_t		 hostlen, userlen, passlen, dblen;
-	unsigned	 port;
-};
-
-/* A string value without NUL (which no shell variable can hold). */
-static int
-field(const msgpack_object *svc, const char *key, const char **p, size_t *n)
-{
-	return str_of(sbxc_map_get(svc, key), p, n) &&
-	    memchr(*p, '\0', *n) == NULL;
-}
-
-static int
-port_of(const msgpack_object *o, unsigned *port)
-{
-	unsigned long v = 0;
-	uint32_t i;
-
-	if (o == NULL)
-		return 0;
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		if (o->via.u64 == 0 || o->via.u64 > 65535)
-			return 0;
-		*port = (unsigned)o->via.u64;
-		return 1;
-	}
-	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0 ||
-	    o->via.str.size > 5)
-		return 0;
-	for (i = 0; i < o->via.str.size; i++) {
-		char c = o->via.str.ptr[i];
-
-		if (c < '0' || c > '9')
-			return 0;
-		v = v * 10 + (unsigned long)(c - '0');
-	}
-	if (v == 0 || v > 65535)
-		return 0;
-	*port = (unsigned)v;
-	return 1;
-}
-
-static const char *
-conn_of(const msgpack_object *svc, struct conn *c)
-{
-	if (svc->type != MSGPACK_OBJECT_MAP)
-		return "is not a map";
-	if (!field(svc, "host", &c->host, &c->hostlen) || c->hostlen == 0)
-		return "has no valid 'host'";
-	if (!port_of(sbxc_map_get(svc, "port"), &c->port))
-		return "has no valid 'port'";
-	if (!field(svc, "user", &c->user, &c->userlen))
-		return "has no valid 'user'";
-	if (!field(svc, "password", &c->pass, &c->passlen))
-		return "has no valid 'password'";
-	if (!field(svc, "database", &c->db, &c->dblen))
-		return "has no valid 'database'";
-	return NULL;
-}
-
 static bool
 has_prefix(const char *s, size_t n, const char *pfx)
 {
@@ -517,20 +455,30 @@ url_scheme(const msgpack_object *svc, const char *name, size_t n)
 	return NULL;
 }
 
-/* RFC 3986: unreserved bytes as is, everything else %XX. */
+/*
+ * RFC 3986: unreserved bytes as is, everything else %XX; '/' too, unless
+ * the bytes are a URL's path.
+ */
 static void
-pct(FILE *f, const char *s, size_t n)
+pct(FILE *f, const char *s, size_t n, bool path)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
+		if (is_alnum(c) || c == '-' || c == '.' || c == '_' ||
+		    c == '~' || (path && c == '/'))
 			putc(c, f);
 		else
 			fprintf(f, "%%%02X", c);
 	}
+}
+
+static void
+pct_str(FILE *f, const char *s)
+{
+	pct(f, s, strlen(s), false);
 }
 
 static void
@@ -542,33 +490,129 @@ export_var(FILE *f, const char *env, const char *suffix, const char *v,
 	putc('\n', f);
 }
 
+static void
+export_str(FILE *f, const char *env, const char *suffix, const char *v)
+{
+	export_var(f, env, suffix, v, strlen(v));
+}
+
+/*
+ * libpq's way to a Unix socket: the directory that holds it and the port
+ * in its name, .s.PGSQL.<port>.  Taken from the socket when it is so
+ * named (with transport both, host and port are tcp's), else from a host
+ * that is a directory.  0 when the service has neither.
+ */
 static int
-write_url(FILE *f, const char *env, const char *scheme, const struct conn *c)
+pg_socket(const struct sbxc_service *s, const char **dir, size_t *dirlen,
+    unsigned *port)
+{
+	static const char pfx[] = ".s.PGSQL.";
+	const char *base = strrchr(s->socket, '/'), *num, *p;
+	unsigned long v = 0;
+
+	if (base != NULL && strncmp(base + 1, pfx, sizeof(pfx) - 1) == 0) {
+		num = base + sizeof(pfx);
+		for (p = num; *p >= '0' && *p <= '9' && v <= 65535; p++)
+			v = v * 10 + (unsigned long)(*p - '0');
+		if (p > num && *p == '\0' && v > 0 && v <= 65535) {
+			*dir = s->socket;
+			*dirlen = base == s->socket ? 1 : (size_t)(base - s->socket);
+			*port = (unsigned)v;
+			return 1;
+		}
+	}
+	if (s->host[0] == '/') {
+		*dir = s->host;
+		*dirlen = strlen(s->host);
+		*port = s->port;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+userinfo(FILE *m, const struct sbxc_service *s)
+{
+	pct_str(m, s->user);
+	if (s->password[0] != '\0') {
+		putc(':', m);
+		pct_str(m, s->password);
+	}
+	if (s->user[0] != '\0' || s->password[0] != '\0')
+		putc('@', m);
+}
+
+/*
+ * The URL of a service, over its Unix socket when it has one: only the
+ * owning uid can enter the socket's directory, while a loopback port is
+ * guarded by the password alone (CONTRACT.md, "Reaching a sandbox").
+ * 0, with nothing written, when the scheme has no URL for what the
+ * service offers.
+ */
+static int
+url_body(FILE *m, const char *scheme, const struct sbxc_service *s)
+{
+	const char *dir;
+	size_t dirlen;
+	unsigned port;
+	bool v6;
+
+	if (strcmp(scheme, "postgresql") == 0 &&
+	    pg_socket(s, &dir, &dirlen, &port)) {
+		/* libpq: a host parameter that starts with '/' (here %2F,
+		 * decoded before use) is a socket directory */
+		fputs("postgresql://", m);
+		userinfo(m, s);
+		putc('/', m);
+		pct_str(m, s->database);
+		fputs("?host=", m);
+		pct(m, dir, dirlen, false);
+		fprintf(m, "&port=%u", port);
+		return 1;
+	}
+	if (strcmp(scheme, "redis") == 0 && s->socket[0] != '\0') {
+		/* redis-py's form, shared by node-redis and others */
+		fputs("unix://", m);
+		userinfo(m, s);
+		pct(m, s->socket, strlen(s->socket), true);
+		if (s->database[0] != '\0') {
+			fputs("?db=", m);
+			pct_str(m, s->database);
+		}
+		return 1;
+	}
+	if (s->host[0] == '\0' || s->host[0] == '/')
+		return 0;
+	v6 = strchr(s->host, ':') != NULL && s->host[0] != '[';
+	fprintf(m, "%s://", scheme);
+	userinfo(m, s);
+	fprintf(m, "%s%s%s:%u/", v6 ? "[" : "", s->host, v6 ? "]" : "",
+	    s->port);
+	pct_str(m, s->database);
+	return 1;
+}
+
+static int
+write_url(FILE *f, FILE *warnf, const char *env, const char *scheme,
+    const struct sbxc_service *s)
 {
 	char *url = NULL;
 	size_t len = 0;
 	FILE *m;
-	bool v6 = memchr(c->host, ':', c->hostlen) != NULL &&
-	    c->host[0] != '[';
+	int r;
 
 	if ((m = open_memstream(&url, &len)) == NULL)
 		return -1;
-	fprintf(m, "%s://", scheme);
-	pct(m, c->user, c->userlen);
-	if (c->passlen > 0) {
-		putc(':', m);
-		pct(m, c->pass, c->passlen);
-	}
-	if (c->userlen > 0 || c->passlen > 0)
-		putc('@', m);
-	fprintf(m, "%s%.*s%s:%u/", v6 ? "[" : "", (int)c->hostlen, c->host,
-	    v6 ? "]" : "", c->port);
-	pct(m, c->db, c->dblen);
+	r = url_body(m, scheme, s);
 	if (fclose(m) != 0 || url == NULL) {
 		free(url);
 		return -1;
 	}
-	export_var(f, env, "URL", url, len);
+	if (r == 1)
+		export_var(f, env, "URL", url, len);
+	else if (warnf != NULL)
+		fprintf(warnf, "sbx: warning: no %s_URL: the service has no "
+		    "socket or host that a %s URL can name\n", env, scheme);
 	free(url);
 	return 0;
 }
@@ -577,32 +621,34 @@ static int
 env_service(FILE *m, FILE *warnf, const msgpack_object_kv *kv,
     char (*seen)[SBXF_ENV_MAX + 1], uint32_t idx, char *err, size_t cap)
 {
-	const char *name, *scheme, *why;
+	const char *scheme;
 	char port[8], *env = seen[idx];
-	struct conn c;
-	size_t n;
+	struct sbxc_service s;
+	struct sbxc_error e;
 	uint32_t j;
 
-	if (!str_of(&kv->key, &name, &n) || n == 0)
-		return bad(err, cap, "%s", "a service name in the reply is "
-		    "not a string");
-	if (sbxf_env_name(env, SBXF_ENV_MAX + 1, name, n) == -1)
+	if (sbxc_service_parse(&kv->key, &kv->val, &s, &e) != SBXC_OK)
+		return bad(err, cap, "%s", e.msg);
+	if (sbxf_env_name(env, SBXF_ENV_MAX + 1, s.name, strlen(s.name)) == -1)
 		return bad(err, cap, "%s", "a service name in the reply is "
 		    "too long");
-	if ((why = conn_of(&kv->val, &c)) != NULL)
-		return bad(err, cap, "service %s %s", env, why);
 	for (j = 0; j < idx; j++)
 		if (strcmp(seen[j], env) == 0 && warnf != NULL)
 			fprintf(warnf, "sbx: warning: two services map to "
 			    "%s_*; the last one wins\n", env);
-	snprintf(port, sizeof(port), "%u", c.port);
-	export_var(m, env, "HOST", c.host, c.hostlen);
-	export_var(m, env, "PORT", port, strlen(port));
-	export_var(m, env, "USER", c.user, c.userlen);
-	export_var(m, env, "PASSWORD", c.pass, c.passlen);
-	export_var(m, env, "DATABASE", c.db, c.dblen);
-	if ((scheme = url_scheme(&kv->val, name, n)) != NULL &&
-	    write_url(m, env, scheme, &c) == -1)
+	/* each only where the transport gives it (sbxc_service) */
+	if (s.socket[0] != '\0')
+		export_str(m, env, "SOCKET", s.socket);
+	if (s.host[0] != '\0') {
+		snprintf(port, sizeof(port), "%u", s.port);
+		export_str(m, env, "HOST", s.host);
+		export_str(m, env, "PORT", port);
+	}
+	export_str(m, env, "USER", s.user);
+	export_str(m, env, "PASSWORD", s.password);
+	export_str(m, env, "DATABASE", s.database);
+	if ((scheme = url_scheme(&kv->val, s.name, strlen(s.name))) != NULL &&
+	    write_url(m, warnf, env, scheme, &s) == -1)
 		return bad(err, cap, "%s", "out of memory");
 	return 0;
 }

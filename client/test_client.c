@@ -710,7 +710,7 @@ Test(reply, env_all_or_nothing)
 	cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
 	    sizeof(err)), -1);
 	cr_expect_str_eq(mem_text(&m), "");
-	cr_expect(strstr(err, "REDIS") && strstr(err, "port"), "%s", err);
+	cr_expect(strstr(err, "'redis'") && strstr(err, "port"), "%s", err);
 	mem_free(&m);
 	obj_free(&o);
 
@@ -754,6 +754,291 @@ Test(reply, env_all_or_nothing)
 	    sizeof(err)), 0);
 	cr_expect_str_eq(mem_text(&m), "");
 	mem_free(&m);
+	obj_free(&o);
+}
+
+/* A service entry with socket, host and port only where not NULL / 0. */
+static void
+pk_svc(msgpack_packer *p, const char *name, const char *socket,
+    const char *host, uint64_t port, const char *user, const char *pass,
+    const char *db)
+{
+	pk(p, "s m", name, 3 + (socket != NULL) + (host != NULL) + (port != 0));
+	if (socket != NULL)
+		pk(p, "s s", "socket", socket);
+	if (host != NULL)
+		pk(p, "s s", "host", host);
+	if (port != 0)
+		pk(p, "s u", "port", port);
+	pk(p, "s s s s s s", "user", user, "password", pass, "database", db);
+}
+
+/* transport unix, as the broker packs it: postgres with the socket's
+ * directory and port as host and port, redis with its socket only */
+static const msgpack_object *
+unix_reply(struct obj *o)
+{
+	obj_begin(o);
+	pk(&o->p, "m s T s m", 2, "ok", "services", 2);
+	pk_svc(&o->p, "postgres", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432",
+	    "/run/sbx/1000/a1.postgres", 5432, "sbx",
+	    "9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35", "sbx");
+	pk_svc(&o->p, "redis", "/run/sbx/1000/a1.redis/redis.sock", NULL, 0,
+	    "default", "51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d", "0");
+	return obj_end(o);
+}
+
+static const char env_unix_expected[] =
+    "export POSTGRES_SOCKET=/run/sbx/1000/a1.postgres/.s.PGSQL.5432\n"
+    "export POSTGRES_HOST=/run/sbx/1000/a1.postgres\n"
+    "export POSTGRES_PORT=5432\n"
+    "export POSTGRES_USER=sbx\n"
+    "export POSTGRES_PASSWORD=9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35\n"
+    "export POSTGRES_DATABASE=sbx\n"
+    "export POSTGRES_URL='postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35"
+    "@/sbx?host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n"
+    "export REDIS_SOCKET=/run/sbx/1000/a1.redis/redis.sock\n"
+    "export REDIS_USER=default\n"
+    "export REDIS_PASSWORD=51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d\n"
+    "export REDIS_DATABASE=0\n"
+    "export REDIS_URL='unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d"
+    "@/run/sbx/1000/a1.redis/redis.sock?db=0'\n";
+
+Test(reply, env_unix)
+{
+	char err[128];
+	struct obj o;
+	struct mem m, w;
+
+	cr_assert_eq(sbxf_env(mem_open(&m), mem_open(&w), unix_reply(&o),
+	    err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m), env_unix_expected);
+	cr_expect_str_eq(mem_text(&w), "");
+	mem_free(&m);
+	mem_free(&w);
+	obj_free(&o);
+}
+
+/* psql -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" is libpq's socket path;
+ * nothing of tcp is left set. */
+Test(reply, env_unix_eval_roundtrip)
+{
+	char err[128], *out;
+	struct obj o;
+	struct mem m;
+
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, unix_reply(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	out = sh_run("eval \"$1\"; printf '%s|%s|%s|%s|%s|%s' "
+	    "\"$POSTGRES_HOST/.s.PGSQL.$POSTGRES_PORT\" \"$POSTGRES_URL\" "
+	    "\"$REDIS_SOCKET\" \"$REDIS_URL\" \"${REDIS_HOST-unset}\" "
+	    "\"${REDIS_PORT-unset}\"", mem_text(&m));
+	cr_expect_str_eq(out, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432|"
+	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
+	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432|"
+	    "/run/sbx/1000/a1.redis/redis.sock|"
+	    "unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d@"
+	    "/run/sbx/1000/a1.redis/redis.sock?db=0|unset|unset");
+	free(out);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* transport both: tcp's host and port as _HOST/_PORT, the socket in
+ * _SOCKET and in the URL, with libpq's port from the socket's name. */
+Test(reply, env_both)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_svc(&o.p, "postgres", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432",
+	    "127.0.0.1", 40123, "sbx", "pw", "sbx");
+	pk_svc(&o.p, "redis", "/run/sbx/1000/a1.redis/redis.sock",
+	    "127.0.0.1", 40124, "default", "pw", "0");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m),
+	    "export POSTGRES_SOCKET=/run/sbx/1000/a1.postgres/.s.PGSQL.5432\n"
+	    "export POSTGRES_HOST=127.0.0.1\n"
+	    "export POSTGRES_PORT=40123\n"
+	    "export POSTGRES_USER=sbx\n"
+	    "export POSTGRES_PASSWORD=pw\n"
+	    "export POSTGRES_DATABASE=sbx\n"
+	    "export POSTGRES_URL='postgresql://sbx:pw@/sbx?"
+	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n"
+	    "export REDIS_SOCKET=/run/sbx/1000/a1.redis/redis.sock\n"
+	    "export REDIS_HOST=127.0.0.1\n"
+	    "export REDIS_PORT=40124\n"
+	    "export REDIS_USER=default\n"
+	    "export REDIS_PASSWORD=pw\n"
+	    "export REDIS_DATABASE=0\n"
+	    "export REDIS_URL='unix://default:pw@"
+	    "/run/sbx/1000/a1.redis/redis.sock?db=0'\n");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* Neither socket nor host: refused by name, nothing printed, even for
+ * the services before it. */
+Test(reply, env_neither_socket_nor_host)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_svc(&o.p, "redis", "/run/sbx/1000/a1.redis/redis.sock", NULL, 0,
+	    "default", "pw", "0");
+	pk_svc(&o.p, "postgres", NULL, NULL, 0, "sbx", "pw", "sbx");
+	cr_expect_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), -1);
+	cr_expect_str_eq(mem_text(&m), "");
+	cr_expect_str_eq(err, "service 'postgres' has neither a 'socket' nor "
+	    "a 'host'");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* Percent-decodes s into a malloc'd string (the inverse of RFC 3986). */
+static char *
+unpct(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), hex[3] = { 0 };
+	size_t i, o = 0;
+
+	cr_assert_not_null(out);
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%') {
+			cr_assert(i + 2 < n, "truncated %% escape");
+			hex[0] = s[i + 1];
+			hex[1] = s[i + 2];
+			out[o++] = (char)strtoul(hex, NULL, 16);
+			i += 2;
+		} else
+			out[o++] = s[i];
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* The text of "export NAME=" in out up to the newline, unquoted by sh. */
+static char *
+value_of(const char *env, const char *name)
+{
+	char script[128];
+
+	snprintf(script, sizeof(script), "eval \"$1\"; printf '%%s' \"$%s\"",
+	    name);
+	return sh_run(script, env);
+}
+
+/*
+ * Socket paths with bytes a URL or a shell would take for syntax: the
+ * postgres host parameter escapes every one of them ('/' included), the
+ * redis path all but '/', and each decodes to the exact path.
+ */
+Test(reply, env_odd_socket_paths)
+{
+	static const char pgdir[] = "/run/sbx/a b'c%d?e#f&g+h=i\xc3\xbc";
+	static const char rsock[] = "/tmp/r d&x?y#z%'/redis.sock";
+	char err[128], pgsock[128], *v, *dec;
+	const char *q, *amp;
+	struct obj o;
+	struct mem m;
+
+	snprintf(pgsock, sizeof(pgsock), "%s/.s.PGSQL.6543", pgdir);
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_svc(&o.p, "pg", pgsock, pgdir, 6543, "u", "p", "d b");
+	pk_svc(&o.p, "redis-2", rsock, NULL, 0, "", "p w", "2");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	(void)mem_text(&m);
+
+	v = value_of(m.buf, "PG_URL");
+	cr_expect_str_eq(v, "postgresql://u:p@/d%20b?host=%2Frun%2Fsbx%2F"
+	    "a%20b%27c%25d%3Fe%23f%26g%2Bh%3Di%C3%BC&port=6543");
+	q = strstr(v, "?host=");
+	amp = strstr(v, "&port=");
+	cr_assert(q != NULL && amp != NULL && amp > q);
+	dec = unpct(q + 6, (size_t)(amp - q - 6));
+	cr_expect_str_eq(dec, pgdir);
+	free(dec);
+	free(v);
+
+	v = value_of(m.buf, "PG_SOCKET");
+	cr_expect_str_eq(v, pgsock);
+	free(v);
+
+	/* no user: no '@' but the password's ':' */
+	v = value_of(m.buf, "REDIS_2_URL");
+	cr_expect_str_eq(v, "unix://:p%20w@/tmp/r%20d%26x%3Fy%23z%25%27/"
+	    "redis.sock?db=2");
+	q = strchr(v, '@');
+	amp = strchr(v, '?');
+	cr_assert(q != NULL && amp != NULL && amp > q);
+	dec = unpct(q + 1, (size_t)(amp - q - 1));
+	cr_expect_str_eq(dec, rsock);
+	free(dec);
+	free(v);
+
+	v = value_of(m.buf, "REDIS_2_SOCKET");
+	cr_expect_str_eq(v, rsock);
+	free(v);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/*
+ * Where the URL's socket directory comes from: a host that is a
+ * directory serves without a socket; a socket that libpq cannot name
+ * falls back to tcp, else leaves no URL and says so; a service of no
+ * known kind gets _SOCKET and no URL.
+ */
+Test(reply, env_url_sources)
+{
+	char err[128];
+	struct obj o;
+	struct mem m, w;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 4);
+	pk_svc(&o.p, "pg-dir", NULL, "/srv/pg", 5433, "u", "", "d");
+	pk_svc(&o.p, "pg-odd", "/srv/x/pg.sock", "127.0.0.1", 7, "u", "", "d");
+	pk_svc(&o.p, "pg-none", "/srv/x/.s.PGSQL.0", NULL, 0, "u", "", "d");
+	pk_svc(&o.p, "mq", "/srv/mq/mq.sock", NULL, 0, "u", "", "d");
+	cr_assert_eq(sbxf_env(mem_open(&m), mem_open(&w), obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m),
+	    "export PG_DIR_HOST=/srv/pg\n"
+	    "export PG_DIR_PORT=5433\n"
+	    "export PG_DIR_USER=u\n"
+	    "export PG_DIR_PASSWORD=''\n"
+	    "export PG_DIR_DATABASE=d\n"
+	    "export PG_DIR_URL='postgresql://u@/d?host=%2Fsrv%2Fpg&port=5433'\n"
+	    "export PG_ODD_SOCKET=/srv/x/pg.sock\n"
+	    "export PG_ODD_HOST=127.0.0.1\n"
+	    "export PG_ODD_PORT=7\n"
+	    "export PG_ODD_USER=u\n"
+	    "export PG_ODD_PASSWORD=''\n"
+	    "export PG_ODD_DATABASE=d\n"
+	    "export PG_ODD_URL=postgresql://u@127.0.0.1:7/d\n"
+	    "export PG_NONE_SOCKET=/srv/x/.s.PGSQL.0\n"
+	    "export PG_NONE_USER=u\n"
+	    "export PG_NONE_PASSWORD=''\n"
+	    "export PG_NONE_DATABASE=d\n"
+	    "export MQ_SOCKET=/srv/mq/mq.sock\n"
+	    "export MQ_USER=u\n"
+	    "export MQ_PASSWORD=''\n"
+	    "export MQ_DATABASE=d\n");
+	cr_expect_str_eq(mem_text(&w), "sbx: warning: no PG_NONE_URL: the "
+	    "service has no socket or host that a postgresql URL can name\n");
+	mem_free(&m);
+	mem_free(&w);
 	obj_free(&o);
 }
 
@@ -817,6 +1102,247 @@ Test(reply, status_table)
 	cr_expect_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
 	    -1);
 	mem_free(&m);
+	obj_free(&o);
+}
+
+/* ---- one service of a request_sandbox reply (sbxc_service_parse) ------ */
+
+/* The only service of the services map packed in o, parsed. */
+static enum sbxc_status
+parse_only(struct obj *o, struct sbxc_service *s, struct sbxc_error *e)
+{
+	const msgpack_object *svcs = obj_end(o);
+
+	cr_assert_eq(svcs->type, MSGPACK_OBJECT_MAP);
+	cr_assert_eq(svcs->via.map.size, 1);
+	return sbxc_service_parse(&svcs->via.map.ptr[0].key,
+	    &svcs->via.map.ptr[0].val, s, e);
+}
+
+Test(service, unix_postgres)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "postgres", 6);
+	pk(&o.p, "s s", "socket", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	pk(&o.p, "s s s u", "host", "/run/sbx/1000/a1.postgres", "port",
+	    (uint64_t)5432);
+	pk(&o.p, "s s s s s s", "user", "sbx", "password", "pw", "database",
+	    "app");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.name, "postgres");
+	cr_expect_str_eq(s.socket, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	cr_expect_str_eq(s.host, "/run/sbx/1000/a1.postgres");
+	cr_expect_eq(s.port, 5432);
+	cr_expect_str_eq(s.user, "sbx");
+	cr_expect_str_eq(s.password, "pw");
+	cr_expect_str_eq(s.database, "app");
+	cr_expect_str_eq(e.msg, "");
+	obj_free(&o);
+}
+
+Test(service, unix_redis_has_no_host_nor_port)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "redis", 4);
+	pk(&o.p, "s s", "socket", "/run/sbx/1000/a1.redis/redis.sock");
+	pk(&o.p, "s s s s s s", "user", "default", "password", "pw",
+	    "database", "0");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.socket, "/run/sbx/1000/a1.redis/redis.sock");
+	cr_expect_str_eq(s.host, "");
+	cr_expect_eq(s.port, 0);
+	cr_expect_str_eq(s.database, "0");
+	obj_free(&o);
+}
+
+Test(service, tcp_and_both)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "redis", 5);
+	pk(&o.p, "s s s u", "host", "127.0.0.1", "port", (uint64_t)40124);
+	pk(&o.p, "s s s s s s", "user", "default", "password", "pw",
+	    "database", "0");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.socket, "");
+	cr_expect_str_eq(s.host, "127.0.0.1");
+	cr_expect_eq(s.port, 40124);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "postgres", 6);
+	pk(&o.p, "s s", "socket", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	pk(&o.p, "s s s u", "host", "127.0.0.1", "port", (uint64_t)40123);
+	pk(&o.p, "s s s s s s", "user", "sbx", "password", "pw", "database",
+	    "app");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.socket, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	cr_expect_str_eq(s.host, "127.0.0.1");
+	cr_expect_eq(s.port, 40123);
+	obj_free(&o);
+}
+
+/* nil counts as absent; a port may come as a decimal string. */
+Test(service, nil_is_absent_and_port_as_string)
+{
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "cache", 6);
+	pk(&o.p, "s s s n s n", "socket", "/tmp/c.sock", "host", "port");
+	pk(&o.p, "s s s s s s", "user", "", "password", "", "database", "");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_str_eq(s.host, "");
+	cr_expect_eq(s.port, 0);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "cache", 5);
+	pk(&o.p, "s s s s", "host", "::1", "port", "65535");
+	pk(&o.p, "s s s s s s", "user", "", "password", "", "database", "");
+	cr_assert_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	cr_expect_eq(s.port, 65535);
+	obj_free(&o);
+}
+
+/* Each broken service is refused with a message that names it and what
+ * is wrong, and leaves nothing half-filled. */
+Test(service, refusals_name_the_service)
+{
+	static const struct {
+		const char	*socket, *host, *port;	/* NULL: absent */
+		const char	*why;
+	} c[] = {
+		{ NULL, NULL, NULL, "neither a 'socket' nor a 'host'" },
+		{ NULL, "127.0.0.1", NULL, "a 'host' but no 'port'" },
+		{ NULL, NULL, "5432", "a 'port' but no 'host'" },
+		{ "run/x.sock", NULL, NULL, "no valid 'socket'" },
+		{ "", NULL, NULL, "no valid 'socket'" },
+		{ NULL, "", "1", "no valid 'host'" },
+		{ NULL, "h", "0", "no valid 'port'" },
+		{ NULL, "h", "65536", "no valid 'port'" },
+		{ NULL, "h", "12a", "no valid 'port'" },
+		{ NULL, "h", "", "no valid 'port'" },
+	};
+	struct sbxc_service s, zero;
+	struct sbxc_error e;
+	struct obj o;
+	size_t i;
+
+	memset(&zero, 0, sizeof(zero));
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		obj_begin(&o);
+		pk(&o.p, "m s m", 1, "my-db", 3 + (c[i].socket != NULL) +
+		    (c[i].host != NULL) + (c[i].port != NULL));
+		if (c[i].socket != NULL)
+			pk(&o.p, "s s", "socket", c[i].socket);
+		if (c[i].host != NULL)
+			pk(&o.p, "s s", "host", c[i].host);
+		if (c[i].port != NULL)
+			pk(&o.p, "s s", "port", c[i].port);
+		pk(&o.p, "s s s s s s", "user", "u", "password", "p",
+		    "database", "d");
+		cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO, "case %zu",
+		    i);
+		cr_expect_eq(e.status, SBXC_EPROTO);
+		cr_expect(strstr(e.msg, "service 'my-db' ") == e.msg,
+		    "case %zu: %s", i, e.msg);
+		cr_expect(strstr(e.msg, c[i].why) != NULL, "case %zu: %s", i,
+		    e.msg);
+		cr_expect_eq(memcmp(&s, &zero, sizeof(s)), 0, "case %zu", i);
+		obj_free(&o);
+	}
+}
+
+Test(service, refusals_of_strings)
+{
+	char longsock[SBXC_SOCKET_MAX + 1];
+	struct sbxc_service s;
+	struct sbxc_error e;
+	struct obj o;
+
+	/* a socket path that cannot fit sun_path */
+	memset(longsock, 'x', sizeof(longsock) - 1);
+	longsock[0] = '/';
+	longsock[SBXC_SOCKET_MAX] = '\0';
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s", "socket", longsock);
+	pk(&o.p, "s s s s s s", "user", "u", "password", "p", "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'socket'") != NULL, "%s", e.msg);
+	obj_free(&o);
+	/* one byte shorter fits */
+	longsock[SBXC_SOCKET_MAX - 1] = '\0';
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s", "socket", longsock);
+	pk(&o.p, "s s s s s s", "user", "u", "password", "p", "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_OK, "%s", e.msg);
+	obj_free(&o);
+
+	/* a NUL inside a value, a missing database, a non-string user */
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s s s s S s s", "socket", "/s", "user", "u", "password",
+	    "a\0b", (size_t)3, "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'password'") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 3);
+	pk(&o.p, "s s s s s s", "socket", "/s", "user", "u", "password", "p");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'database'") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 4);
+	pk(&o.p, "s s s u s s s s", "socket", "/s", "user", (uint64_t)1,
+	    "password", "p", "database", "d");
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "'user'") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	/* not a map; a name that is not a string; control bytes in a name
+	 * do not reach the message */
+	obj_begin(&o);
+	pk(&o.p, "m s a", 1, "pg", 0);
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect_str_eq(e.msg, "service 'pg' is not a map");
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m u m", 1, (uint64_t)7, 0);
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "service name") != NULL, "%s", e.msg);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "a\x1b[2Jb", 0);
+	cr_expect_eq(parse_only(&o, &s, &e), SBXC_EPROTO);
+	cr_expect(strstr(e.msg, "service 'a?[2Jb' has no valid 'user'") ==
+	    e.msg, "%s", e.msg);
+	obj_free(&o);
+
+	/* err may be NULL */
+	obj_begin(&o);
+	pk(&o.p, "m s m", 1, "pg", 0);
+	cr_expect_eq(parse_only(&o, &s, NULL), SBXC_EPROTO);
 	obj_free(&o);
 }
 

@@ -23,9 +23,23 @@ eval "$(build/sbx request -a demo-agent -p demo postgres)"
 echo "  (cold provision: $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s)"
 echo "\$ psql \"\$POSTGRES_URL\" -c 'create table t(x int); insert into t values (42); select x from t'"
 psql "$POSTGRES_URL" -tAc 'create table t(x int); insert into t values (42); select x from t'
-echo "\$ redis-cli -u \"\$REDIS_URL\" set/get"
-redis-cli -u "$REDIS_URL" --no-auth-warning set greeting hello
-redis-cli -u "$REDIS_URL" --no-auth-warning get greeting
+# redis-cli -u takes no unix:// URL: over a socket, -s and the password
+# in the environment (never in argv)
+rcli() {
+	if [ -n "${REDIS_SOCKET:-}" ]; then
+		REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" \
+		    --user "$REDIS_USER" "$@"
+	else
+		redis-cli -u "$REDIS_URL" --no-auth-warning "$@"
+	fi
+}
+if [ -n "${REDIS_SOCKET:-}" ]; then
+	echo "\$ REDISCLI_AUTH=\"\$REDIS_PASSWORD\" redis-cli -s \"\$REDIS_SOCKET\" --user \"\$REDIS_USER\" set/get"
+else
+	echo "\$ redis-cli -u \"\$REDIS_URL\" set/get"
+fi
+rcli set greeting hello
+rcli get greeting
 first=$POSTGRES_PASSWORD
 t0=$(date +%s.%N)
 eval "$(build/sbx request -a demo-agent -p demo postgres redis)"

@@ -425,3 +425,139 @@ sbxc_str_eq(const msgpack_object *o, const char *s)
 	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
 	    o->via.str.size == n && memcmp(o->via.str.ptr, s, n) == 0;
 }
+
+/* ---- request_sandbox: one service ---- */
+
+/* A service's name for a message: printable ASCII only, bounded. */
+static void
+safe_name(char *buf, size_t cap, const msgpack_object *key)
+{
+	size_t i, n = 0;
+
+	if (key->type == MSGPACK_OBJECT_STR)
+		n = key->via.str.size < cap - 1 ? key->via.str.size : cap - 1;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)key->via.str.ptr[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\'')
+			buf[i] = key->via.str.ptr[i];
+		else
+			buf[i] = '?';
+	}
+	buf[n] = '\0';
+}
+
+/* The value of key in map; NULL when it is absent or nil. */
+static const msgpack_object *
+present(const msgpack_object *map, const char *key)
+{
+	const msgpack_object *o = sbxc_map_get(map, key);
+
+	return o == NULL || o->type == MSGPACK_OBJECT_NIL ? NULL : o;
+}
+
+/*
+ * Copies a string that holds no NUL (a C string could not carry it, a
+ * shell variable neither) and fits cap with its NUL.  0 if o is not one.
+ */
+static int
+copy_str(char *dst, size_t cap, const msgpack_object *o)
+{
+	if (o == NULL || o->type != MSGPACK_OBJECT_STR ||
+	    o->via.str.size >= cap ||
+	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL)
+		return 0;
+	memcpy(dst, o->via.str.ptr, o->via.str.size);
+	dst[o->via.str.size] = '\0';
+	return 1;
+}
+
+/* A port: a positive integer or a decimal string, 1..65535. */
+static int
+port_of(const msgpack_object *o, unsigned *port)
+{
+	unsigned long v = 0;
+	uint32_t i;
+
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		if (o->via.u64 == 0 || o->via.u64 > 65535)
+			return 0;
+		*port = (unsigned)o->via.u64;
+		return 1;
+	}
+	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0 ||
+	    o->via.str.size > 5)
+		return 0;
+	for (i = 0; i < o->via.str.size; i++) {
+		char c = o->via.str.ptr[i];
+
+		if (c < '0' || c > '9')
+			return 0;
+		v = v * 10 + (unsigned long)(c - '0');
+	}
+	if (v == 0 || v > 65535)
+		return 0;
+	*port = (unsigned)v;
+	return 1;
+}
+
+/* NULL if val is a usable service, else what is wrong with it. */
+static const char *
+service_why(const msgpack_object *val, struct sbxc_service *s)
+{
+	const msgpack_object *o;
+
+	if (val->type != MSGPACK_OBJECT_MAP)
+		return "is not a map";
+	if (!copy_str(s->user, sizeof(s->user), present(val, "user")))
+		return "has no valid 'user'";
+	if (!copy_str(s->password, sizeof(s->password),
+	    present(val, "password")))
+		return "has no valid 'password'";
+	if (!copy_str(s->database, sizeof(s->database),
+	    present(val, "database")))
+		return "has no valid 'database'";
+	/* absolute: libpq takes a host that starts with '/' for a directory */
+	if ((o = present(val, "socket")) != NULL &&
+	    (!copy_str(s->socket, sizeof(s->socket), o) || s->socket[0] != '/'))
+		return "has no valid 'socket' (an absolute path)";
+	if ((o = present(val, "host")) != NULL &&
+	    (!copy_str(s->host, sizeof(s->host), o) || s->host[0] == '\0'))
+		return "has no valid 'host'";
+	if ((o = present(val, "port")) != NULL && !port_of(o, &s->port))
+		return "has no valid 'port'";
+	/* one without the other reaches nothing */
+	if (s->host[0] != '\0' && s->port == 0)
+		return "has a 'host' but no 'port'";
+	if (s->port != 0 && s->host[0] == '\0')
+		return "has a 'port' but no 'host'";
+	if (s->socket[0] == '\0' && s->host[0] == '\0')
+		return "has neither a 'socket' nor a 'host'";
+	return NULL;
+}
+
+enum sbxc_status
+sbxc_service_parse(const msgpack_object *key, const msgpack_object *val,
+    struct sbxc_service *out, struct sbxc_error *err)
+{
+	char name[65];
+	const char *why;
+
+	memset(out, 0, sizeof(*out));
+	if (key == NULL || val == NULL ||
+	    !copy_str(out->name, sizeof(out->name), key) ||
+	    out->name[0] == '\0')
+		return fail(err, SBXC_EPROTO, 0, "a service name in the reply "
+		    "is not a string of 1 to %d bytes", SBXC_FIELD_MAX - 1);
+	if ((why = service_why(val, out)) != NULL) {
+		safe_name(name, sizeof(name), key);
+		memset(out, 0, sizeof(*out));
+		return fail(err, SBXC_EPROTO, 0, "service '%s' %s", name, why);
+	}
+	if (err != NULL) {
+		err->status = SBXC_OK;
+		err->sys_errno = 0;
+		err->msg[0] = '\0';
+	}
+	return SBXC_OK;
+}

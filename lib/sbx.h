@@ -100,6 +100,43 @@ enum sbxc_status sbxc_exchange(int fd, const void *req, size_t len,
 int		sbxc_connect(const char *socket_path, int64_t deadline_ms,
 		    struct sbxc_error *err);
 
+/* Sizes of the strings of struct sbxc_service, their NUL included. */
+#define SBXC_SOCKET_MAX		108	/* sun_path */
+#define SBXC_FIELD_MAX		256
+
+/*
+ * One service of a request_sandbox reply.  Which of socket, host and port
+ * a service has depends on its transport (docs/protocol.md, "Reaching a
+ * sandbox"): unix gives socket, the socket file's absolute path, and for
+ * postgres also host, the socket's directory, and port, the number in its
+ * .s.PGSQL.<port> name (libpq's convention); tcp gives host 127.0.0.1 and
+ * port; both gives socket and tcp's host and port.  What the reply does
+ * not give is "" (or port 0).  Every string is NUL-terminated.
+ */
+struct sbxc_service {
+	char		name[SBXC_FIELD_MAX];
+	char		socket[SBXC_SOCKET_MAX];
+	char		host[SBXC_FIELD_MAX];
+	unsigned	port;			/* 1..65535, or 0: none */
+	char		user[SBXC_FIELD_MAX];
+	char		password[SBXC_FIELD_MAX];
+	char		database[SBXC_FIELD_MAX];
+};
+
+/*
+ * Parses one entry of a request_sandbox reply's services map: key and
+ * val are .key and .val of one element of its via.map.ptr.  SBXC_OK, or
+ * SBXC_EPROTO with *err naming the service and saying what is wrong: not
+ * a map; a user, password or database that is missing, not a string,
+ * holds a NUL or is too long; a socket that is not an absolute path; a
+ * host without a port or a port (an integer or a decimal string,
+ * 1..65535) without a host; neither socket nor host.  A key whose value
+ * is nil counts as absent.  out is all zero on failure.  err may be NULL.
+ */
+enum sbxc_status sbxc_service_parse(const msgpack_object *key,
+		    const msgpack_object *val, struct sbxc_service *out,
+		    struct sbxc_error *err);
+
 /* Reply helpers: the value of a string key of a map, NULL if absent/not map. */
 const msgpack_object *sbxc_map_get(const msgpack_object *map, const char *key);
 /* 1 if o is a string equal to s. */

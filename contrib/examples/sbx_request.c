@@ -1,6 +1,9 @@
 /*
  * sbx_request.c - libsbx from C: ping the monitor, or ask for a sandbox
- * and print one "service host port user password database" line each.
+ * and print one "service host port user password database socket" line
+ * each, "-" for what the service's transport does not give (unix: no
+ * host and port but for postgres, whose host is the socket's directory;
+ * tcp: no socket).
  *
  *	cc -o sbx_request sbx_request.c $(pkg-config --cflags --libs libsbx)
  *	./sbx_request /run/sbx.sock
@@ -22,11 +25,43 @@ put_str(const msgpack_object *map, const char *key)
 		printf(" -");
 }
 
+static const char *
+or_dash(const char *s)
+{
+	return s[0] != '\0' ? s : "-";
+}
+
+static int
+print_services(const msgpack_object *svcs)
+{
+	struct sbxc_service s;
+	struct sbxc_error err;
+	uint32_t i;
+
+	for (i = 0; svcs->type == MSGPACK_OBJECT_MAP && i < svcs->via.map.size;
+	    i++) {
+		if (sbxc_service_parse(&svcs->via.map.ptr[i].key,
+		    &svcs->via.map.ptr[i].val, &s, &err) != SBXC_OK) {
+			fprintf(stderr, "sbx_request: %s\n", err.msg);
+			return 4;
+		}
+		/* connect(2) to s.socket, or to s.host:s.port; for postgres,
+		 * PQconnectdb("host=<s.host> port=<s.port> ...") does either */
+		printf("%s %s ", s.name, or_dash(s.host));
+		if (s.port != 0)
+			printf("%u", s.port);
+		else
+			printf("-");
+		printf(" %s %s %s %s\n", s.user, s.password, s.database,
+		    or_dash(s.socket));
+	}
+	return 0;
+}
+
 static int
 print_reply(const msgpack_object *reply)
 {
 	const msgpack_object *ok = sbxc_map_get(reply, "ok"), *svcs;
-	uint32_t i;
 
 	if (ok == NULL || ok->type != MSGPACK_OBJECT_BOOLEAN || !ok->via.boolean) {
 		printf("refused:");
@@ -40,23 +75,7 @@ print_reply(const msgpack_object *reply)
 		printf("\n");
 		return 0;
 	}
-	for (i = 0; svcs->type == MSGPACK_OBJECT_MAP && i < svcs->via.map.size;
-	    i++) {
-		const msgpack_object *k = &svcs->via.map.ptr[i].key;
-		const msgpack_object *v = &svcs->via.map.ptr[i].val;
-		const msgpack_object *port = sbxc_map_get(v, "port");
-
-		printf("%.*s", (int)k->via.str.size, k->via.str.ptr);
-		put_str(v, "host");
-		printf(" %llu", port != NULL && port->type ==
-		    MSGPACK_OBJECT_POSITIVE_INTEGER ?
-		    (unsigned long long)port->via.u64 : 0ULL);
-		put_str(v, "user");
-		put_str(v, "password");
-		put_str(v, "database");
-		printf("\n");
-	}
-	return 0;
+	return print_services(svcs);
 }
 
 int

@@ -3,9 +3,24 @@
 
     sbx_request.py [-S SOCKET] AGENT PROJECT [SERVICE...]
 
-Prints one "NAME host port user password database" line per service of
-the project, or "sbx: CODE: message" on stderr and exits 1. The protocol
-is docs/protocol.md: one msgpack map each way per connection.
+Prints one "NAME host port user password database socket" line per
+service of the project ("-" for what the service's transport does not
+give), or "sbx: CODE: message" on stderr and exits 1. The protocol is
+docs/protocol.md: one msgpack map each way per connection.
+
+Connecting with what it gets (transport unix, the default, gives socket;
+tcp gives host 127.0.0.1 and port; both gives all three):
+
+    # psycopg / psycopg2: libpq takes a host that is a directory for the
+    # socket in it, named .s.PGSQL.<port> (with transport unix, c["host"]
+    # and c["port"] are these two already)
+    d, _, n = c["socket"].rpartition("/.s.PGSQL.")
+    psycopg.connect(host=d, port=n, user=c["user"],
+                    password=c["password"], dbname=c["database"])
+    # redis-py
+    redis.Redis(unix_socket_path=c["socket"], username=c["user"],
+                password=c["password"], db=int(c["database"]))
+    # over tcp, for either: host=c["host"], port=c["port"]
 """
 import argparse
 import os
@@ -46,8 +61,9 @@ def main():
               file=sys.stderr)
         return 1
     for name, c in sorted(reply["services"].items()):
-        print(name, c["host"], c["port"], c["user"], c["password"],
-              c["database"])
+        # socket, host and port are there only where the transport has them
+        print(name, c.get("host", "-"), c.get("port", "-"), c["user"],
+              c["password"], c["database"], c.get("socket", "-"))
     return 0
 
 

@@ -14,10 +14,13 @@
  *    nothing past nservices;
  *  - a refusal has a one-line reason that fits the answer's message;
  *  - the reply the child would send (answer or error) encodes and decodes
- *    back with msgpack-c.
+ *    back with msgpack-c, and a sandbox answer's services carry socket,
+ *    host and port exactly where the struct has them, each transport's
+ *    shape in turn.
  */
 #include <assert.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +171,73 @@ read_chunked(uint8_t mode, const uint8_t *buf, size_t len,
 	return st;
 }
 
+static int
+str_eq(const msgpack_object *o, const char *s)
+{
+	return o->type == MSGPACK_OBJECT_STR && o->via.str.size == strlen(s) &&
+	    memcmp(o->via.str.ptr, s, o->via.str.size) == 0;
+}
+
+/* Counts key k of map m (at most once), and checks its value is v. */
+static uint32_t
+has_str(const msgpack_object *m, const char *k, const char *v)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < m->via.map.size; i++)
+		if (str_eq(&m->via.map.ptr[i].key, k)) {
+			assert(v[0] != '\0' && str_eq(&m->via.map.ptr[i].val, v));
+			n++;
+		}
+	assert(n == (v[0] != '\0'));
+	return n;
+}
+
+/* A service map has socket, host and port exactly where c has them. */
+static void
+check_conn(const msgpack_object *m, const struct sbx_conn *c)
+{
+	uint32_t i, n, nport = 0;
+
+	assert(m->type == MSGPACK_OBJECT_MAP);
+	n = has_str(m, "socket", c->socket) + has_str(m, "host", c->host) +
+	    has_str(m, "user", c->user) +
+	    has_str(m, "password", c->password) +
+	    has_str(m, "database", c->database);
+	for (i = 0; i < m->via.map.size; i++)
+		if (str_eq(&m->via.map.ptr[i].key, "port")) {
+			assert(m->via.map.ptr[i].val.type ==
+			    MSGPACK_OBJECT_POSITIVE_INTEGER &&
+			    m->via.map.ptr[i].val.via.u64 == c->port);
+			nport++;
+		}
+	assert(nport == (c->port != 0));
+	assert(m->via.map.size == n + nport);
+}
+
+static void
+check_services(const msgpack_sbuffer *sb, const struct sbx_ans *a)
+{
+	const msgpack_object *svcs;
+	msgpack_unpacked u;
+	size_t off = 0;
+	uint32_t i;
+
+	msgpack_unpacked_init(&u);
+	assert(msgpack_unpack_next(&u, sb->data, sb->size, &off) ==
+	    MSGPACK_UNPACK_SUCCESS);
+	assert(u.data.via.map.size == 2 &&
+	    str_eq(&u.data.via.map.ptr[1].key, "services"));
+	svcs = &u.data.via.map.ptr[1].val;
+	assert(svcs->type == MSGPACK_OBJECT_MAP &&
+	    svcs->via.map.size == a->nservices);
+	for (i = 0; i < a->nservices; i++) {
+		assert(str_eq(&svcs->via.map.ptr[i].key, a->services[i].name));
+		check_conn(&svcs->via.map.ptr[i].val, &a->services[i]);
+	}
+	msgpack_unpacked_destroy(&u);
+}
+
 /* Unpack what the child would write and look at its first key. */
 static void
 check_reply(const msgpack_sbuffer *sb, int ok, const char *message)
@@ -197,6 +267,28 @@ check_reply(const msgpack_sbuffer *sb, int ok, const char *message)
 	msgpack_unpacked_destroy(&u);
 }
 
+/*
+ * The transports' shapes in turn (CONTRACT.md, "Reaching a sandbox"):
+ * unix postgres (socket, host its directory, port from its name), unix
+ * other (socket only), tcp (host, port), both (socket, host, port).
+ */
+static void
+conn_shape(struct sbx_conn *c, uint32_t i)
+{
+	static const char dir[] = "/run/sbx/1000/a1.x";
+
+	if (i % 4 != 2)
+		snprintf(c->socket, sizeof(c->socket), "%s/%s", dir,
+		    i % 4 == 0 ? ".s.PGSQL.5432" : c->name);
+	if (i % 4 == 0) {
+		strlcpy(c->host, dir, sizeof(c->host));
+		c->port = 5432;
+	} else if (i % 4 >= 2) {
+		strlcpy(c->host, "127.0.0.1", sizeof(c->host));
+		c->port = 40000 + i;
+	}
+}
+
 /* The success answer a monitor could give to rq, echoing its names. */
 static void
 fake_answer(const union sbx_req_any *rq, struct sbx_ans *a,
@@ -215,8 +307,7 @@ fake_answer(const union sbx_req_any *rq, struct sbx_ans *a,
 			struct sbx_conn *c = &a->services[i];
 
 			strlcpy(c->name, rq->sandbox.services[i], sizeof(c->name));
-			strlcpy(c->host, "127.0.0.1", sizeof(c->host));
-			c->port = 40000 + i;
+			conn_shape(c, i);
 			strlcpy(c->user, rq->sandbox.agent, sizeof(c->user));
 			strlcpy(c->password, "0123456789abcdef0123456789abcdef",
 			    sizeof(c->password));
@@ -251,6 +342,8 @@ encode(const union sbx_req_any *rq, enum wire_status st, const char *err)
 		fake_answer(rq, &a, &rec);
 		wire_pack_answer(&pk, &a, &rec, a.nstatus);
 		check_reply(&sb, 1, NULL);
+		if (a.type == SBX_REQ_SANDBOX)
+			check_services(&sb, &a);
 	} else {
 		wire_pack_error(&pk, SBX_E_BAD_REQUEST, err);
 		check_reply(&sb, 0, err);

@@ -1346,6 +1346,16 @@ Test(wire_reply, available_shape)
 }
 
 static void
+expect_no_key(const msgpack_object *m, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->via.map.size; i++)
+		cr_assert_not(obj_is(&m->via.map.ptr[i].key, key),
+		    "the service has a '%s' key", key);
+}
+
+static void
 fill_conn(struct sbx_conn *c, const char *name, unsigned port,
     const char *pw)
 {
@@ -1383,6 +1393,7 @@ Test(wire_reply, request_sandbox_shape)
 		c = get(svcs, name);
 		cr_assert_eq(c->type, MSGPACK_OBJECT_MAP);
 		cr_assert_eq(c->via.map.size, 5, "host,port,user,password,database");
+		expect_no_key(c, "socket");
 		snprintf(user, sizeof(user), "%s-user", name);
 		snprintf(db, sizeof(db), "%s-db", name);
 		expect_str(c, "host", "127.0.0.1");
@@ -1391,6 +1402,139 @@ Test(wire_reply, request_sandbox_shape)
 		expect_str(c, "password", pw[i]);
 		expect_str(c, "database", db);
 	}
+	reply_free(&r);
+}
+
+/*
+ * One service packed alone, for the shapes of the transports: socket,
+ * host and port are keys only where the struct holds them (CONTRACT.md,
+ * "Reaching a sandbox"); user, password and database always.
+ */
+static const msgpack_object *
+conn_reply(struct reply *r, const struct sbx_conn *c)
+{
+	struct sbx_ans a;
+	const msgpack_object *svcs;
+
+	ans_init(&a, SBX_REQ_SANDBOX, SBX_OK);
+	a.nservices = 1;
+	a.services[0] = *c;
+	reply_answer(r, &a, NULL, 0);
+	expect_bool(&r->up.data, "ok", true);
+	svcs = get(&r->up.data, "services");
+	cr_assert_eq(svcs->type, MSGPACK_OBJECT_MAP);
+	cr_assert_eq(svcs->via.map.size, 1);
+	cr_assert(obj_is(&svcs->via.map.ptr[0].key, c->name));
+	cr_assert_eq(svcs->via.map.ptr[0].val.type, MSGPACK_OBJECT_MAP);
+	return &svcs->via.map.ptr[0].val;
+}
+
+static void
+expect_creds(const msgpack_object *c, const char *user)
+{
+	expect_str(c, "user", user);
+	expect_str(c, "password", "00112233445566778899aabbccddeeff");
+	expect_str(c, "database", "db");
+}
+
+static void
+conn_init(struct sbx_conn *c, const char *name, const char *user)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->name, name);
+	strcpy(c->user, user);
+	strcpy(c->password, "00112233445566778899aabbccddeeff");
+	strcpy(c->database, "db");
+}
+
+Test(wire_reply, conn_unix_postgres)
+{
+	struct sbx_conn c;
+	struct reply r;
+	const msgpack_object *v;
+
+	conn_init(&c, "postgres", "sbx");
+	strcpy(c.socket, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	strcpy(c.host, "/run/sbx/1000/a1.postgres");
+	c.port = 5432;
+	v = conn_reply(&r, &c);
+	cr_assert_eq(v->via.map.size, 6,
+	    "socket,host,port,user,password,database");
+	expect_str(v, "socket", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	expect_str(v, "host", "/run/sbx/1000/a1.postgres");
+	expect_uint(v, "port", 5432);
+	expect_creds(v, "sbx");
+	reply_free(&r);
+}
+
+Test(wire_reply, conn_unix_redis)
+{
+	struct sbx_conn c;
+	struct reply r;
+	const msgpack_object *v;
+
+	conn_init(&c, "redis", "default");
+	strcpy(c.socket, "/run/sbx/1000/a1.redis/redis.sock");
+	v = conn_reply(&r, &c);
+	cr_assert_eq(v->via.map.size, 4, "socket,user,password,database");
+	expect_str(v, "socket", "/run/sbx/1000/a1.redis/redis.sock");
+	expect_no_key(v, "host");
+	expect_no_key(v, "port");
+	expect_creds(v, "default");
+	reply_free(&r);
+}
+
+Test(wire_reply, conn_tcp)
+{
+	struct sbx_conn c;
+	struct reply r;
+	const msgpack_object *v;
+
+	conn_init(&c, "redis", "default");
+	strcpy(c.host, "127.0.0.1");
+	c.port = 40124;
+	v = conn_reply(&r, &c);
+	cr_assert_eq(v->via.map.size, 5, "host,port,user,password,database");
+	expect_no_key(v, "socket");
+	expect_str(v, "host", "127.0.0.1");
+	expect_uint(v, "port", 40124);
+	expect_creds(v, "default");
+	reply_free(&r);
+}
+
+Test(wire_reply, conn_both)
+{
+	struct sbx_conn c;
+	struct reply r;
+	const msgpack_object *v;
+
+	conn_init(&c, "postgres", "sbx");
+	strcpy(c.socket, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	strcpy(c.host, "127.0.0.1");
+	c.port = 40123;
+	v = conn_reply(&r, &c);
+	cr_assert_eq(v->via.map.size, 6,
+	    "socket,host,port,user,password,database");
+	expect_str(v, "socket", "/run/sbx/1000/a1.postgres/.s.PGSQL.5432");
+	expect_str(v, "host", "127.0.0.1");
+	expect_uint(v, "port", 40123);
+	expect_creds(v, "sbx");
+	reply_free(&r);
+}
+
+/* The longest socket the struct holds goes out whole. */
+Test(wire_reply, conn_longest_socket)
+{
+	struct sbx_conn c;
+	struct reply r;
+	const msgpack_object *v;
+
+	conn_init(&c, "redis", "default");
+	memset(c.socket, 's', SBX_SOCKET_MAX - 1);
+	c.socket[0] = '/';
+	v = conn_reply(&r, &c);
+	cr_assert_eq(v->via.map.size, 4);
+	expect_str(v, "socket", c.socket);
 	reply_free(&r);
 }
 
