@@ -13,6 +13,8 @@ SMOKE=${BENCH_SMOKE:-0}
 BENCH=$BIN/sbx-bench
 RT=podman
 WORK=$(mktemp -d /tmp/sbx-bench.XXXXXX)
+# run_dir is at most 24 characters: the socket directories live apart.
+RUNS=$(mktemp -d /tmp/sbr.XXXXXX)
 chmod 0755 "$WORK"
 TABLE=$WORK/table
 errors=0
@@ -35,7 +37,7 @@ cleanup() {
 	wait 2>/dev/null
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
-	rm -rf "$WORK"
+	rm -rf "$WORK" "$RUNS"
 }
 trap cleanup EXIT
 
@@ -45,6 +47,7 @@ write_conf() {  # dir
 	sed -e "s|^socket *=.*|socket = $1/sbx.sock|" \
 	    -e "s|^projects *=.*|projects = $1/projects|" \
 	    -e "s|^state_dir *=.*|state_dir = $1/state|" \
+	    -e "s|^run_dir *=.*|run_dir = $RUNS/$(basename "$1")|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
 	    policy/local.conf > "$1/sbx.conf"

@@ -8,7 +8,8 @@ W=$(mktemp -d /tmp/sbx-demo.XXXXXX); chmod 0755 "$W"
 mkdir -p "$W/projects"
 sed -e "s|^socket *=.*|socket = $W/sbx.sock|" \
     -e "s|^projects *=.*|projects = $W/projects|" \
-    -e "s|^state_dir *=.*|state_dir = $W/state|" policy/local.conf > "$W/sbx.conf"
+    -e "s|^state_dir *=.*|state_dir = $W/state|" \
+    -e "s|^run_dir *=.*|run_dir = $W/run|" policy/local.conf > "$W/sbx.conf"
 cp policy/projects.d/demo.conf "$W/projects/demo.conf"
 build/sbx-monitor -d -f "$W/sbx.conf" 2> "$W/monitor.log" &
 MON=$!

@@ -126,7 +126,7 @@ check_libs() {
 
 # An empty cluster, prebuilt so that a container start is a copy plus one
 # single-user session. No role has a password; pg_hba allows nothing but
-# scram-sha-256 over TCP; there is no unix socket.
+# scram-sha-256; where it listens (socket, TCP) the entrypoint says.
 postgres_template() {
 	root=$1
 	tmpl=/var/lib/postgresql/template
@@ -170,7 +170,8 @@ postgres_template() {
 	log_checkpoints = off
 	timezone = 'UTC'
 	EOF
-	printf '%s\n' '# sbx: password logins over TCP only.' \
+	printf '%s\n' '# sbx: password logins only, over the socket or TCP.' \
+	    'local all all scram-sha-256' \
 	    'host all all 0.0.0.0/0 scram-sha-256' \
 	    'host all all ::/0      scram-sha-256' > "$root$tmpl/pg_hba.conf"
 	# The default database; the entrypoint renames it to SBX_DATABASE.

@@ -4,10 +4,10 @@
 #   make check-asan   the same, built with ASan+UBSan into build-asan/
 #   make test         unit tests, ASan unit tests, images, integration
 
-TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih
+TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
-UNIT_TESTS = seed cache wire dispatch drop seccomp client
+UNIT_TESTS = seed cache wire dispatch drop seccomp client argv
 
 test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
@@ -16,6 +16,8 @@ test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
+test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c \
+		    privsep/sockdir.c
 test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
 
 TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))

@@ -6,11 +6,17 @@
 #    honours the tmpfs mode=; mode=0700,U or mode=1777 both work: PGDATA is
 #    a 0700 subdirectory). Without a tmpfs there, the container's own
 #    /var/lib/postgresql/data is used (slower, but it works);
-# 2. one single-user session creates the login role SBX_USER (superuser,
-#    scram-sha-256 password SBX_PASSWORD) and renames the prebuilt database
-#    "sbx" to SBX_DATABASE. The SQL travels on a pipe: the password is never
-#    in any argv, and log_min_error_statement=panic keeps it out of the log;
-# 3. exec the server as PID 1 (stop signal SIGINT: fast shutdown).
+# 2. one single-user session creates the login role SBX_USER (NOT a
+#    superuser: it may create databases, and owns its database, so it can
+#    create tables, schemas and trusted extensions, but cannot run
+#    programs, read server files or change roles; scram-sha-256 password
+#    SBX_PASSWORD) and renames the prebuilt database "sbx" to SBX_DATABASE.
+#    The SQL travels on a pipe: the password is never in any argv, and
+#    log_min_error_statement=panic keeps it out of the log;
+# 3. exec the server as PID 1 (stop signal SIGINT: fast shutdown), with its
+#    socket in SBX_SOCKET_DIR (the directory sbx binds in; no socket
+#    without it) and TCP on every address of the container's own network
+#    namespace only when SBX_LISTEN_TCP=1 (or when there is no socket).
 #
 # Extra container args are passed to the server, e.g. `-c work_mem=64MB`.
 set -eu
@@ -50,6 +56,7 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	*"$nl"*|*"$cr"*|*"$TAG"*) die "SBX_PASSWORD contains a forbidden sequence" ;;
 	esac
 	ident_ok "$user" || die "SBX_USER must be 1-63 of [A-Za-z0-9_.-]"
+	[ "$user" != postgres ] || die "SBX_USER may not be postgres (the superuser)"
 	ident_ok "$db" || die "SBX_DATABASE must be 1-63 of [A-Za-z0-9_.-]"
 	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
 
@@ -57,12 +64,8 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	cp -a "$TEMPLATE" "$PGDATA.tmp"
 	chmod 0700 "$PGDATA.tmp"
 	{
-		if [ "$user" = postgres ]; then
-			printf 'ALTER ROLE "postgres" PASSWORD %s%s%s;\n\n' "$TAG" "$pw" "$TAG"
-		else
-			printf 'CREATE ROLE "%s" LOGIN SUPERUSER PASSWORD %s%s%s;\n\n' \
-			    "$user" "$TAG" "$pw" "$TAG"
-		fi
+		printf 'CREATE ROLE "%s" LOGIN NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD %s%s%s;\n\n' \
+		    "$user" "$TAG" "$pw" "$TAG"
 		case $db in
 		sbx)	;;
 		postgres|template0|template1)
@@ -81,4 +84,9 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 fi
 pw=
 
-exec "$BIN/postgres" -D "$PGDATA" "$@"
+sock=${SBX_SOCKET_DIR:-}
+tcp=
+[ "${SBX_LISTEN_TCP:-}" = 1 ] && tcp='*'
+[ -n "$sock" ] || tcp='*'	# started by hand: TCP, as before sockets
+exec "$BIN/postgres" -D "$PGDATA" -c unix_socket_directories="$sock" \
+    -c unix_socket_permissions=0777 -c listen_addresses="$tcp" "$@"

@@ -1,10 +1,14 @@
 #!/bin/sh
 # sbx-entrypoint (redis): runs as redis (uid 999) with no capabilities.
-# Writes the config, with requirepass SBX_PASSWORD (the "default" user's
-# password), to the tmpfs at SBX_RUN_DIR (default /srv/redis, a path the
+# Writes the config, with the "default" user's ACL (password SBX_PASSWORD;
+# every command but the @admin category and ACL, MODULE, DEBUG,
+# SHUTDOWN, CONFIG, so the agent cannot reconfigure, load code into or
+# stop the server), to the tmpfs at SBX_RUN_DIR (default /srv/redis, a path the
 # image lacks so that podman honours the tmpfs mode=; mode=0700,U or
 # mode=1777 both work; without a tmpfs there, /var/lib/redis in the
-# container is used) and execs redis-server as PID 1 on it. The password is never in any argv: printf is a shell builtin
+# container is used) and execs redis-server as PID 1 on it. It listens on
+# SBX_SOCKET_DIR/redis.sock when sbx binds a socket directory in, and on
+# TCP 6379 when SBX_LISTEN_TCP=1 or there is no socket. The password is never in any argv: printf is a shell builtin
 # and sed reads it from a pipe. No persistence: save "", appendonly no.
 #
 # Extra container args are passed to redis-server, e.g. `--maxmemory 100mb`.
@@ -34,10 +38,18 @@ case $pw in *"$nl"*|*"$cr"*) die "SBX_PASSWORD contains a line break" ;; esac
 # Inside redis.conf double quotes: escape \ and ".
 esc=$(printf '%s' "$pw" | sed 's/[\\"]/\\&/g')
 pw=
+sock=${SBX_SOCKET_DIR:-}
+tcp=${SBX_LISTEN_TCP:-}
+[ -n "$sock" ] || tcp=1		# started by hand: TCP, as before sockets
 {
+	if [ "$tcp" = 1 ]; then
+		printf '%s\n' 'bind 0.0.0.0' 'port 6379'
+	else
+		printf '%s\n' 'port 0'
+	fi
+	[ -z "$sock" ] || printf '%s\n' "unixsocket $sock/redis.sock" \
+	    'unixsocketperm 777'
 	printf '%s\n' \
-	    'bind 0.0.0.0' \
-	    'port 6379' \
 	    'protected-mode no' \
 	    'daemonize no' \
 	    'supervised no' \
@@ -47,7 +59,7 @@ pw=
 	    'appendonly no' \
 	    'maxclients 1000' \
 	    "dir $DIR"
-	printf 'requirepass "%s"\n' "$esc"
+	printf 'user default reset on ~* &* +@all -@admin -acl -module -debug -shutdown -config ">%s"\n' "$esc"
 } > "$CONF.tmp"
 esc=
 mv -f "$CONF.tmp" "$CONF"

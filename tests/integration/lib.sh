@@ -39,6 +39,7 @@ write_conf() {
 	sed -e "s|^socket *=.*|socket = $SOCK|" \
 	    -e "s|^projects *=.*|projects = $WORK/projects|" \
 	    -e "s|^state_dir *=.*|state_dir = ${STATE_DIR:-$WORK/state}|" \
+	    -e "s|^run_dir *=.*|run_dir = $WORK/run|" \
 	    -e "s|^enabled *=.*|enabled = $enabled|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    policy/local.conf > "$CONF"
@@ -124,13 +125,23 @@ lacks()      { ! grep -qiF -- "$1" <<<"$2"; }
 pg_ok() {  # host port user password db
 	PGPASSWORD=$4 PGCONNECT_TIMEOUT=5 psql -h "$1" -p "$2" -U "$3" -d "$5" -tAc 'select 40+2' 2>&1 | grep -qx 42
 }
-redis_ok() {  # host port user password
-	[ "$(REDISCLI_AUTH=$4 redis-cli -h "$1" -p "$2" --user "$3" --no-auth-warning set sbx hello)" = OK ] &&
-	[ "$(REDISCLI_AUTH=$4 redis-cli -h "$1" -p "$2" --user "$3" --no-auth-warning get sbx)" = hello ]
+redis_ok() {  # socket-or-host port user password (no port: a socket)
+	local at
+	if [ -z "$2" ]; then at=(-s "$1"); else at=(-h "$1" -p "$2"); fi
+	[ "$(REDISCLI_AUTH=$4 redis-cli "${at[@]}" --user "$3" --no-auth-warning set sbx hello)" = OK ] &&
+	[ "$(REDISCLI_AUTH=$4 redis-cli "${at[@]}" --user "$3" --no-auth-warning get sbx)" = hello ]
+}
+# The redis of an eval'd `sbx request`: its socket, else host and port.
+redis_env_ok() {
+	if [ -n "${REDIS_SOCKET:-}" ]; then
+		redis_ok "$REDIS_SOCKET" "" "$REDIS_USER" "$REDIS_PASSWORD"
+	else
+		redis_ok "${REDIS_HOST:-}" "${REDIS_PORT:-}" "${REDIS_USER:-}" "${REDIS_PASSWORD:-}"
+	fi
 }
 uses_sandbox() {  # eval'd env from sbx request
 	pg_ok "$POSTGRES_HOST" "$POSTGRES_PORT" "$POSTGRES_USER" "$POSTGRES_PASSWORD" "$POSTGRES_DATABASE" &&
-	redis_ok "$REDIS_HOST" "$REDIS_PORT" "$REDIS_USER" "$REDIS_PASSWORD"
+	redis_env_ok
 }
 
 # rawreply HEX [shut|big]: send raw bytes to the agent socket, maybe close

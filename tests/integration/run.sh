@@ -140,7 +140,7 @@ start_monitor
 check "after kill -9 and a restart no labelled container is left" test "$(labelled)" -eq 0
 env4=$(sbx request -a orphan -p cache-only redis)
 eval "$env4"
-check "and the restarted monitor provisions again" redis_ok "$REDIS_HOST" "$REDIS_PORT" "$REDIS_USER" "$REDIS_PASSWORD"
+check "and the restarted monitor provisions again" redis_env_ok
 
 echo "# SIGTERM"
 kill -TERM "$MON_PID"; wait "$MON_PID"; rc=$?; MON_PID=

@@ -171,7 +171,7 @@ start_monitor
 check "full state_dir: the monitor starts (it writes nothing there)" kill -0 "$MON_PID"
 out=$(sbx request -a f7 -p cache-only redis 2>&1)
 eval "$out"
-check "and a request on a full state_dir works" redis_ok "${REDIS_HOST:-}" "${REDIS_PORT:-}" "${REDIS_USER:-}" "${REDIS_PASSWORD:-}"
+check "and a request on a full state_dir works" redis_env_ok
 stop_monitor
 rm -rf "$WORK/full/state"
 for i in $(seq 20); do : 2>/dev/null > "$WORK/full/j$i" || break; done

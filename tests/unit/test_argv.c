@@ -1,0 +1,253 @@
+/*
+ * test_argv.c - the runtime argv and environment templates
+ * (privsep/runtime_argv.c) and the socket directory names
+ * (privsep/sockdir.c): what every container is confined with, per
+ * transport, and that no secret is ever in an argv.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime_argv.h"
+#include "sockdir.h"
+
+#define PW	"0123456789abcdef0123456789abcdef"
+
+static struct sbx_config cfg;
+static struct service_cfg svc;
+static struct sbx_conn conn;
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	strcpy(cfg.runtime, "/usr/bin/podman");
+	strcpy(cfg.run_dir, "/run/sbx");
+	memset(&svc, 0, sizeof(svc));
+	strcpy(svc.name, "postgres");
+	strcpy(svc.image, "localhost/sbx-postgres:15");
+	svc.port = 5432;
+	svc.pids = 256;
+	strcpy(svc.memory, "512m");
+	strcpy(svc.log_size, "1m");
+	strcpy(svc.env[svc.nenv++], "SBX_PASSWORD={password}");
+	strcpy(svc.env[svc.nenv++], "SBX_USER={user}");
+	strcpy(svc.tmpfs[svc.ntmpfs++], "/srv/pgdata:rw,size=256m,mode=0700,U");
+	strcpy(svc.args[svc.nargs++], "-c");
+	strcpy(svc.args[svc.nargs++], "application_name={user}");
+	memset(&conn, 0, sizeof(conn));
+	strcpy(conn.user, "sbx");
+	strcpy(conn.database, "db");
+	strcpy(conn.password, PW);
+}
+
+TestSuite(argv, .init = setup);
+
+static void
+build_unchecked(struct argv_buf *a, enum transport t)
+{
+	struct run_spec sp = { .uid = 1000, .agent = "a1", .project = "demo",
+	    .name = "sbx-1000-a1-postgres",
+	    .sockdir = "/run/sbx/1000/a1/postgres", .conn = &conn };
+
+	svc.transport = t;
+	rt_argv_run(a, &cfg, &svc, &sp);
+}
+
+static void
+build(struct argv_buf *a, enum transport t)
+{
+	build_unchecked(a, t);
+	cr_assert_eq(a->overflow, 0);
+}
+
+static bool
+has(const struct argv_buf *a, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], word) == 0)
+			return true;
+	return false;
+}
+
+static bool
+has_prefix(const struct argv_buf *a, const char *pfx)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (strncmp(a->v[i], pfx, strlen(pfx)) == 0)
+			return true;
+	return false;
+}
+
+static void
+no_secret(const struct argv_buf *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		cr_assert_null(strstr(a->v[i], PW), "password in argv[%zu]: %s",
+		    i, a->v[i]);
+}
+
+Test(argv, every_container_is_confined)
+{
+	static const char *const always[] = { "--userns=auto", "--read-only",
+	    "--read-only-tmpfs=false", "--cap-drop=all",
+	    "--security-opt=no-new-privileges", "--pids-limit=256",
+	    "--memory=512m", "--log-driver=k8s-file", "--log-opt=max-size=1m",
+	    "--label=sbx.uid=1000", "--label=sbx.agent=a1",
+	    "--label=sbx.project=demo", "--label=sbx.service=postgres" };
+	enum transport t[] = { TRANSPORT_UNIX, TRANSPORT_TCP, TRANSPORT_BOTH };
+	struct argv_buf a;
+	size_t i, j;
+
+	for (i = 0; i < 3; i++) {
+		build(&a, t[i]);
+		cr_assert_str_eq(a.v[0], "/usr/bin/podman");
+		cr_assert_str_eq(a.v[1], "run");
+		for (j = 0; j < sizeof(always) / sizeof(always[0]); j++)
+			cr_assert(has(&a, always[j]), "transport %d lacks %s",
+			    t[i], always[j]);
+		cr_assert_not(has_prefix(&a, "--network=bridge"));
+		cr_assert_not(has_prefix(&a, "--privileged"));
+		no_secret(&a);
+	}
+}
+
+Test(argv, unix_has_no_network_and_its_socket_directory)
+{
+	struct argv_buf a;
+
+	build(&a, TRANSPORT_UNIX);
+	cr_assert(has(&a, "--network=none"));
+	cr_assert(has(&a, "--volume=/run/sbx/1000/a1/postgres:/sbx:U"));
+	cr_assert(has(&a, "--env=SBX_SOCKET_DIR=/sbx"));
+	cr_assert_not(has_prefix(&a, "--publish"));
+	cr_assert_not(has(&a, "--env=SBX_LISTEN_TCP=1"));
+}
+
+Test(argv, tcp_is_slirp4netns_on_loopback_only)
+{
+	struct argv_buf a;
+
+	build(&a, TRANSPORT_TCP);
+	cr_assert(has(&a, "--network=slirp4netns:port_handler=slirp4netns"));
+	cr_assert(has(&a, "--publish=127.0.0.1::5432"));
+	cr_assert(has(&a, "--env=SBX_LISTEN_TCP=1"));
+	cr_assert_not(has_prefix(&a, "--volume"));
+	cr_assert_not(has(&a, "--network=none"));
+}
+
+Test(argv, both_has_both)
+{
+	struct argv_buf a;
+
+	build(&a, TRANSPORT_BOTH);
+	cr_assert(has(&a, "--publish=127.0.0.1::5432"));
+	cr_assert(has(&a, "--volume=/run/sbx/1000/a1/postgres:/sbx:U"));
+	cr_assert(has(&a, "--network=slirp4netns:port_handler=slirp4netns"));
+}
+
+Test(argv, secrets_only_by_name_in_argv_and_by_value_in_env)
+{
+	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 1];
+	char store[CFG_MAX_ENV][CFG_STR * 2];
+	struct argv_buf a;
+
+	build(&a, TRANSPORT_UNIX);
+	cr_assert(has(&a, "--env=SBX_PASSWORD"));
+	cr_assert(has(&a, "--env=SBX_USER"));
+	/* {user} expands in args, and only {user}/{database} may. */
+	cr_assert(has(&a, "application_name=sbx"));
+	cr_assert_eq(rt_env_run(envp, store, &svc, &conn), 0);
+	cr_assert_str_eq(envp[RT_NBASE_ENV], "SBX_PASSWORD=" PW);
+	cr_assert_str_eq(envp[RT_NBASE_ENV + 1], "SBX_USER=sbx");
+	cr_assert_null(envp[RT_NBASE_ENV + 2]);
+}
+
+Test(argv, image_comes_after_every_option)
+{
+	struct argv_buf a;
+	size_t i;
+
+	build(&a, TRANSPORT_BOTH);
+	for (i = 0; i < a.n; i++)
+		if (strcmp(a.v[i], svc.image) == 0)
+			break;
+	cr_assert_lt(i, a.n);
+	cr_assert_eq(a.n - i - 1, svc.nargs, "only the service's args follow");
+}
+
+Test(argv, docker_gets_no_podman_only_options)
+{
+	struct argv_buf a;
+
+	strcpy(cfg.runtime, "/usr/bin/docker");
+	build(&a, TRANSPORT_UNIX);
+	cr_assert_not(has(&a, "--userns=auto"));
+	cr_assert_not(has(&a, "--replace"));
+	cr_assert(has(&a, "--volume=/run/sbx/1000/a1/postgres:/sbx"));
+	cr_assert(has(&a, "--log-driver=json-file"));
+	rt_argv_rm_key(&a, &cfg, 1000, "a1");
+	cr_assert_not(has(&a, "-t"));
+}
+
+Test(argv, rm_is_scoped_to_the_key)
+{
+	struct argv_buf a;
+
+	rt_argv_rm_key(&a, &cfg, 1000, "a1");
+	cr_assert(has(&a, "label=sbx.uid=1000"));
+	cr_assert(has(&a, "label=sbx.agent=a1"));
+	cr_assert_str_eq(a.v[1], "rm");
+}
+
+Test(argv, an_overlong_expansion_is_flagged_not_run)
+{
+	struct argv_buf a;
+	size_t i;
+
+	/* Each {database} expands to 63 bytes: past CFG_STR in all. */
+	memset(conn.database, 'd', SBX_SLUG_MAX - 1);
+	svc.args[0][0] = '\0';
+	for (i = 0; i < 6; i++)
+		strcat(svc.args[0], "{database}");
+	svc.nargs = 1;
+	build_unchecked(&a, TRANSPORT_UNIX);
+	cr_assert_eq(a.overflow, 1);
+}
+
+Test(sockdir, paths_fit_a_socket_address, .init = setup)
+{
+	char agent[SBX_SLUG_MAX], dir[SBX_SOCKET_MAX];
+	size_t n;
+
+	strcpy(cfg.run_dir, "/aaaaaaaaaaaaaaaaaaaaaaa");	/* 24 */
+	memset(agent, 'a', SBX_SLUG_MAX - 1);
+	agent[SBX_SLUG_MAX - 1] = '\0';
+	cr_assert_eq(sockdir_path(&cfg, 4294967294u, agent,
+	    "ssssssssssssssssssss", dir, sizeof(dir)), 0);
+	n = strlen(dir) + strlen("/.s.PGSQL.65535");
+	cr_assert_lt(n, 108, "%zu: %s", n, dir);
+}
+
+Test(sockdir, short_agents_verbatim_long_ones_hashed_apart, .init = setup)
+{
+	char d1[SBX_SOCKET_MAX], d2[SBX_SOCKET_MAX];
+	const char *a1 = "agent-with-a-very-long-name-0000000000001";
+	const char *a2 = "agent-with-a-very-long-name-0000000000002";
+
+	cr_assert_eq(sockdir_path(&cfg, 1000, "a1", "redis", d1,
+	    sizeof(d1)), 0);
+	cr_assert_str_eq(d1, "/run/sbx/1000/a1/redis");
+	cr_assert_eq(sockdir_path(&cfg, 1000, a1, "redis", d1, sizeof(d1)), 0);
+	cr_assert_eq(sockdir_path(&cfg, 1000, a2, "redis", d2, sizeof(d2)), 0);
+	cr_assert_str_neq(d1, d2);
+	cr_assert_not_null(strchr(d1, '~'));
+	cr_assert_eq(sockdir_key_path(&cfg, 7, "a1", d1, sizeof(d1)), 0);
+	cr_assert_str_eq(d1, "/run/sbx/7/a1");
+}
