@@ -5,7 +5,8 @@
 #
 #   make faults      tests/stress/faults.sh
 #   make load        tests/stress/load.sh (builds $(O)/stress-load)
-#   make isolation   tests/stress/isolation.sh
+#   make isolation   tests/stress/isolation.sh (by request shape) and
+#                    tests/stress/tenancy.sh (by the kernel)
 
 $(O)/stress-load: tests/stress/load.c
 	@mkdir -p $(@D)
@@ -18,6 +19,7 @@ load: all $(O)/stress-load
 	SBX_BUILD=$(abspath $(O)) tests/stress/load.sh
 isolation: all
 	SBX_BUILD=$(abspath $(O)) tests/stress/isolation.sh
+	SBX_BUILD=$(abspath $(O)) tests/stress/tenancy.sh
 
 EXTRA_TESTS += faults load isolation
 

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# tenancy.sh - tenant isolation enforced by the kernel (CONTRACT.md,
+# "Reaching a sandbox, and tenant isolation"), with two real throwaway
+# uids: one uid cannot open or list another's socket directory, even with
+# the password; a container has no address but loopback (unix) or none
+# the host can reach (tcp: slirp4netns, 127.0.0.1 only); sandboxes run as
+# different host uids, never 0; a process storm and a write storm stay
+# inside their sandbox; the log stays bounded; the agent's database role
+# is no superuser and its redis user cannot reconfigure the server. Root,
+# under `flock /tmp/sbx-podman.lock`. Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+UA=sbxt-a UB=sbxt-b
+MADE=
+for u in $UA $UB; do
+	id "$u" >/dev/null 2>&1 && continue
+	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
+done
+STORM=
+cleanup_hook() {
+	local u
+	[ -n "$STORM" ] && kill "$STORM" 2>/dev/null
+	for u in $MADE; do userdel "$u" 2>/dev/null; done
+}
+uid_a=$(id -u $UA) uid_b=$(id -u $UB)
+# env_of OUTPUT VAR: one variable of `sbx request` output.
+env_of() { sed -n "s/^export $2=//p" <<<"$1" | tr -d "'"; }
+main_pid() { $RT inspect --format '{{.State.Pid}}' "$1"; }
+host_uid() { stat -c %u "/proc/$(main_pid "$1")"; }
+ctr() { $RT ps -q --filter "label=sbx.uid=$1" --filter "label=sbx.agent=$2" --filter "label=sbx.service=$3"; }
+# addrs CTR: every address in the container's network namespace.
+addrs() { nsenter -t "$(main_pid "$1")" -n ip -o addr show | awk '{print $2, $4}'; }
+only_loopback() { [ -n "$1" ] && ! grep -qv '^lo ' <<<"$1"; }
+as() { local u=$1; shift; runuser -u "$u" -- "$@"; }
+redis_as() {  # user socket password command...
+	local u=$1 s=$2 p=$3; shift 3
+	as "$u" env REDISCLI_AUTH="$p" redis-cli -s "$s" --user default --no-auth-warning "$@" 2>&1
+}
+
+CONF_EXTRA='[service redis-tcp]
+image = localhost/sbx-redis:7
+port = 6379
+probe = redis
+transport = tcp
+user = default
+database = 0
+env = SBX_PASSWORD={password}
+tmpfs = /srv/redis:rw,size=16m,mode=0700,U,nosuid,nodev,noexec
+env = SBX_RUN_DIR=/srv/redis
+pids = 64
+memory = 128m
+
+[service redis-chatty]
+image = localhost/sbx-redis:7
+port = 6379
+probe = redis
+user = default
+database = 0
+env = SBX_PASSWORD={password}
+tmpfs = /srv/redis:rw,size=16m,mode=0700,U,nosuid,nodev,noexec
+env = SBX_RUN_DIR=/srv/redis
+args = --loglevel verbose'
+write_conf yes
+printf '[project]\nsandbox_services = redis-tcp\n' > "$WORK/projects/tcp.conf"
+printf '[project]\nsandbox_services = redis-chatty\n' > "$WORK/projects/chatty.conf"
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+start_monitor || exit 1
+
+echo "# sockets: only the owner (and root) can enter"
+envA=$(sbx_as $UA request -a a -p demo postgres)
+envB=$(sbx_as $UB request -a b -p demo postgres)
+sockA=$(env_of "$envA" REDIS_SOCKET) pwA=$(env_of "$envA" REDIS_PASSWORD)
+pgdirA=$(env_of "$envA" POSTGRES_HOST) pgpwA=$(env_of "$envA" POSTGRES_PASSWORD)
+dirA=$WORK/run/$uid_a
+check "A's reply names sockets under run_dir/$uid_a" test "${sockA#"$dirA"/}" != "$sockA" -a "${pgdirA#"$dirA"/}" != "$pgdirA"
+check "A reaches its redis over the socket" test "$(redis_as $UA "$sockA" "$pwA" ping)" = PONG
+check "A reaches its postgres over the socket (psql -h DIR)" bash -c "runuser -u $UA -- env PGPASSWORD='$pgpwA' psql -h '$pgdirA' -p 5432 -U sbx -d sbx -tAc 'select 40+2' | grep -qx 42"
+out=$(redis_as $UB "$sockA" "$pwA" ping)
+check "B cannot open A's redis socket, even with the password (EACCES)" grep -q "Permission denied" <<<"$out"
+out=$(as $UB env PGPASSWORD="$pgpwA" PGCONNECT_TIMEOUT=5 psql -h "$pgdirA" -p 5432 -U sbx -d sbx -tAc 'select 1' 2>&1)
+check "B cannot open A's postgres socket, even with the password" grep -q "Permission denied" <<<"$out"
+out=$(as $UB ls "$dirA" 2>&1)
+check "B cannot list A's directory" grep -q "Permission denied" <<<"$out"
+check "A's directory is root's, 0750, with an ACL for A alone" test "$(stat -c '%U %a' "$dirA")" = "root 750" -a "$(getfacl -pn "$dirA" 2>/dev/null | grep -c '^user:[0-9]')" -eq 1 -a "$(getfacl -pn "$dirA" | grep '^user:[0-9]')" = "user:$uid_a:r-x"
+check "run_dir is root's, 0711 (nobody lists it)" test "$(stat -c '%U %a' "$WORK/run")" = "root 711"
+out=$(as $UB ls "$WORK/run" 2>&1)
+check "B cannot list run_dir" grep -q "Permission denied" <<<"$out"
+check "nothing of B's is inside A's directory" test "$(find "$dirA" -user "$uid_b" | wc -l)" -eq 0
+
+echo "# networks"
+ra=$(ctr "$uid_a" a redis) pa=$(ctr "$uid_a" a postgres)
+check "unix: A's redis has nothing but loopback ($(addrs "$ra" | tr '\n' ';'))" only_loopback "$(addrs "$ra")"
+check "unix: A's postgres has nothing but loopback" only_loopback "$(addrs "$pa")"
+check "unix: no port is published" test -z "$($RT port "$ra")$($RT port "$pa")"
+envT=$(sbx_as $UA request -a t -p tcp redis-tcp)
+tport=$(env_of "$envT" REDIS_TCP_PORT) tpw=$(env_of "$envT" REDIS_TCP_PASSWORD)
+rt=$(ctr "$uid_a" t redis-tcp)
+check "tcp: the reply gives 127.0.0.1 and a port" test "$(env_of "$envT" REDIS_TCP_HOST)" = 127.0.0.1 -a -n "$tport"
+check "tcp: the service answers on 127.0.0.1:$tport" test "$(REDISCLI_AUTH=$tpw redis-cli -h 127.0.0.1 -p "$tport" --user default --no-auth-warning ping)" = PONG
+hips=$($RT inspect --format '{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}{{.HostIP}} {{end}}{{end}}' "$rt")
+check "tcp: published on 127.0.0.1 only ($hips)" test "$(tr -d ' ' <<<"$hips")" = 127.0.0.1
+check "tcp: no bridge: the runtime gives the container no IP address" test -z "$($RT inspect --format '{{.NetworkSettings.IPAddress}}' "$rt")"
+# The container's own addresses are never connected to from here: no
+# host interface is in their network, so a packet to one would leave the
+# machine (and slirp4netns's prefixes may even equal the host's own).
+# What must hold is structural: each non-loopback link of the container
+# is a tap device, whose only other end is the user-mode slirp4netns
+# process (not a veth whose peer is on the host or on a bridge).
+links=$(nsenter -t "$(main_pid "$rt")" -n ip -d -o link show | awk -F': ' '$2 != "lo" { print $2 }')
+taps=$(nsenter -t "$(main_pid "$rt")" -n ip -d -o link show | grep -v ': lo:' | grep -c 'tun type tap')
+check "tcp: the container's only non-loopback link is slirp4netns's tap ($(tr '\n' ' ' <<<"$links"))" test "$(wc -l <<<"$links")" -eq 1 -a "$taps" -eq 1
+slirp_of() { pgrep -f "slirp4netns.* $1 tap0" >/dev/null; }
+check "tcp: its network's other end is slirp4netns" slirp_of "$(main_pid "$rt")"
+check "tcp: no bridge or veth on the host for it" test -z "$(ip -o link show type veth; ip -o link show type bridge | grep -i -e podman -e cni)"
+out=$(nsenter -t "$(main_pid "$ra")" -n bash -c "exec 3<>/dev/tcp/127.0.0.1/$tport" 2>&1 && echo reached)
+check "tcp: another sandbox's network cannot reach the published port" lacks reached "$out"
+
+echo "# host uids"
+ua=$(host_uid "$ra") ub=$(host_uid "$(ctr "$uid_b" b redis)") up=$(host_uid "$pa")
+check "two sandboxes' main processes run as different host uids ($ua, $ub)" test -n "$ua" -a -n "$ub" -a "$ua" != "$ub"
+check "and two services of one sandbox too ($ua, $up)" test "$ua" != "$up"
+check "none runs as host root, nor as any uid below 65536" test "$ua" -ge 65536 -a "$ub" -ge 65536 -a "$up" -ge 65536
+
+echo "# a process storm in A's redis"
+$RT exec "$ra" sh -c 'i=0; while [ $i -lt 500 ]; do sleep 300 & i=$((i+1)); done; wait' >/dev/null 2>&1 &
+STORM=$!
+cg_pids() { $RT exec "$ra" sh -c 'ls /proc | grep -c "^[0-9]"' 2>/dev/null || echo full; }
+full() { ! $RT exec "$ra" true >/dev/null 2>&1; }
+wait_until() { local n=$(( $1 * 10 )); shift; while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done; "$@"; }
+wait_until 30 full
+check "the storm filled A's redis to its pids limit (no exec fits)" full
+check "B's sandbox still serves" test "$(redis_as $UB "$(env_of "$envB" REDIS_SOCKET)" "$(env_of "$envB" REDIS_PASSWORD)" ping)" = PONG
+out=$(sbx_as $UB request -a b2 -p demo postgres 2>&1)
+check "B can still be provisioned" grep -q '^export REDIS_SOCKET=' <<<"$out"
+kill "$STORM" 2>/dev/null; wait "$STORM" 2>/dev/null; STORM=
+sbx_as $UA release -a a >/dev/null
+envA=$(sbx_as $UA request -a a -p demo postgres)
+ra=$(ctr "$uid_a" a redis)
+
+echo "# a write storm in A's redis"
+out=$($RT exec "$ra" sh -c 'dd if=/dev/zero of=/srv/redis/fill bs=1M count=200 2>&1; echo rc=$?')
+check "writing 200 MiB to its tmpfs stops at the tmpfs size (ENOSPC)" grep -q "No space left" <<<"$out"
+written=$($RT exec "$ra" stat -c %s /srv/redis/fill)
+check "having written at most 64 MiB ($written bytes)" test "$written" -le $((64 * 1048576))
+out=$($RT exec "$ra" sh -c 'for d in / /tmp /var/tmp /etc /usr; do (: > $d/x) 2>&1; done' 2>&1)
+check "the root file system is read-only everywhere else (/ /tmp /var/tmp /etc /usr)" test "$(grep -c 'Read-only file system' <<<"$out")" -eq 5
+# redis-chatty logs two lines per connection: 30000 connections, ~3 MiB.
+envC=$(sbx_as $UA request -a c -p chatty redis-chatty)
+rc=$(ctr "$uid_a" c redis-chatty)
+logp=$($RT inspect --format '{{.HostConfig.LogConfig.Path}}' "$rc")
+python3 - "$(env_of "$envC" REDIS_CHATTY_SOCKET)" <<'PY'
+import socket, sys
+for _ in range(30000):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()
+PY
+accepted() { $RT logs "$rc" 2>&1 | grep -c 'Accepted connection'; }
+check "the flood reached the container's log ($(accepted) lines of it kept)" test "$(accepted)" -gt 100
+check "3 MiB logged: the log file stays within 1 MiB + a write ($(stat -c %s "$logp") bytes)" test "$(stat -c %s "$logp")" -le $((1048576 + 65536))
+check "the log is capped by the runtime (max-size 1m)" test "$($RT inspect --format '{{.HostConfig.LogConfig.Size}}' "$rc")" = 1MB
+
+echo "# what the agent may do"
+pgA() { PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -tAc "$1" 2>&1; }
+check "the agent's role is not a superuser" test "$(pgA 'select rolsuper from pg_roles where rolname = current_user')" = f
+out=$(pgA "copy (select 1) to program 'id'")
+check "COPY ... TO PROGRAM is refused" grep -q "must be superuser or have privileges of the pg_execute_server_program" <<<"$out"
+out=$(pgA "create schema app; create table app.t(x int); insert into app.t values (1); create extension pgcrypto; select count(*) from app.t")
+check "it creates schemas, tables and trusted extensions" test "$(tail -1 <<<"$out")" = 1
+sockA=$(env_of "$envA" REDIS_SOCKET) pwA=$(env_of "$envA" REDIS_PASSWORD)
+for c in "config get maxmemory" "module list" "shutdown" "acl list"; do
+	# shellcheck disable=SC2086
+	out=$(redis_as $UA "$sockA" "$pwA" $c)
+	check "redis: '$c' is refused (NOPERM)" grep -q NOPERM <<<"$out"
+done
+# DEBUG is off in the server itself (enable-debug-command no), which
+# answers before the ACL would.
+out=$(redis_as $UA "$sockA" "$pwA" debug sleep 0)
+check "redis: 'debug sleep 0' is refused (DEBUG command not allowed)" grep -q "DEBUG command not allowed" <<<"$out"
+check "redis: the data commands work" test "$(redis_as $UA "$sockA" "$pwA" set k v)" = OK
+
+finish
