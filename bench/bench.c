@@ -10,7 +10,8 @@
  *                                clients, targets alternated per round
  *   once SPEC                    one round trip: ms, ok or the error
  *   par N SPEC                   N fresh agents at once: wall ms
- *   byhand NAME PORT KIND -- ARGV  podman run by hand, then poll until ready
+ *   byhand NAME PORT/tcp|SOCKDIR KIND -- ARGV  podman run by hand, then
+ *                                 poll (published port or socket) until ready
  *
  * SPEC is PATH,OP[,AGENT,PROJECT,SERVICE[,K]]. OP is ping, sandbox or
  * release. With K, the agent is AGENT<i % K>, so a run spreads over K
@@ -485,27 +486,37 @@ run(char *const argv[], char *out, size_t cap)
 static int
 cmd_byhand(int argc, char **argv)
 {
-	char out[256], port[16], *colon;
+	char out[256], port[16], sock[256], *colon;
 	char *portv[] = { "podman", "port", argv[0], argv[1], NULL };
 	char *pg[] = { "pg_isready", "-q", "-h", "127.0.0.1", "-p", port,
 	    "-U", getenv("SBX_USER") ? getenv("SBX_USER") : "sbx",
 	    "-d", "postgres", NULL };
-	char *rd[] = { "redis-cli", "--no-auth-warning", "-h", "127.0.0.1",
+	char *rd_tcp[] = { "redis-cli", "--no-auth-warning", "-h", "127.0.0.1",
 	    "-p", port, "--user", "default", "ping", NULL };
+	char *rd_unix[] = { "redis-cli", "--no-auth-warning", "-s", sock,
+	    "--user", "default", "ping", NULL };
+	char **rd = rd_tcp;
 	struct timespec pause = { 0, POLL_NS };
 	int64_t t0;
 	int tries = 0;
 
 	if (argc < 5 || strcmp(argv[3], "--"))
-		die("usage: byhand NAME PORT pg|redis -- podman run ...");
+		die("usage: byhand NAME PORT/tcp|SOCKDIR pg|redis -- podman run ...");
 	t0 = now_ns();
 	if (run(argv + 4, NULL, 0) != 0)
 		die("podman run failed");
-	if (run(portv, out, sizeof(out)) != 0 ||
-	    (colon = strrchr(out, ':')) == NULL)
-		die("podman port: %s", out);
-	strlcpy(port, colon + 1, sizeof(port));
-	port[strcspn(port, "\n")] = '\0';
+	if (argv[1][0] == '/') {	/* a socket directory, as sbx's unix */
+		pg[3] = argv[1];
+		strlcpy(port, "5432", sizeof(port));
+		snprintf(sock, sizeof(sock), "%s/redis.sock", argv[1]);
+		rd = rd_unix;
+	} else {
+		if (run(portv, out, sizeof(out)) != 0 ||
+		    (colon = strrchr(out, ':')) == NULL)
+			die("podman port: %s", out);
+		strlcpy(port, colon + 1, sizeof(port));
+		port[strcspn(port, "\n")] = '\0';
+	}
 	setenv("REDISCLI_AUTH", getenv("SBX_PASSWORD") ?
 	    getenv("SBX_PASSWORD") : "", 1);
 	for (;;) {

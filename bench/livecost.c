@@ -1,8 +1,8 @@
 /*
  * livecost.c - sbx-livecost PID PORT N: the cost of one hit's liveness
  * check, timed on the real code (rt_cli_ops.is_live of
- * privsep/runtime_cli.c: a pidfd poll and a loopback connect per
- * service) against a real container, and against the cheapest loopback
+ * privsep/runtime_cli.c: a pidfd poll and a non-blocking connect, to the
+ * Unix socket or the loopback port, per service) against a real container, and against the cheapest loopback
  * TCP connect + close to a listener in this process, interleaved.
  */
 #include <netinet/in.h>
@@ -79,14 +79,18 @@ main(int argc, char **argv)
 	int lfd;
 
 	if (argc != 4 || (n = strtoul(argv[3], NULL, 10)) == 0)
-		return fprintf(stderr, "usage: sbx-livecost PID PORT N\n"), 2;
+		return fprintf(stderr, "usage: sbx-livecost PID PORT|SOCKET N\n"), 2;
 	a = calloc(n, sizeof(*a));
 	b = calloc(n, sizeof(*b));
 	f = calloc(n, sizeof(*f));
 	sb.svc = &svc;
 	sb.nservices = 1;
 	sb.svc[0].pid = atoi(argv[1]);
-	sb.svc[0].conn.port = (uint32_t)atoi(argv[2]);
+	if (argv[2][0] == '/')
+		strlcpy(sb.svc[0].conn.socket, argv[2],
+		    sizeof(sb.svc[0].conn.socket));
+	else
+		sb.svc[0].conn.port = (uint32_t)atoi(argv[2]);
 	sb.svc[0].pidfd = (int)syscall(SYS_pidfd_open, sb.svc[0].pid, 0);
 	lfd = listener(&sin);
 	if (a == NULL || b == NULL || f == NULL || sb.svc[0].pidfd == -1 ||

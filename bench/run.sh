@@ -42,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 
 # policy/local.conf with our own socket, projects, state_dir and limits.
-write_conf() {  # dir
+write_conf() {  # dir [transport]
 	mkdir -p "$1/projects"
 	sed -e "s|^socket *=.*|socket = $1/sbx.sock|" \
 	    -e "s|^projects *=.*|projects = $1/projects|" \
@@ -50,6 +50,7 @@ write_conf() {  # dir
 	    -e "s|^run_dir *=.*|run_dir = $RUNS/$(basename "$1")|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
+	    -e "s|^transport *=.*|transport = ${2:-unix}|" \
 	    policy/local.conf > "$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"
 	printf '[project]\nsandbox_services = postgres\n' > "$1/projects/pg.conf"
@@ -116,13 +117,13 @@ fig_hits() {  # sock base
 	done
 }
 
-# Liveness cost: rt_cli_ops.is_live on the redis container of agent hit.
+# Liveness cost: rt_cli_ops.is_live on the redis container of agent hit
+# (transport unix: a pidfd poll and a non-blocking connect to its socket).
 fig_live() {
-	local pid port out
+	local pid sock=$RUNS/real/0/hit/redis/redis.sock out
 	pid=$($RT inspect --format '{{.State.Pid}}' sbx-0-hit-redis 2>/dev/null)
-	port=$($RT port sbx-0-hit-redis 6379/tcp 2>/dev/null | sed 's/.*://')
-	if [ -z "$pid" ] || [ -z "$port" ] ||
-	    ! out=$("$BIN/sbx-livecost" "$pid" "$port" "$LIVE_N"); then
+	if [ -z "$pid" ] || [ ! -S "$sock" ] ||
+	    ! out=$("$BIN/sbx-livecost" "$pid" "$sock" "$LIVE_N"); then
 		err "liveness cost"; return
 	fi
 	row "5 liveness check p50 (1 svc)" "$(awk '{print $3}' <<<"$out")" \
@@ -132,16 +133,32 @@ fig_live() {
 }
 
 # The monitor's podman run, by hand: same image and options as
-# runtime_cli.c's run_args() builds from the [service] section.
+# privsep/runtime_argv.c builds from the [service] section, per
+# transport; "bridge" is the set-up before tenant isolation (podman's
+# default bridge network, host user namespace, writable root).
 svc_key() { awk -v s="[service $1]" -v k="$2" '
 	$0 == s { in_s = 1; next } /^\[/ { in_s = 0 }
 	in_s && $1 == k { sub(/^[^=]*= */, ""); print }' "$3"; }
 
-byhand() {  # service kind name conf
-	local s=$1 conf=$4 a=() v
-	a=(podman run -d --name "$3" --label=sbx.bench=1
-	   "--publish=127.0.0.1::$(svc_key "$s" port "$conf")"
-	   --security-opt=no-new-privileges --cap-drop=all
+byhand() {  # service kind name conf transport
+	local s=$1 conf=$4 t=${5:-unix} a=() v port target dir
+	port=$(svc_key "$s" port "$conf")
+	a=(podman run -d --name "$3" --label=sbx.bench=1)
+	case $t in
+	unix)	dir=$WORK/hand/$3; rm -rf "$dir"; mkdir -p -m 0755 "$dir"
+		a+=(--userns=auto --read-only --read-only-tmpfs=false --ipc=none
+		    --log-driver=k8s-file --log-opt=max-size=1m --network=none
+		    "--volume=$dir:/sbx:U" --env=SBX_SOCKET_DIR=/sbx)
+		target=$dir ;;
+	tcp)	a+=(--userns=auto --read-only --read-only-tmpfs=false --ipc=none
+		    --log-driver=k8s-file --log-opt=max-size=1m
+		    --network=slirp4netns:port_handler=slirp4netns
+		    "--publish=127.0.0.1::$port" --env=SBX_LISTEN_TCP=1)
+		target=$port/tcp ;;
+	bridge)	a+=("--publish=127.0.0.1::$port" --env=SBX_LISTEN_TCP=1)
+		target=$port/tcp ;;
+	esac
+	a+=(--security-opt=no-new-privileges --cap-drop=all
 	   "--pids-limit=$(svc_key "$s" pids "$conf")")
 	v=$(svc_key "$s" memory "$conf"); [ -n "$v" ] && a+=("--memory=$v")
 	v=$(svc_key "$s" cpus "$conf"); [ -n "$v" ] && a+=("--cpus=$v")
@@ -152,32 +169,45 @@ byhand() {  # service kind name conf
 	SBX_USER=$(svc_key "$s" user "$conf") \
 	SBX_DATABASE=$(svc_key "$s" database "$conf") \
 	SBX_DATA_DIR=/srv/pgdata SBX_RUN_DIR=/srv/redis \
-	    "$BENCH" byhand "$3" "$(svc_key "$s" port "$conf")/tcp" "$2" -- "${a[@]}"
+	    "$BENCH" byhand "$3" "$target" "$2" -- "${a[@]}"
 }
 
-fig_cold() {  # sock dir
-	local s kind proj i out sbx hand
+# Cold provisions of the monitor at SOCK (its services on TRANSPORT)
+# against the same podman run by hand; for unix also against the bridge.
+fig_cold() {  # sock dir transport
+	local s kind proj i out sbx hand bridge t=$3
 	for s in $COLD_SVCS; do
 		case $s in postgres) kind=pg proj=pg ;; *) kind=redis proj=rd ;; esac
-		: > "$WORK/cold.sbx"; : > "$WORK/cold.hand"
+		: > "$WORK/cold.sbx"; : > "$WORK/cold.hand"; : > "$WORK/cold.bridge"
 		for i in $(seq "$COLD_N"); do
 			if out=$("$BENCH" once "$1,sandbox,cold$i,$proj,$s"); then
 				field ms <<<"$out" >> "$WORK/cold.sbx"
 			else
-				err "cold $s via sbx: $out"
+				err "cold $s via sbx ($t): $out"
 			fi
 			"$BENCH" once "$1,release,cold$i" >/dev/null || err "release cold$i"
-			if out=$(byhand "$s" "$kind" "sbx-bench-hand-$s" "$2/sbx.conf"); then
+			if out=$(byhand "$s" "$kind" "sbx-bench-hand-$s" "$2/sbx.conf" "$t"); then
 				field ms <<<"$out" >> "$WORK/cold.hand"
 			else
-				err "cold $s by hand: $out"
+				err "cold $s by hand ($t): $out"
+			fi
+			$RT rm -f -t 0 "sbx-bench-hand-$s" >/dev/null 2>&1
+			[ "$t" = unix ] || continue
+			if out=$(byhand "$s" "$kind" "sbx-bench-hand-$s" "$2/sbx.conf" bridge); then
+				field ms <<<"$out" >> "$WORK/cold.bridge"
+			else
+				err "cold $s by hand (bridge): $out"
 			fi
 			$RT rm -f -t 0 "sbx-bench-hand-$s" >/dev/null 2>&1
 		done
 		sbx=$(median < "$WORK/cold.sbx"); hand=$(median < "$WORK/cold.hand")
-		row "3 cold $s, median of $COLD_N" "$sbx" "$hand" ms "r <= 1.05" "<= 1.05x"
-		[ "$s" = postgres ] &&
-		    row "3 cold postgres < 1.5 s" "$sbx" "1500" ms "s < 1500" "< 1500 ms"
+		row "3 cold $s $t, median of $COLD_N" "$sbx" "$hand" ms "r <= 1.05" "<= 1.05x"
+		if [ "$t" = unix ]; then
+			bridge=$(median < "$WORK/cold.bridge")
+			row "3 cold $s $t vs bridge by hand" "$sbx" "$bridge" ms "1" "(report)"
+			[ "$s" = postgres ] &&
+			    row "3 cold postgres < 1.5 s" "$sbx" "1500" ms "s < 1500" "< 1500 ms"
+		fi
 	done
 }
 
@@ -258,9 +288,16 @@ if start_monitor "$TOP/$O/sbx-monitor" "$WORK/real"; then
 	REAL=$MON
 	fig_hits "$WORK/real/sbx.sock" "$WORK/base.sock"
 	fig_live
-	fig_cold "$WORK/real/sbx.sock" "$WORK/real"
+	fig_cold "$WORK/real/sbx.sock" "$WORK/real" unix
 	fig_par "$WORK/real/sbx.sock" "$WORK/real"
 	stop_monitor "$REAL"
+fi
+# The same monitor with every service on transport tcp (a monitor
+# starting removes every sbx container: one at a time).
+write_conf "$WORK/tcp" tcp
+if start_monitor "$TOP/$O/sbx-monitor" "$WORK/tcp"; then
+	fig_cold "$WORK/tcp/sbx.sock" "$WORK/tcp" tcp
+	stop_monitor "$MON"
 fi
 fig_double "$WORK/base.sock" "$BASE_PID"
 echo "# $((SECONDS)) s; $(grep -c PASS "$TABLE" 2>/dev/null || echo 0) PASS, $(grep -c MISS "$TABLE" 2>/dev/null || echo 0) MISS, $errors errors"

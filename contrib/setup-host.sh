@@ -169,7 +169,7 @@ chmod 0755 "$W/uid/svc"
 step "a confined container: --userns=auto, read-only root, slirp4netns, a bound socket directory"
 PORT=7781
 if ! podman run -d --name "$CTR" --userns=auto --read-only \
-    --read-only-tmpfs=false --cap-drop=all \
+    --read-only-tmpfs=false --ipc=none --cap-drop=all \
     --security-opt=no-new-privileges --pids-limit=16 --memory=32m \
     --log-driver=k8s-file --log-opt=max-size=1mb \
     --network=slirp4netns:port_handler=slirp4netns \

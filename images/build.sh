@@ -155,7 +155,8 @@ postgres_template() {
 	max_connections = 50
 	shared_buffers = 64MB
 	huge_pages = off
-	dynamic_shared_memory_type = posix
+	# mmap: files under PGDATA (the tmpfs); there is no /dev/shm (--ipc=none)
+	dynamic_shared_memory_type = mmap
 	jit = off
 	fsync = off
 	synchronous_commit = off

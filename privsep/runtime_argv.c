@@ -119,7 +119,7 @@ rt_container_name(char *out, size_t cap, uid_t uid, const char *agent,
  * Confinement (CONTRACT.md, "Reaching a sandbox"): a user namespace of its
  * own (podman takes a free host uid range from its "containers" subuid
  * range for each container), a read-only root with the configured tmpfs
- * as the only writable space, a capped log, no capabilities, and a network
+ * as the only writable space (no /dev/shm), a capped log, no capabilities, and a network
  * of its own: none but loopback for unix; for tcp slirp4netns, whose only
  * way in is the port published on 127.0.0.1 (no bridge address that the
  * host or another container could reach).
@@ -135,6 +135,9 @@ confine(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, "--read-only");
 	if (podman)
 		av_add(a, "--read-only-tmpfs=false");
+	/* No /dev/shm, a writable space beside the tmpfs (and, with a user
+	 * namespace, what podman 4.3 cannot always unmount at rm: EBUSY). */
+	av_add(a, "--ipc=none");
 	av_addf(a, "--log-driver=%s", podman ? "k8s-file" : "json-file");
 	av_addf(a, "--log-opt=max-size=%s", s->log_size);
 	av_add(a, "--security-opt=no-new-privileges");

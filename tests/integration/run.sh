@@ -38,9 +38,10 @@ eval "$env1"
 check "psql and redis-cli work with the returned credentials" uses_sandbox
 check "a subset request got the full set (redis too)" test -n "${REDIS_PASSWORD:-}"
 check "containers are labelled" test "$($RT ps -q --filter label=sbx.agent=a1 --filter label=sbx.uid=0 --filter label=sbx.project=demo --filter label=sbx.service=postgres | wc -l)" -eq 1
-loopback_only() { local p; p=$($RT port "$1"); grep -q '127.0.0.1:' <<<"$p" && ! grep -qv '127.0.0.1:' <<<"$p"; }
-check "postgres publishes on loopback only" loopback_only sbx-0-a1-postgres
-check "redis publishes on loopback only" loopback_only sbx-0-a1-redis
+# transport = unix (policy/local.conf): no network, no published port.
+unix_only() { [ -z "$($RT port "$1")" ] && [ "$($RT inspect --format '{{.HostConfig.NetworkMode}}' "$1")" = none ]; }
+check "postgres has no network and publishes nothing (transport unix)" unix_only sbx-0-a1-postgres
+check "redis has no network and publishes nothing (transport unix)" unix_only sbx-0-a1-redis
 ids1=$(containers a1 0)
 pw1=$POSTGRES_PASSWORD
 env2=$(sbx request -a a1 -p demo postgres redis)

@@ -96,7 +96,7 @@ no_secret(const struct argv_buf *a)
 Test(argv, every_container_is_confined)
 {
 	static const char *const always[] = { "--userns=auto", "--read-only",
-	    "--read-only-tmpfs=false", "--cap-drop=all",
+	    "--read-only-tmpfs=false", "--ipc=none", "--cap-drop=all",
 	    "--security-opt=no-new-privileges", "--pids-limit=256",
 	    "--memory=512m", "--log-driver=k8s-file", "--log-opt=max-size=1m",
 	    "--label=sbx.uid=1000", "--label=sbx.agent=a1",
