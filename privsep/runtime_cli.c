@@ -54,11 +54,11 @@ scrub(char *s, const char *secret)
 	size_t n = strlen(secret);
 	char *p;
 
-	if (n == 0)
+	if (n < 3)	/* secrets are 32 hex digits */
 		return;
 	while ((p = strstr(s, secret)) != NULL) {
-		memcpy(p, "***", 3);
-		memmove(p + 3, p + n, strlen(p + n) + 1);
+		memmove(p + 3, p + n, strlen(p + n) + 1);	/* n >= 3 */
+		p[0] = p[1] = p[2] = '*';
 	}
 }
 

@@ -288,16 +288,28 @@ Test(seccomp_probe, af_inet_socket_allowed)
 	cr_assert_eq(WEXITSTATUS(st), 0, "exit %d", WEXITSTATUS(st));
 }
 
-Test(seccomp_probe, af_unix_socket_kills)
+/* A service's Unix socket (transport unix) is probed too. */
+Test(seccomp_probe, af_unix_socket_allowed)
 {
 	int st;
 
 	if (geteuid() != 0)
 		cr_skip_test("dropping to nobody needs root");
 	st = probe_socket(AF_UNIX);
-	cr_assert(WIFSIGNALED(st), "AF_UNIX socket did not kill the probe "
-	    "(exit %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	cr_assert_eq(WTERMSIG(st), SIGSYS);
+	cr_assert(WIFEXITED(st), "AF_UNIX socket killed the probe (signal "
+	    "%d)", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	cr_assert_eq(WEXITSTATUS(st), 0, "exit %d", WEXITSTATUS(st));
+}
+
+Test(seccomp_probe, af_netlink_socket_kills)
+{
+	int st;
+
+	if (geteuid() != 0)
+		cr_skip_test("dropping to nobody needs root");
+	st = probe_socket(AF_NETLINK);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+	    "AF_NETLINK socket: status %#x", st);
 }
 
 Test(seccomp_probe, af_inet6_socket_kills)
