@@ -44,6 +44,7 @@ check-asan:
 
 integration: all
 	tests/integration/run.sh
+	tests/integration/errors.sh
 
 # cppcheck over the production code; the BSD queue/tree macros are real
 # (libbsd's headers), so the checker sees what the compiler sees.
