@@ -11,8 +11,9 @@
 #     CAP_SYS_RESOURCE, which a container host may not have). An existing
 #     file is edited in place (a copy is kept as containers.conf.sbx-orig),
 #     only those two keys are touched, and what changed is printed;
-#  3. give podman a "containers" range in /etc/subuid and /etc/subgid, from
-#     which --userns=auto takes a host uid range per sandbox;
+#  3. reserve a "containers" range in /etc/subuid and /etc/subgid, from
+#     which the monitor gives each sandbox a host uid range of its own
+#     (userns_base, userns_slots in sbx.conf(5));
 #  4. start a throwaway container exactly as sbx confines a sandbox (own
 #     user namespace, read-only root, no capabilities, slirp4netns network
 #     publishing on 127.0.0.1, a socket directory bound in), connect to it
@@ -122,10 +123,10 @@ fi
 podman info --format 'setup-host.sh: podman {{.Version.Version}}, runtime {{.Host.OCIRuntime.Name}}, network {{.Host.NetworkBackend}}' ||
     die "podman does not work"
 
-# --userns=auto takes each sandbox's host uids from podman's "containers"
-# range. From 2^31 - 1 up (podman's documented range): out of the way of
-# useradd's subordinate ranges (login.defs: 100000-600100000) and of any
-# real user's uid.
+# The monitor maps each sandbox's containers onto 65536 host uids of its
+# own, from userns_base = 2^31 up; reserved here as podman's documented
+# "containers" range (2^31 - 1 up), out of the way of useradd's
+# subordinate ranges (login.defs: 100000-600100000) and of any real uid.
 for f in /etc/subuid /etc/subgid; do
 	grep -q '^containers:' "$f" 2>/dev/null && continue
 	echo 'containers:2147483647:2147483648' >> "$f"
@@ -166,9 +167,13 @@ setfacl -m u:nobody:r-x,g::---,m::r-x,o::--- "$W/uid" 2> "$W/err" ||
     die "cannot set an ACL under $W (the file system needs POSIX ACLs): $(first_line "$W/err")"
 chmod 0755 "$W/uid/svc"
 
-step "a confined container: --userns=auto, read-only root, slirp4netns, a bound socket directory"
+step "a confined container: own uid range, read-only root, slirp4netns, a bound socket directory"
 PORT=7781
-if ! podman run -d --name "$CTR" --userns=auto --read-only \
+# Near the end of the reserved range: no sandbox of a monitor with
+# the default userns_slots is there.
+MAPTO=4294836224
+if ! podman run -d --name "$CTR" --uidmap=0:$MAPTO:65536 \
+    --gidmap=0:$MAPTO:65536 --read-only \
     --read-only-tmpfs=false --ipc=none --cap-drop=all \
     --security-opt=no-new-privileges --pids-limit=16 --memory=32m \
     --log-driver=k8s-file --log-opt=max-size=1mb \
@@ -206,8 +211,8 @@ fi
 "$W/rt-check" tcp "$hport" 2> "$W/err" ||
     die "cannot reach the published port 127.0.0.1:$hport: $(first_line "$W/err")"
 owner=$(stat -c %u "$W/uid/svc/check.sock")
-[ "$owner" -ge 65536 ] ||
-    die "the container ran as host uid $owner, not in a range of its own (--userns=auto)"
+[ "$owner" -eq $((MAPTO + 999)) ] ||
+    die "the container's uid 999 is host uid $owner, not $((MAPTO + 999)) (--uidmap)"
 
 podman rm -f -t 0 "$CTR" >/dev/null 2> "$W/err" ||
     die "podman cannot remove a container: $(first_line "$W/err")"

@@ -120,6 +120,8 @@ entry_free(struct sbx_sandbox *sb)
 
 	if (c->rt.ops->forget != NULL)
 		c->rt.ops->forget(c->rt.impl, sb);
+	if (c->rt.ops->gone != NULL)
+		c->rt.ops->gone(c->rt.impl, sb);
 	RB_REMOVE(sbx_tree, &c->tree, sb);
 	c->count--;
 	svc_free(sb);

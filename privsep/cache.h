@@ -68,6 +68,7 @@ struct sbx_sandbox {
 	int64_t		used_ms;
 	int64_t		started_ms;	/* the runtime job in flight began */
 	uint64_t	generation;	/* bumps on every provision */
+	unsigned	idmap;		/* the runtime's uid range slot, 0 none */
 	TAILQ_HEAD(, sbx_waiter) waiters;
 	struct cache	*cache;
 };
@@ -80,12 +81,15 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  * passwords are filled in) and later call cache_provisioned(). teardown()
  * removes everything held for sb->key and later calls cache_torn_down().
  * is_live() answers at once and must be cheap: it is on the hit path.
+ * forget() drops what the runtime holds open for sb's last provision;
+ * gone() is told that the entry is freed, nothing of it is running.
  */
 struct sbx_runtime_ops {
 	int	(*provision)(void *impl, struct sbx_sandbox *sb);
 	bool	(*is_live)(void *impl, struct sbx_sandbox *sb);
 	int	(*teardown)(void *impl, struct sbx_sandbox *sb);
 	void	(*forget)(void *impl, struct sbx_sandbox *sb);	/* optional */
+	void	(*gone)(void *impl, struct sbx_sandbox *sb);	/* optional */
 };
 
 struct sbx_runtime {

@@ -458,6 +458,8 @@ setup(struct monitor *m, const char *path, int fg)
 		log_warnx("could not remove orphaned sbx containers");
 	workers_init(&m->pool, m->cfg.max_workers);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
+	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1)
+		fatal("uid ranges");
 	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },
 	    (struct cache_limits){ .max_per_uid = m->cfg.max_sandboxes_per_uid,
 	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000 }, now_ms);

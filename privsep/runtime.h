@@ -4,11 +4,13 @@
 
 #include "cache.h"
 #include "config.h"
+#include "idmap.h"
 #include "worker.h"
 
 struct rt_cli {
 	const struct sbx_config	*cfg;
 	struct worker_pool	*pool;
+	struct idmap		 idmap;
 };
 
 extern const struct sbx_runtime_ops rt_cli_ops;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "runtime_argv.h"
 
 const char *const rt_base_env[RT_NBASE_ENV + 1] = {
@@ -117,8 +118,7 @@ rt_container_name(char *out, size_t cap, uid_t uid, const char *agent,
 
 /*
  * Confinement (CONTRACT.md, "Reaching a sandbox"): a user namespace of its
- * own (podman takes a free host uid range from its "containers" subuid
- * range for each container), a read-only root with the configured tmpfs
+ * own (a range of host uids no other live sandbox has, idmap.c), a read-only root with the configured tmpfs
  * as the only writable space (no /dev/shm), a capped log, no capabilities, and a network
  * of its own: none but loopback for unix; for tcp slirp4netns, whose only
  * way in is the port published on 127.0.0.1 (no bridge address that the
@@ -130,8 +130,12 @@ confine(struct argv_buf *a, const struct sbx_config *cfg,
 {
 	bool podman = rt_is_podman(cfg);
 
-	if (podman)
-		av_add(a, "--userns=auto");
+	if (podman && sp->idmap_uid != 0) {
+		av_addf(a, "--uidmap=0:%u:%u", (unsigned)sp->idmap_uid,
+		    IDMAP_SLOT_UIDS);
+		av_addf(a, "--gidmap=0:%u:%u", (unsigned)sp->idmap_uid,
+		    IDMAP_SLOT_UIDS);
+	}
 	av_add(a, "--read-only");
 	if (podman)
 		av_add(a, "--read-only-tmpfs=false");

@@ -6,6 +6,7 @@
 #define SBX_RUNTIME_ARGV_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cache.h"
@@ -28,6 +29,7 @@ struct run_spec {
 	const char		*project;
 	const char		*name;		/* the container's name */
 	const char		*sockdir;	/* host directory, unix transport */
+	uint32_t		 idmap_uid;	/* first host uid; 0: no mapping */
 	const struct sbx_conn	*conn;		/* user, database, password */
 };
 

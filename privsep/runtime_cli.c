@@ -231,7 +231,8 @@ run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
 	struct run_spec sp = { .uid = sb->key.uid, .agent = sb->key.agent,
 	    .project = sb->project, .name = name, .sockdir = dir,
-	    .conn = full };
+	    .conn = full, .idmap_uid = sb->idmap == 0 ? 0 :
+	    idmap_host_uid(cfg->userns_base, sb->idmap) };
 	struct argv_buf a;
 	struct run_result r;
 	int tries, rc = -1;
@@ -507,7 +508,7 @@ outcome_valid(const struct sbx_outcome *o, size_t nservices)
 	return 1;
 }
 
-static void cleanup_spawn(struct rt_cli *, const struct sbx_key *);
+static void cleanup_spawn(struct rt_cli *, struct sbx_sandbox *);
 
 static void
 provision_done(void *arg, const void *result, size_t len)
@@ -523,7 +524,7 @@ provision_done(void *arg, const void *result, size_t len)
 		o.code = SBX_E_RUNTIME_FAILED;
 		snprintf(o.message, sizeof(o.message),
 		    "provisioning did not finish within the deadline.");
-		cleanup_spawn(j->rt, &sb->key);
+		cleanup_spawn(j->rt, sb);
 	} else
 		memcpy(&o, result, sizeof(o));
 	for (i = 0; i < sb->nservices && o.code == SBX_OK; i++)
@@ -532,7 +533,7 @@ provision_done(void *arg, const void *result, size_t len)
 			snprintf(o.message, sizeof(o.message),
 			    "%s exited right after it became ready.",
 			    sb->svc[i].conn.name);
-			cleanup_spawn(j->rt, &sb->key);
+			cleanup_spawn(j->rt, sb);
 		}
 	if (o.code != SBX_OK)
 		for (i = 0; i < sb->nservices; i++)
@@ -547,21 +548,41 @@ provision_done(void *arg, const void *result, size_t len)
 	explicit_bzero(&o, sizeof(o));
 }
 
+/*
+ * A uid range comes back once the runtime said the containers that used
+ * it are gone; otherwise it stays taken (one sandbox's worth of uids)
+ * rather than risk two sandboxes sharing host uids.
+ */
+static void
+idmap_done(struct rt_cli *rt, struct sbx_sandbox *sb, bool removed)
+{
+	if (sb->idmap == 0)
+		return;
+	if (removed)
+		idmap_put(&rt->idmap, sb->idmap);
+	else
+		log_warnx("uid range %u of uid=%u agent=%s stays taken: its "
+		    "containers may still exist", sb->idmap,
+		    (unsigned)sb->key.uid, sb->key.agent);
+	sb->idmap = 0;
+}
+
 static void
 teardown_done(void *arg, const void *result, size_t len)
 {
 	struct prov_job *j = arg;
 	const struct sbx_outcome *o = result;
+	bool ok = result != NULL && len == sizeof(*o) && o->code == SBX_OK;
 
-	if (result == NULL || len != sizeof(*o) || o->code != SBX_OK)
+	if (!ok)
 		log_warnx("teardown uid=%u agent=%s: %s",
 		    (unsigned)j->sb->key.uid, j->sb->key.agent,
 		    result ? "the runtime refused" : "worker failed");
 	else
 		log_info("teardown uid=%u agent=%s project=%s: ok",
 		    (unsigned)j->sb->key.uid, j->sb->key.agent, j->sb->project);
-	if (j->sb != NULL)
-		cache_torn_down(j->sb);
+	idmap_done(j->rt, j->sb, ok);
+	cache_torn_down(j->sb);
 	free(j);
 }
 
@@ -577,10 +598,12 @@ cleanup_done(void *arg, const void *result, size_t len)
 	struct cleanup_job *c = arg;
 	struct sbx_outcome o;
 
-	if (result == NULL || len != sizeof(o))
+	memset(&o, 0, sizeof(o));
+	if (result == NULL || len != sizeof(o)) {
+		o.code = SBX_E_RUNTIME_FAILED;
 		log_warnx("cleanup uid=%u agent=%s: did not finish",
 		    (unsigned)c->shadow.key.uid, c->shadow.key.agent);
-	else {
+	} else {
 		memcpy(&o, result, sizeof(o));
 		o.message[sizeof(o.message) - 1] = '\0';
 		if (o.code != SBX_OK)
@@ -588,23 +611,32 @@ cleanup_done(void *arg, const void *result, size_t len)
 			    (unsigned)c->shadow.key.uid, c->shadow.key.agent,
 			    o.message);
 	}
+	idmap_done(c->job.rt, &c->shadow, o.code == SBX_OK);
 	free(c);
 }
 
+/* The cleanup takes sb's uid range with it: the next provision of the
+ * key gets another while the old containers may still be there. */
 static void
-cleanup_spawn(struct rt_cli *rt, const struct sbx_key *key)
+cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 {
 	struct cleanup_job *c;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		idmap_done(rt, sb, false);
 		return;
-	c->shadow.key = *key;
+	}
+	c->shadow.key = sb->key;
+	c->shadow.idmap = sb->idmap;
+	sb->idmap = 0;
 	c->job.rt = rt;
 	c->job.sb = &c->shadow;
 	if (worker_spawn(rt->pool, sizeof(struct sbx_outcome),
 	    now_ms() + (int64_t)rt->cfg->runtime_timeout * 1000, teardown_body,
-	    &c->job, cleanup_done, c) == -1)
+	    &c->job, cleanup_done, c) == -1) {
+		idmap_done(rt, &c->shadow, false);
 		free(c);
+	}
 }
 
 static int
@@ -635,6 +667,13 @@ rt_provision(void *impl, struct sbx_sandbox *sb)
 
 	if (max_ready == 0)
 		return -1;
+	if (sb->idmap == 0 && rt_is_podman(rt->cfg) &&
+	    (sb->idmap = idmap_take(&rt->idmap)) == 0) {
+		log_warnx("provision uid=%u agent=%s: every one of the %u uid "
+		    "ranges (userns_slots) is taken", (unsigned)sb->key.uid,
+		    sb->key.agent, rt->idmap.nslots);
+		return -1;
+	}
 	/* The worker's own deadlines end first; this one is the backstop. */
 	return start_job(rt, sb, provision_body, provision_done,
 	    ((int64_t)rt->cfg->runtime_timeout * 3 + max_ready + 10) * 1000);
@@ -736,11 +775,20 @@ rt_forget(void *impl, struct sbx_sandbox *sb)
 		}
 }
 
+/* The entry is freed after a failed provision (the worker removed what
+ * it started) or after its teardown (the range is back already). */
+static void
+rt_gone(void *impl, struct sbx_sandbox *sb)
+{
+	idmap_done(impl, sb, true);
+}
+
 const struct sbx_runtime_ops rt_cli_ops = {
 	.provision = rt_provision,
 	.is_live = rt_is_live,
 	.teardown = rt_teardown,
 	.forget = rt_forget,
+	.gone = rt_gone,
 };
 
 int

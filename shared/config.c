@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,10 @@ sbx_key(struct parse *p, const char *k, const char *v)
 		return set_uint(p, k, v, 600, &c->request_timeout);
 	if (!strcmp(k, "runtime_timeout"))
 		return set_uint(p, k, v, 3600, &c->runtime_timeout);
+	if (!strcmp(k, "userns_base"))
+		return set_uint(p, k, v, UINT32_MAX, &c->userns_base);
+	if (!strcmp(k, "userns_slots"))
+		return set_uint(p, k, v, 65535, &c->userns_slots);
 	return perr(p, "unknown key [sbx] %s", k);
 }
 
@@ -348,6 +353,8 @@ defaults(struct sbx_config *c)
 	c->max_workers = 32;
 	c->request_timeout = 5;
 	c->runtime_timeout = 120;
+	c->userns_base = 2147483648u;	/* setup-host.sh's "containers" */
+	c->userns_slots = 4096;
 }
 
 /* Resolve a runtime name through PATH, as execvp would, once. */
@@ -419,6 +426,11 @@ check(struct parse *p)
 	    c->request_timeout == 0 || c->runtime_timeout == 0)
 		return perr(p, "max_children, max_workers, request_timeout and "
 		    "runtime_timeout must be > 0");
+	if (c->userns_base == 0 || c->userns_slots == 0 ||
+	    (uint64_t)c->userns_base + (uint64_t)c->userns_slots * 65536 >
+	    UINT32_MAX)
+		return perr(p, "userns_base and userns_slots must be > 0 and "
+		    "userns_base + userns_slots * 65536 below 2^32");
 	for (i = 0; i < c->nservices; i++)
 		if (!check_service(p, &c->services[i]))
 			return 0;

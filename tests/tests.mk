@@ -16,7 +16,7 @@ test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
-test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c \
+test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
 		    privsep/sockdir.c
 test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
 

@@ -2,12 +2,15 @@
  * test_argv.c - the runtime argv and environment templates
  * (privsep/runtime_argv.c) and the socket directory names
  * (privsep/sockdir.c): what every container is confined with, per
- * transport, and that no secret is ever in an argv.
+ * transport, and that no secret is ever in an argv; the uid ranges of
+ * their user namespaces (privsep/idmap.c).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "runtime_argv.h"
 #include "sockdir.h"
 
@@ -48,7 +51,8 @@ build_unchecked(struct argv_buf *a, enum transport t)
 {
 	struct run_spec sp = { .uid = 1000, .agent = "a1", .project = "demo",
 	    .name = "sbx-1000-a1-postgres",
-	    .sockdir = "/run/sbx/1000/a1/postgres", .conn = &conn };
+	    .sockdir = "/run/sbx/1000/a1/postgres", .conn = &conn,
+	    .idmap_uid = 2147549184u };
 
 	svc.transport = t;
 	rt_argv_run(a, &cfg, &svc, &sp);
@@ -95,7 +99,9 @@ no_secret(const struct argv_buf *a)
 
 Test(argv, every_container_is_confined)
 {
-	static const char *const always[] = { "--userns=auto", "--read-only",
+	static const char *const always[] = {
+	    "--uidmap=0:2147549184:65536", "--gidmap=0:2147549184:65536",
+	    "--read-only",
 	    "--read-only-tmpfs=false", "--ipc=none", "--cap-drop=all",
 	    "--security-opt=no-new-privileges", "--pids-limit=256",
 	    "--memory=512m", "--log-driver=k8s-file", "--log-opt=max-size=1m",
@@ -114,6 +120,7 @@ Test(argv, every_container_is_confined)
 			    t[i], always[j]);
 		cr_assert_not(has_prefix(&a, "--network=bridge"));
 		cr_assert_not(has_prefix(&a, "--privileged"));
+		cr_assert_not(has_prefix(&a, "--userns"));
 		no_secret(&a);
 	}
 }
@@ -188,7 +195,8 @@ Test(argv, docker_gets_no_podman_only_options)
 
 	strcpy(cfg.runtime, "/usr/bin/docker");
 	build(&a, TRANSPORT_UNIX);
-	cr_assert_not(has(&a, "--userns=auto"));
+	cr_assert_not(has_prefix(&a, "--uidmap"));
+	cr_assert_not(has_prefix(&a, "--gidmap"));
 	cr_assert_not(has(&a, "--replace"));
 	cr_assert(has(&a, "--volume=/run/sbx/1000/a1/postgres:/sbx"));
 	cr_assert(has(&a, "--log-driver=json-file"));
@@ -250,4 +258,35 @@ Test(sockdir, short_agents_verbatim_long_ones_hashed_apart, .init = setup)
 	cr_assert_not_null(strchr(d1, '~'));
 	cr_assert_eq(sockdir_key_path(&cfg, 7, "a1", d1, sizeof(d1)), 0);
 	cr_assert_str_eq(d1, "/run/sbx/7/a1");
+}
+
+Test(idmap, every_slot_once_then_none)
+{
+	struct idmap m;
+	unsigned seen[9] = { 0 }, i, s;
+
+	cr_assert_eq(idmap_init(&m, 8), 0);
+	for (i = 0; i < 8; i++) {
+		s = idmap_take(&m);
+		cr_assert(s >= 1 && s <= 8, "slot %u", s);
+		cr_assert_eq(seen[s]++, 0, "slot %u given twice", s);
+	}
+	cr_assert_eq(idmap_take(&m), 0, "a ninth slot out of eight");
+	cr_assert_eq(m.inuse, 8);
+	idmap_put(&m, 5);
+	idmap_put(&m, 5);	/* twice: still one free slot */
+	idmap_put(&m, 0);
+	idmap_put(&m, 9);
+	cr_assert_eq(m.inuse, 7);
+	cr_assert_eq(idmap_take(&m), 5);
+	cr_assert_eq(idmap_take(&m), 0);
+	free(m.used);
+}
+
+Test(idmap, ranges_do_not_overlap)
+{
+	cr_assert_eq(idmap_host_uid(2147483648u, 1), 2147483648u);
+	cr_assert_eq(idmap_host_uid(2147483648u, 2), 2147483648u + 65536);
+	cr_assert_eq(idmap_host_uid(2147483648u, 4096),
+	    2147483648u + 4095u * 65536);
 }

@@ -1,0 +1,25 @@
+/*
+ * idmap.h - host uid ranges for containers' user namespaces, handed out
+ * by the monitor (podman 4.3's --userns=auto deadlocks when several runs
+ * allocate at once; see idmap.c).
+ */
+#ifndef SBX_IDMAP_H
+#define SBX_IDMAP_H
+
+#include <stdint.h>
+
+#define IDMAP_SLOT_UIDS	65536u	/* uids 0-65535 inside the container */
+
+struct idmap {
+	unsigned char	*used;		/* a bitstring of nslots */
+	unsigned	 nslots;
+	unsigned	 inuse;
+};
+
+int		idmap_init(struct idmap *, unsigned nslots);
+unsigned	idmap_take(struct idmap *);	/* 1..nslots, 0 when none */
+void		idmap_put(struct idmap *, unsigned slot);
+/* The first host uid of slot, ranges laid from base (sbx.conf). */
+uint32_t	idmap_host_uid(uint32_t base, unsigned slot);
+
+#endif
