@@ -53,7 +53,7 @@ check "a hit starts no container" test "$(containers a1 0)" = "$ids1"
 # The password goes in a file: a grep pattern in argv would be found.
 no_argv_has() {
 	printf '%s\n' "$1" > "$WORK/needle"
-	for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f" 2>/dev/null; echo; done |
+	for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' 2>/dev/null < "$f"; echo; done |
 	    grep -qF -f "$WORK/needle" && return 1
 	return 0
 }
