@@ -10,8 +10,9 @@
  * clients that dribble their request a byte at a time. Every reply is
  * decoded and compared with the one answer that request must get; every
  * reply must come within its deadline; the monitor's fd count at rest
- * after the load must equal the one before, its RSS not exceed it. Prints the figures and
- * exits 1 on any wrong answer, late answer or growth.
+ * after the load must equal the one before, its RSS not exceed it.
+ * Prints the figures and exits 1 on any wrong answer, late answer or
+ * growth.
  */
 #include <errno.h>
 #include <fcntl.h>
