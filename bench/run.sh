@@ -69,9 +69,11 @@ start_monitor() {  # binary dir
 	return 1
 }
 
-stop_monitor() {  # pid
+stop_monitor() {  # pid: SIGTERM must end it with status 0
+	local rc
 	kill -TERM "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
+	wait "$1" 2>/dev/null; rc=$?
+	[ "$rc" -eq 0 ] || err "monitor $1 exited $rc on SIGTERM"
 }
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -227,8 +229,11 @@ fig_par() {  # sock dir
 		else
 			err "parallel: eight agents: $out"
 		fi
-		"$BENCH" once "$1,release,solo$i" >/dev/null
-		for j in $(seq 0 7); do "$BENCH" once "$1,release,par${i}x$j" >/dev/null; done
+		"$BENCH" once "$1,release,solo$i" >/dev/null || err "release solo$i"
+		for j in $(seq 0 7); do
+			"$BENCH" once "$1,release,par${i}x$j" >/dev/null ||
+			    err "release par${i}x$j"
+		done
 	done
 	o=$(printf '%s\n' "${one[@]}" | median); e=$(printf '%s\n' "${eight[@]}" | median)
 	row "4 8 agents at once (redis), wall" "$e" "$o" ms "r <= 3" "<= 3x one"
@@ -258,11 +263,15 @@ fig_double() {  # base_sock base_pid
 		start_monitor "$BIN/sbx-monitor-double" "$d" || return
 		pids+=("$MON")
 		[ "$n" = 1000 ] && e0=$(rss_kib "$MON")
-		"$BENCH" lat "$n" "$d/sbx.sock,sandbox,e,rd,redis,$n" >/dev/null ||
-		    err "filling $n entries"
+		if ! out=$("$BENCH" lat "$n" "$d/sbx.sock,sandbox,e,rd,redis,$n"); then
+			err "filling $n entries"
+		elif grep -q 'errors [1-9]' <<<"$out"; then
+			err "filling $n entries: $out"
+		fi
 	done
 	m1k=${pids[1]}
 	b=$(pgrep -P "$m1k" -x sbx-broker | head -1)
+	[ -n "$b" ] || err "no broker under monitor $m1k"
 	row "5 monitor RSS, 1000 cached" "$(rss_kib "$m1k")" "$e0" KiB \
 	    "s <= 8192" "<= 8 MiB"
 	row "5 broker parent RSS" "$(rss_kib "$b")" "$(rss_kib "$2")" KiB \
@@ -273,6 +282,7 @@ fig_double() {  # base_sock base_pid
 	    "$WORK/dbl$FILL_BIG/sbx.sock,sandbox,e,rd,redis,$FILL_BIG"); then
 		err "scaling lat"; return
 	fi
+	grep -q 'errors [1-9]' <<<"$out" && err "scaling lat: $(grep 'errors [1-9]' <<<"$out")"
 	m10=$(sed -n 1p <<<"$out" | field p50_us)
 	m1k=$(sed -n 2p <<<"$out" | field p50_us)
 	mbig=$(sed -n 3p <<<"$out" | field p50_us)
@@ -283,7 +293,9 @@ fig_double() {  # base_sock base_pid
 
 echo "# sbx bench $(date -u '+%F %T UTC') on $(hostname), $(nproc) cores$([ "$SMOKE" = 1 ] && echo ', smoke')"
 "$BENCH" serve "$WORK/base.sock" & PIDS+=($!); BASE_PID=$!
-for _ in $(seq 50); do [ -S "$WORK/base.sock" ] && break; sleep 0.02; done
+base_up() { timeout 2 "$BENCH" once "$WORK/base.sock,ping" >/dev/null 2>&1; }
+for _ in $(seq 100); do base_up && break; sleep 0.05; done
+base_up || err "the baseline server did not come up"
 printf '%-36s %12s %12s %7s  %-18s %s\n' figure sbx baseline ratio goal verdict
 write_conf "$WORK/real"
 $RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1

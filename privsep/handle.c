@@ -25,13 +25,19 @@ static void
 handle_available(const struct handler_env *e, uid_t uid,
     const struct sbx_req_available *rq, struct sbx_reply r)
 {
-	const struct project *p = project_find(e->projects, rq->project);
+	const struct project *p;
 	struct sbx_ans a;
 	size_t i;
 
 	answer_ok(&a, SBX_REQ_AVAILABLE);
-	/* The spawn-time probe never fails: anything off is "no sandbox". */
-	if (e->cfg->enabled && p != NULL && p->valid && project_allows(p, uid))
+	/* The spawn-time probe never fails: anything off is "no sandbox".
+	 * Flag off: no project lookup at all (the seed's promise). */
+	if (!e->cfg->enabled) {
+		send_ans(r, &a);
+		return;
+	}
+	p = project_find(e->projects, rq->project);
+	if (p != NULL && p->valid && project_allows(p, uid))
 		for (i = 0; i < p->nservices; i++)
 			strlcpy(a.services[a.nservices++].name, p->services[i],
 			    SBX_SLUG_MAX);
@@ -65,14 +71,16 @@ static void
 handle_sandbox(const struct handler_env *e, uid_t uid,
     const struct sbx_req_sandbox *rq, struct sbx_reply r)
 {
-	const struct project *p = project_find(e->projects, rq->project);
+	const struct project *p;
 	uint32_t i;
 
+	/* The flag first: off means no project lookup at all. */
 	if (!e->cfg->enabled) {
 		refuse(r, uid, rq, SBX_E_DISABLED,
 		    "sandboxes are disabled on this host.");
 		return;
 	}
+	p = project_find(e->projects, rq->project);
 	if (p == NULL || !p->valid) {
 		refuse(r, uid, rq, SBX_E_UNKNOWN_PROJECT, p == NULL ?
 		    "no such project." : "the project's policy file is invalid.");

@@ -102,8 +102,101 @@ rss_kib()  { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
 # Zombie children of a process.
 zombies()  { ps -o stat= --ppid "$1" | grep -c '^Z'; }
 
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds, at
+# most SECONDS; the status of the last try. For a condition that an event
+# makes true (a process gone, a file written), never as a delay.
+wait_for() {
+	local n=$(( $1 * 10 )); shift
+	while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
+	"$@"
+}
+
+# The monitor blocked in poll() (syscall 7, or ppoll 271): every answer
+# it has sent is closed, so its fd count is the count at rest.
+mon_in_poll() {
+	local nr
+	read -r nr _ < "/proc/$MON_PID/syscall" 2>/dev/null &&
+	    { [ "$nr" = 7 ] || [ "$nr" = 271 ]; }
+}
+
+# The gate: a runtime that is podman, except that a `run` for an agent
+# the test holds stops at a known point until the test lets it go.
+#   gate_runtime            writes $GATE/podman; use it as `runtime`
+#   gate_hold AGENT POINT   the next runs for AGENT stop: POINT is
+#                           before (podman run not started) or after
+#                           (podman run done: the container exists, the
+#                           worker has not heard of it)
+#   gate_held AGENT N       true when exactly N runs stopped there
+#   gate_release AGENT      lets each stopped run go, holds no more
+# A stopped run opens the FIFO $GATE/fifo-AGENT (the test holds it open
+# on fd 7, so neither side blocks in open), appends its pid to
+# $GATE/at-AGENT, and reads one line. It is named podman, so the monitor
+# gives it podman's own argv (--replace). Workers run the runtime with a
+# clean environment: the paths are written into it.
+GATE=$WORK/gate
+gate_runtime() {
+	mkdir -p "$GATE"
+	{
+		printf '#!/bin/sh\n# podman with a gate: tests/integration/lib.sh\n'
+		printf "G='%s'\n" "$GATE"
+		cat <<-'EOF'
+		agent= run=
+		for a; do
+			case $a in
+			run) run=1 ;;
+			--label=sbx.agent=*) agent=${a#--label=sbx.agent=} ;;
+			esac
+		done
+		point=
+		[ -n "$run" ] && [ -n "$agent" ] && [ -f "$G/hold-$agent" ] &&
+		    read -r point < "$G/hold-$agent"
+		case $point in
+		before)
+			exec 3< "$G/fifo-$agent"
+			echo $$ >> "$G/at-$agent"
+			read -r _ <&3
+			exec 3<&-
+			;;
+		after)
+			out=$(podman "$@"); rc=$?
+			exec 3< "$G/fifo-$agent"
+			echo $$ >> "$G/at-$agent"
+			read -r _ <&3
+			[ -z "$out" ] || printf '%s\n' "$out"
+			exit $rc
+			;;
+		esac
+		exec podman "$@"
+		EOF
+	} > "$GATE/podman"
+	chmod 0755 "$GATE/podman"
+}
+gate_hold() {
+	rm -f "$GATE/at-$1" "$GATE/fifo-$1"
+	mkfifo "$GATE/fifo-$1"
+	exec 7<>"$GATE/fifo-$1"
+	echo "$2" > "$GATE/hold-$1"
+}
+gate_held() { [ "$(cat "$GATE/at-$1" 2>/dev/null | wc -l)" -eq "$2" ]; }
+gate_release() {
+	local n
+	rm -f "$GATE/hold-$1"
+	n=$(cat "$GATE/at-$1" 2>/dev/null | wc -l)
+	while [ "$n" -gt 0 ]; do echo go >&7; n=$((n - 1)); done
+	exec 7>&-
+	rm -f "$GATE/fifo-$1"
+}
+# On the way out: nothing stays stopped (a failed check may leave a run
+# held, and a stopping monitor waits for its workers).
+gate_open_all() {
+	rm -f "$GATE"/hold-* 2>/dev/null
+	{ for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null
+	exec 7>&-
+}
+
 # A suite may define cleanup_hook to undo its own setup (users, mounts).
 cleanup() {
+	gate_open_all
 	declare -F cleanup_hook >/dev/null && cleanup_hook
 	stop_monitor
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1

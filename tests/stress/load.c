@@ -9,9 +9,10 @@
  * (garbage, wrong types, oversized, truncated then shut), and some slow
  * clients that dribble their request a byte at a time. Every reply is
  * decoded and compared with the one answer that request must get; every
- * reply must come within its deadline; the monitor's fd count and RSS
- * after the load must not exceed those before. Prints the figures and
- * exits 1 on any wrong answer, late answer or growth.
+ * reply must come within its deadline; the monitor's fd count at rest
+ * after the load must equal the one before, its RSS not exceed it.
+ * Prints the figures and exits 1 on any wrong answer, late answer or
+ * growth.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -485,6 +487,33 @@ rss_kib(int pid)
 	return kib;
 }
 
+/*
+ * The monitor at rest: blocked in poll(). It closes each answer socket
+ * right after sending on it, in the same turn of its loop, so once every
+ * client has its reply and the monitor is back in poll, its fd count is
+ * the count at rest. Waits for that, at most 5 s; 0 if never.
+ */
+static int
+at_rest(int pid)
+{
+	char path[64];
+	long nr;
+	FILE *f;
+	int i, ok = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	for (i = 0; i < 500 && !ok; i++) {
+		if ((f = fopen(path, "r")) == NULL)
+			return 0;
+		ok = fscanf(f, "%ld", &nr) == 1 &&
+		    (nr == SYS_poll || nr == SYS_ppoll);
+		fclose(f);
+		if (!ok)
+			usleep(10000);
+	}
+	return ok;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -549,11 +578,17 @@ main(int argc, char *argv[])
 	run(clients, clients * 5 > SLOW_CLIENTS * SLOW_EACH * 2 ?
 	    clients * 5 : SLOW_CLIENTS * SLOW_EACH * 2);
 	reset_counts();
-	usleep(500000);
+	if (!at_rest(pid)) {
+		fprintf(stderr, "the monitor did not come to rest\n");
+		return 1;
+	}
 	fds0 = fd_count(pid);
 	rss0 = rss_kib(pid);
 	wall = run(clients, total);
-	usleep(1000000);	/* let the last answers and reaps settle */
+	if (!at_rest(pid)) {
+		fprintf(stderr, "the monitor did not come to rest\n");
+		return 1;
+	}
 	fds1 = fd_count(pid);
 	rss1 = rss_kib(pid);
 	qsort(G.lat_ms, G.nlat, sizeof(double), cmp_double);
@@ -571,6 +606,6 @@ main(int argc, char *argv[])
 	printf("monitor fds %d -> %d, VmRSS %ld -> %ld KiB (slack %d)\n", fds0,
 	    fds1, rss0, rss1, RSS_SLACK_KIB);
 	fail = G.wrong > 0 || G.late > 0 || G.nlat != total ||
-	    fds1 > fds0 || fds0 < 0 || rss0 < 0 || rss1 > rss0 + RSS_SLACK_KIB;
+	    fds1 != fds0 || fds0 < 0 || rss0 < 0 || rss1 > rss0 + RSS_SLACK_KIB;
 	return fail;
 }

@@ -7,6 +7,7 @@
 #define SBX_FIXTURE_H
 
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cache.h"
 #include "config.h"
@@ -68,6 +69,24 @@ set_project(struct project *p, const char *slug, const char *s1,
 		strlcpy(p->services[p->nservices++], s1, SBX_SLUG_MAX);
 	if (s2 != NULL)
 		strlcpy(p->services[p->nservices++], s2, SBX_SLUG_MAX);
+}
+
+/*
+ * A project table that must never be read: three entries that point at an
+ * inaccessible mapping, so that any project lookup (project_find's bsearch
+ * reads the entries) crashes the test, which Criterion reports as a
+ * failure. An empty or NULL table would prove nothing: project_find
+ * returns before touching an empty one.
+ */
+static void
+poison_projects(void)
+{
+	void *v = mmap(NULL, 3 * sizeof(struct project), PROT_NONE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(v, MAP_FAILED);
+	projects.v = v;
+	projects.n = 3;
 }
 
 static void

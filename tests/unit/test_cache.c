@@ -595,6 +595,7 @@ Test(cache, disabled)
 	struct capture c = { 0 };
 
 	cfg.enabled = false;
+	poison_projects();	/* flag off: no project lookup at all */
 	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
 	ensure(0, "dev-1", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 2);

@@ -61,8 +61,7 @@ Test(seed, test_flag_off_returns_empty_without_project_lookup)
 	struct capture c = { 0 };
 
 	cfg.enabled = false;
-	projects.n = 0;		/* any lookup would find nothing anyway... */
-	projects.v = NULL;	/* ...and a NULL table would crash if read */
+	poison_projects();	/* any project lookup crashes this test */
 	available(1000, "roboco-api", &c);
 	cr_assert_eq(c.n, 1);
 	cr_assert_eq(c.ans[0].code, SBX_OK);
