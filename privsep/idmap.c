@@ -2,10 +2,10 @@
  * idmap.c - host uid ranges for containers' user namespaces.
  * Runs in: the monitor (its loop; no I/O).
  *
- * Every sandbox gets a slot of IDMAP_SLOT_UIDS host uids that no other
- * live sandbox has (CONTRACT.md: containers of different sandboxes never
- * share a host uid), and its containers run with --uidmap/--gidmap onto
- * it. podman could pick the range itself (--userns=auto), but podman
+ * Every sandbox gets a slot, IDMAP_SLOT_UIDS host uids per configured
+ * service, that no other live sandbox has (CONTRACT.md: containers of
+ * different sandboxes never share a host uid; nor do two services of one
+ * sandbox here), and its containers run with --uidmap/--gidmap onto it. podman could pick the range itself (--userns=auto), but podman
  * 4.3's allocation deadlocks when several runs allocate at once: eight
  * parallel provisions all hung until their deadline. A slot comes back
  * only when the runtime said its containers are gone (runtime_cli.c).
@@ -49,7 +49,7 @@ idmap_put(struct idmap *m, unsigned slot)
 }
 
 uint32_t
-idmap_host_uid(uint32_t base, unsigned slot)
+idmap_host_uid(uint32_t base, unsigned slot, unsigned nsvc, unsigned svc)
 {
-	return base + (slot - 1) * IDMAP_SLOT_UIDS;
+	return base + ((slot - 1) * nsvc + svc) * IDMAP_SLOT_UIDS;
 }

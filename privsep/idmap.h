@@ -19,7 +19,12 @@ struct idmap {
 int		idmap_init(struct idmap *, unsigned nslots);
 unsigned	idmap_take(struct idmap *);	/* 1..nslots, 0 when none */
 void		idmap_put(struct idmap *, unsigned slot);
-/* The first host uid of slot, ranges laid from base (sbx.conf). */
-uint32_t	idmap_host_uid(uint32_t base, unsigned slot);
+/*
+ * The first host uid for service number svc (its index in sbx.conf, of
+ * nsvc) of the sandbox holding slot: a slot is nsvc ranges of
+ * IDMAP_SLOT_UIDS, laid from base, so no two containers share a uid.
+ */
+uint32_t	idmap_host_uid(uint32_t base, unsigned slot, unsigned nsvc,
+		    unsigned svc);
 
 #endif

@@ -232,7 +232,8 @@ run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	struct run_spec sp = { .uid = sb->key.uid, .agent = sb->key.agent,
 	    .project = sb->project, .name = name, .sockdir = dir,
 	    .conn = full, .idmap_uid = sb->idmap == 0 ? 0 :
-	    idmap_host_uid(cfg->userns_base, sb->idmap) };
+	    idmap_host_uid(cfg->userns_base, sb->idmap,
+	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) };
 	struct argv_buf a;
 	struct run_result r;
 	int tries, rc = -1;

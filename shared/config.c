@@ -354,7 +354,7 @@ defaults(struct sbx_config *c)
 	c->request_timeout = 5;
 	c->runtime_timeout = 120;
 	c->userns_base = 2147483648u;	/* setup-host.sh's "containers" */
-	c->userns_slots = 4096;
+	c->userns_slots = 1024;	/* 2^30 uids with SBX_MAX_SERVICES */
 }
 
 /* Resolve a runtime name through PATH, as execvp would, once. */
@@ -427,10 +427,10 @@ check(struct parse *p)
 		return perr(p, "max_children, max_workers, request_timeout and "
 		    "runtime_timeout must be > 0");
 	if (c->userns_base == 0 || c->userns_slots == 0 ||
-	    (uint64_t)c->userns_base + (uint64_t)c->userns_slots * 65536 >
-	    UINT32_MAX)
+	    (uint64_t)c->userns_base + (uint64_t)c->userns_slots *
+	    (c->nservices ? c->nservices : 1) * 65536 > UINT32_MAX)
 		return perr(p, "userns_base and userns_slots must be > 0 and "
-		    "userns_base + userns_slots * 65536 below 2^32");
+		    "userns_base + userns_slots * services * 65536 below 2^32");
 	for (i = 0; i < c->nservices; i++)
 		if (!check_service(p, &c->services[i]))
 			return 0;

@@ -75,6 +75,12 @@ set_conf() {
 	fi
 }
 
+# set_transport SERVICE unix|tcp|both: in that service's section of $CONF.
+set_transport() {
+	sed -i -e "/^\[service $1\]\$/,/^\[/{/^transport *=/d}" \
+	    -e "s|^\[service $1\]\$|[service $1]\ntransport = $2|" "$CONF"
+}
+
 # start_monitor [PREFIX...]: start the monitor (PREFIX, e.g. `prlimit
 # --nofile=64`, must exec it so MON_PID stays the monitor) and wait for
 # ping.

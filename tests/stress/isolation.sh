@@ -112,7 +112,17 @@ check "the socket is a socket, root-owned, mode 0666 (socket_mode)" test "$(stat
 check "state_dir is root-owned, mode 0711" test "$(stat -c '%U %a' "$WORK/state")" = "root 711"
 check "state_dir/empty (the broker's chroot) is root-owned 0755 and empty" test "$(stat -c '%U %a' "$WORK/state/empty")" = "root 755" -a -z "$(ls -A "$WORK/state/empty")"
 
-echo "# loopback only"
+echo "# no port at all with the default transport (unix)"
+ports=$($RT ps -q --filter label=sbx.uid | xargs -r $RT port | wc -l)
+check "no container publishes a port ($($RT ps -q --filter label=sbx.uid | wc -l) containers)" test "$ports" -eq 0 -a "$($RT ps -q --filter label=sbx.uid | wc -l)" -ge 4
+
+echo "# loopback only (transport tcp)"
+# A restart reaps every labelled container: the tcp sandboxes are new.
+stop_monitor
+set_transport postgres tcp; set_transport redis tcp
+start_monitor || exit 1
+sbx_as $UA request -a tcp-a -p demo postgres >/dev/null 2>&1
+sbx_as $UB request -a tcp-b -p demo postgres >/dev/null 2>&1
 ext=$(ip -4 -o addr show scope global | awk '{sub("/.*", "", $4); print $4; exit}')
 if [ -z "$ext" ]; then
 	# Loopback only: an address the test owns (TEST-NET-1, never

@@ -285,8 +285,11 @@ Test(idmap, every_slot_once_then_none)
 
 Test(idmap, ranges_do_not_overlap)
 {
-	cr_assert_eq(idmap_host_uid(2147483648u, 1), 2147483648u);
-	cr_assert_eq(idmap_host_uid(2147483648u, 2), 2147483648u + 65536);
-	cr_assert_eq(idmap_host_uid(2147483648u, 4096),
-	    2147483648u + 4095u * 65536);
+	/* Two services configured: slot 1 is services 0 and 1, then slot 2. */
+	cr_assert_eq(idmap_host_uid(2147483648u, 1, 2, 0), 2147483648u);
+	cr_assert_eq(idmap_host_uid(2147483648u, 1, 2, 1), 2147483648u + 65536);
+	cr_assert_eq(idmap_host_uid(2147483648u, 2, 2, 0),
+	    2147483648u + 2 * 65536);
+	cr_assert_eq(idmap_host_uid(2147483648u, 1024, 16, 15),
+	    2147483648u + (1023u * 16 + 15) * 65536);
 }
