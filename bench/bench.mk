@@ -32,10 +32,10 @@ $(BENCH_DIR)/sbx-broker: $(O)/sbx-broker
 bench-bins: all $(BENCH_BINS)
 
 bench: bench-bins
-	flock /tmp/sbx-podman.lock bench/run.sh $(O)
+	$(LOCKED) bench/run.sh $(O)
 
 bench-smoke: bench-bins
-	BENCH_SMOKE=1 flock /tmp/sbx-podman.lock bench/run.sh $(O)
+	BENCH_SMOKE=1 $(LOCKED) bench/run.sh $(O)
 
 EXTRA_TESTS += bench-smoke
 

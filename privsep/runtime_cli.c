@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -339,7 +340,7 @@ max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
 /* Start each service in its own process: they come up in parallel. */
 static pid_t
 svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
-    size_t idx, int64_t deadline, int *rfd)
+    size_t idx, int64_t deadline, int worker_fd, int *rfd)
 {
 	struct svc_result res;
 	int p[2];
@@ -353,7 +354,11 @@ svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		return -1;
 	}
 	if (pid == 0) {
+		/* Only the worker holds its result pipe: if it dies, the
+		 * monitor sees EOF at once, not when this child ends. */
+		close(worker_fd);
 		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		memset(&res, 0, sizeof(res));
 		svc_start(cfg, sb, idx, deadline, &res);
 		_exit(write_all(p[1], &res, sizeof(res), deadline) == 0 ? 0 : 1);
@@ -447,7 +452,7 @@ provision_body(int fd, void *arg)
 		goto out;
 	}
 	for (i = 0; i < sb->nservices; i++)
-		pids[i] = svc_fork(cfg, sb, i, deadline, &fds[i]);
+		pids[i] = svc_fork(cfg, sb, i, deadline, fd, &fds[i]);
 	collect(sb, pids, fds, deadline, &o);
 	for (i = 0; i < sb->nservices; i++) {
 		const struct service_cfg *s = config_service(cfg,

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,9 @@ worker_child_setup(int keep_fd)
 
 	setpgid(0, 0);
 	proc_reset_signals();
+	/* A worker never outlives the monitor: nothing would read it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		_exit(1);
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
@@ -72,6 +76,7 @@ worker_spawn(struct worker_pool *p, size_t result_size, int64_t deadline,
     worker_body body, void *body_arg, worker_done done, void *done_arg)
 {
 	struct worker *w;
+	pid_t monitor = getpid();
 	int pfd[2];
 
 	if (p->n >= p->max) {
@@ -93,6 +98,8 @@ worker_spawn(struct worker_pool *p, size_t result_size, int64_t deadline,
 	if (w->pid == 0) {
 		close(pfd[0]);
 		worker_child_setup(pfd[1]);
+		if (getppid() != monitor)	/* it died before the prctl */
+			_exit(1);
 		if (sc_load_deny("runtime") == -1)
 			_exit(126);
 		body(3, body_arg);

@@ -43,8 +43,8 @@ check-asan:
 	$(MAKE) O=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" check
 
 integration: all
-	tests/integration/run.sh
-	tests/integration/errors.sh
+	$(LOCKED) tests/integration/run.sh
+	$(LOCKED) tests/integration/errors.sh
 
 # cppcheck over the production code; the BSD queue/tree macros are real
 # (libbsd's headers), so the checker sees what the compiler sees.

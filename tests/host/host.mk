@@ -4,7 +4,7 @@
 # the progress line and the status table.  Included by tests/tests.mk.
 # It starts monitors and podman containers: hence the lock.
 host-checks: all
-	flock /tmp/sbx-podman.lock tests/host/run.sh
+	$(LOCKED) tests/host/run.sh
 
 EXTRA_TESTS += host-checks
 

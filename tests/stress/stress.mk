@@ -1,7 +1,6 @@
 # stress.mk - fault injection, load and isolation suites (issue #4), each a
-# script against a real monitor, broker and podman. Root; run them under
-# `flock /tmp/sbx-podman.lock` (not taken here: a make run under the lock
-# would deadlock on a second flock of the same file).
+# script against a real monitor, broker and podman. Root; each takes the
+# host-wide podman lock unless the make already holds it ($(LOCKED)).
 #
 #   make faults      tests/stress/faults.sh
 #   make load        tests/stress/load.sh (builds $(O)/stress-load)
@@ -14,12 +13,12 @@ $(O)/stress-load: tests/stress/load.c
 	    -o $@ $< $(call pl,msgpack) -lpthread
 
 faults: all
-	SBX_BUILD=$(abspath $(O)) tests/stress/faults.sh
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/faults.sh
 load: all $(O)/stress-load
-	SBX_BUILD=$(abspath $(O)) tests/stress/load.sh
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/load.sh
 isolation: all
-	SBX_BUILD=$(abspath $(O)) tests/stress/isolation.sh
-	SBX_BUILD=$(abspath $(O)) tests/stress/tenancy.sh
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/isolation.sh
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/tenancy.sh
 
 EXTRA_TESTS += faults load isolation
 
