@@ -8,7 +8,8 @@
  * Keys come in that order; every value is a slug, a number, a code name
  * of the contract or "-", so a line splits on spaces.  Events: provision,
  * hit, evict, release, expire, refuse (every error answer the monitor
- * gives).  A line never holds a password: none of these functions is ever
+ * gives), adopt and discard (at start: a sandbox that outlived the last
+ * monitor is kept, or torn down with reason=...).  A line never holds a password: none of these functions is ever
  * handed one.
  */
 #ifndef SBX_AUDIT_H
@@ -27,6 +28,8 @@ enum audit_event {
 	AUDIT_RELEASE,
 	AUDIT_EXPIRE,
 	AUDIT_REFUSE,
+	AUDIT_ADOPT,
+	AUDIT_DISCARD,
 };
 
 /*

@@ -518,3 +518,27 @@ cache_busy(const struct cache *c)
 			n++;
 	return n;
 }
+
+struct sbx_sandbox *
+cache_adopt(struct cache *c, uid_t uid, const char *agent,
+    const char *project, const struct sbx_svc *svc, size_t n,
+    int64_t created_ms, int64_t used_ms)
+{
+	struct sbx_sandbox *sb;
+
+	if (n == 0 || n > SBX_MAX_SERVICES || cache_find(c, uid, agent) != NULL ||
+	    (sb = entry_new(c, uid, agent)) == NULL)
+		return NULL;
+	if ((sb->svc = calloc(n, sizeof(*sb->svc))) == NULL) {
+		entry_free(sb);
+		return NULL;
+	}
+	memcpy(sb->svc, svc, n * sizeof(*svc));
+	sb->nservices = n;
+	strlcpy(sb->project, project, sizeof(sb->project));
+	sb->state = SB_READY;
+	sb->generation = 1;	/* a later provision removes what is left */
+	sb->created_ms = created_ms;
+	sb->used_ms = used_ms;
+	return sb;
+}

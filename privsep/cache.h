@@ -69,6 +69,7 @@ struct sbx_sandbox {
 	int64_t		started_ms;	/* the runtime job in flight began */
 	uint64_t	generation;	/* bumps on every provision */
 	unsigned	idmap;		/* the runtime's uid range slot, 0 none */
+	int64_t		touched_ms;	/* the runtime's: record's mtime set */
 	TAILQ_HEAD(, sbx_waiter) waiters;
 	struct cache	*cache;
 };
@@ -128,6 +129,15 @@ struct sbx_sandbox *cache_find(struct cache *, uid_t, const char *agent);
 size_t	cache_status(struct cache *, struct sbx_status_rec *, size_t max);
 size_t	cache_expire(struct cache *);
 size_t	cache_busy(const struct cache *);
+
+/*
+ * A sandbox that outlived the previous monitor (adopt.c): READY at once,
+ * svc[] as recorded (pidfds open). NULL if the key is taken or memory
+ * is short; the caller then tears it down.
+ */
+struct sbx_sandbox *cache_adopt(struct cache *, uid_t, const char *agent,
+	    const char *project, const struct sbx_svc *svc, size_t n,
+	    int64_t created_ms, int64_t used_ms);
 
 /* Completions, called by the runtime. */
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);

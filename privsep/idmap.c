@@ -38,6 +38,17 @@ idmap_take(struct idmap *m)
 	return (unsigned)bit + 1;
 }
 
+int
+idmap_claim(struct idmap *m, unsigned slot)
+{
+	if (slot == 0 || slot > m->nslots ||
+	    bit_test((bitstr_t *)m->used, slot - 1))
+		return -1;
+	bit_set((bitstr_t *)m->used, slot - 1);
+	m->inuse++;
+	return 0;
+}
+
 void
 idmap_put(struct idmap *m, unsigned slot)
 {

@@ -19,6 +19,8 @@ struct idmap {
 int		idmap_init(struct idmap *, unsigned nslots);
 unsigned	idmap_take(struct idmap *);	/* 1..nslots, 0 when none */
 void		idmap_put(struct idmap *, unsigned slot);
+/* Take this very slot (an adopted sandbox's): -1 if out of range or taken. */
+int		idmap_claim(struct idmap *, unsigned slot);
 /*
  * The first host uid for service number svc (its index in sbx.conf, of
  * nsvc) of the sandbox holding slot: a slot is nsvc ranges of

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "adopt.h"
 #include "cache.h"
 #include "config.h"
 #include "dispatch.h"
@@ -31,6 +32,7 @@
 #include "log.h"
 #include "sig.h"
 #include "project.h"
+#include "record.h"
 #include "runtime.h"
 #include "supervise.h"
 
@@ -454,8 +456,8 @@ setup(struct monitor *m, const char *path, int fg)
 		m->reserve[i] = -1;
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	projects_load(&m->cfg, &m->projects);
-	if (runtime_reap_orphans(&m->cfg) == -1)
-		log_warnx("could not remove orphaned sbx containers");
+	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	workers_init(&m->pool, m->cfg.max_workers);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1)
@@ -463,6 +465,9 @@ setup(struct monitor *m, const char *path, int fg)
 	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },
 	    (struct cache_limits){ .max_per_uid = m->cfg.max_sandboxes_per_uid,
 	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000 }, now_ms);
+	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
+		fatalx("cannot list the runtime's containers (%s ps): which "
+		    "sandboxes and uid ranges are in use is unknown", m->cfg.runtime);
 	m->env = (struct handler_env){ .cfg = &m->cfg,
 	    .projects = &m->projects, .cache = &m->cache };
 	TAILQ_INIT(&m->outq);

@@ -15,7 +15,19 @@ struct rt_cli {
 
 extern const struct sbx_runtime_ops rt_cli_ops;
 
-/* At start, before serving: remove every container with sbx labels. */
-int	runtime_reap_orphans(const struct sbx_config *);
+/* A container with sbx labels, as the runtime lists it (adopt.c). */
+struct rt_seen {
+	char	name[SBX_SLUG_MAX * 3];
+	char	agent[SBX_SLUG_MAX];
+	uid_t	uid;
+	int	pid;		/* 0: not running */
+	int	port;		/* published on 127.0.0.1, or 0 */
+};
+
+int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);
+int	runtime_remove_keys(const struct sbx_config *, const struct sbx_key *,
+	    size_t);
+/* Does something listen at c's socket or loopback port? Never waits. */
+bool	rt_listening(const struct sbx_conn *);
 
 #endif

@@ -240,12 +240,30 @@ rt_argv_rm_key(struct argv_buf *a, const struct sbx_config *cfg, uid_t uid,
 	av_addf(a, "label=sbx.agent=%s", agent);
 }
 
+/* podman only: a container left in its storage under this name. */
 void
-rt_argv_rm_all(struct argv_buf *a, const struct sbx_config *cfg)
+rt_argv_rm_storage(struct argv_buf *a, const struct sbx_config *cfg,
+    const char *name)
 {
-	av_rm(a, cfg);
+	av_runtime(a, cfg);
+	av_add(a, "rm");
+	av_add(a, "-f");
+	av_add(a, "--storage");
+	av_add(a, name);
+}
+
+/* "NAME PID UID AGENT [PORTS]", a line per sbx container (adopt.c). */
+void
+rt_argv_list(struct argv_buf *a, const struct sbx_config *cfg)
+{
+	av_runtime(a, cfg);
+	av_add(a, "ps");
+	av_add(a, "-a");
 	av_add(a, "--filter");
 	av_add(a, "label=sbx.uid");
+	av_add(a, "--format");
+	av_add(a, "{{.Names}} {{.Pid}} {{index .Labels \"sbx.uid\"}} "
+	    "{{index .Labels \"sbx.agent\"}} {{.Ports}}");
 }
 
 /* "PID [PORT ]": the main process, and the published port if any. */

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -28,6 +30,7 @@
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
+#include "record.h"
 #include "runtime.h"
 #include "runtime_argv.h"
 #include "scfilter.h"
@@ -171,6 +174,24 @@ remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
 	return 0;
 }
 
+/*
+ * A podman killed in the middle of a run (its worker died with the
+ * monitor) can leave the name taken by a container that is only in its
+ * storage, which neither ps -a nor rm by label sees.
+ */
+static void
+remove_storage(const struct sbx_config *cfg, const char *name,
+    int64_t deadline)
+{
+	struct argv_buf a;
+	struct run_result r;
+
+	rt_argv_rm_storage(&a, cfg, name);
+	if (!a.overflow)
+		run_logged(a.v, (char *const *)(uintptr_t)rt_base_env,
+		    deadline, NULL, &r);
+}
+
 /* "PID [PORT ...]" from inspect: decimal, in range, nothing half-read. */
 static int
 parse_pid_port(const char *s, bool want_port, int *pid, int *port)
@@ -257,9 +278,14 @@ run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	}
 	for (tries = 0; tries < RUN_TRIES; tries++) {
 		if ((rc = run_logged(a.v, envp, deadline, full->password,
-		    &r)) == 0 || strstr(r.err, "address already in use") == NULL)
+		    &r)) == 0)
 			break;
-		remove_key(cfg, &sb->key, deadline, &r);
+		if (strstr(r.err, "address already in use") != NULL)
+			remove_key(cfg, &sb->key, deadline, &r);
+		else if (strstr(r.err, "is already in use") != NULL)
+			remove_storage(cfg, name, deadline);
+		else
+			break;
 	}
 	explicit_bzero(envstore, sizeof(envstore));
 	if (rc == -1)
@@ -541,10 +567,18 @@ provision_done(void *arg, const void *result, size_t len)
 			    sb->svc[i].conn.name);
 			cleanup_spawn(j->rt, sb);
 		}
-	if (o.code != SBX_OK)
+	if (o.code == SBX_OK && record_write(j->rt->cfg, sb, &o) == -1) {
+		o.code = SBX_E_INTERNAL;
+		snprintf(o.message, sizeof(o.message), "the monitor could not "
+		    "record the sandbox (see its log).");
+		cleanup_spawn(j->rt, sb);
+	}
+	if (o.code != SBX_OK) {
+		record_remove(sb->key.uid, sb->key.agent);
 		for (i = 0; i < sb->nservices; i++)
 			if (o.svc[i].pidfd > 0)
 				close(o.svc[i].pidfd);
+	}
 	log_info("provision uid=%u agent=%s project=%s services=%zu: %s%s%s",
 	    (unsigned)sb->key.uid, sb->key.agent, sb->project, sb->nservices,
 	    sbx_code_name(o.code), o.code ? ": " : "",
@@ -587,6 +621,8 @@ teardown_done(void *arg, const void *result, size_t len)
 	else
 		log_info("teardown uid=%u agent=%s project=%s: ok",
 		    (unsigned)j->sb->key.uid, j->sb->key.agent, j->sb->project);
+	if (ok)
+		record_remove(j->sb->key.uid, j->sb->key.agent);
 	idmap_done(j->rt, j->sb, ok);
 	cache_torn_down(j->sb);
 	free(j);
@@ -709,8 +745,8 @@ pid_alive(int pidfd)
  * is refused, or is still pending because the backlog is full, which
  * says that a listener is there. Nothing a tenant does makes it wait.
  */
-static bool
-listening(const struct sbx_conn *c)
+bool
+rt_listening(const struct sbx_conn *c)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 	    .sin_port = htons((uint16_t)c->port),
@@ -761,10 +797,11 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 		s = &sb->svc[i];
 		if (now - s->port_seen_ms < LIVE_PORT_FRESH_MS)
 			continue;
-		if (!listening(&s->conn))
+		if (!rt_listening(&s->conn))
 			return false;
 		s->port_seen_ms = now;
 	}
+	record_touch(sb, now);
 	return true;
 }
 
@@ -797,30 +834,157 @@ const struct sbx_runtime_ops rt_cli_ops = {
 	.gone = rt_gone,
 };
 
+/* Wait for a child of ours until deadline, then kill it. Its status. */
+static int
+wait_child(pid_t pid, int64_t deadline)
+{
+	int pidfd = pidfd_open_pid(pid), status;
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	int64_t left;
+
+	while (pidfd != -1 && (left = deadline - now_ms()) > 0 &&
+	    poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) == 0)
+		;
+	if (pidfd == -1 || deadline - now_ms() <= 0)
+		kill(pid, SIGKILL);
+	if (pidfd != -1)
+		close(pidfd);
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
+/* One line of rt_argv_list's output; 0 when every field is sound. */
+static int
+parse_seen(char *line, struct rt_seen *c)
+{
+	char *f[5] = { NULL }, *save = NULL, *end, *p;
+	long v;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if ((f[i] = strtok_r(i ? NULL : line, " ", &save)) == NULL)
+			break;
+	if (i < 4 || strlcpy(c->name, f[0], sizeof(c->name)) >=
+	    sizeof(c->name) || strlcpy(c->agent, f[3], sizeof(c->agent)) >=
+	    sizeof(c->agent))
+		return -1;
+	errno = 0;
+	v = strtol(f[1], &end, 10);
+	if (errno || *end != '\0' || v < 0 || v > INT_MAX)
+		return -1;
+	c->pid = (int)v;
+	v = strtol(f[2], &end, 10);
+	if (errno || *end != '\0' || v < 0 || v > INT_MAX)
+		return -1;
+	c->uid = (uid_t)v;
+	c->port = 0;
+	if (f[4] != NULL && (p = strstr(f[4], "127.0.0.1:")) != NULL) {
+		v = strtol(p + 10, &end, 10);
+		if (errno || strncmp(end, "->", 2) != 0 || v <= 0 || v > 65535)
+			return -1;
+		c->port = (int)v;
+	}
+	return 0;
+}
+
+static int
+parse_list(char *text, struct rt_seen **out, size_t *n)
+{
+	struct rt_seen *v = NULL, *nv;
+	char *line, *save = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
+				goto fail;
+			v = nv;
+		}
+		if (parse_seen(line, &v[*n]) == -1) {
+			log_warnx("runtime ps: an unexpected line: %.80s", line);
+			goto fail;
+		}
+		(*n)++;
+	}
+	*out = v;
+	return 0;
+fail:
+	free(v);
+	return -1;
+}
+
+#define LIST_MAX	(16u << 20)	/* 16 MiB: far beyond any host */
+
 int
-runtime_reap_orphans(const struct sbx_config *cfg)
+runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
 {
 	struct argv_buf a;
+	struct stat st;
+	char *text;
+	pid_t pid;
+	int fd, status, rc = -1;
+
+	rt_argv_list(&a, cfg);
+	if ((fd = memfd_create("sbx-ps", MFD_CLOEXEC)) == -1 ||
+	    (pid = fork()) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		worker_child_setup(fd);
+		if (dup2(3, STDOUT_FILENO) == -1 || sc_load_deny("runtime") == -1)
+			_exit(126);
+		execve(a.v[0], a.v, (char *const *)(uintptr_t)rt_base_env);
+		_exit(127);
+	}
+	status = wait_child(pid, now_ms() + (int64_t)cfg->runtime_timeout * 1000);
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		log_warnx("runtime %s ps: %s %d (its own words are on the "
+		    "monitor's stderr)", a.v[0], WIFEXITED(status) ?
+		    "exit status" : "killed by signal", WIFEXITED(status) ?
+		    WEXITSTATUS(status) : WTERMSIG(status));
+	else if (fstat(fd, &st) == 0 && st.st_size < LIST_MAX &&
+	    (text = calloc(1, (size_t)st.st_size + 1)) != NULL) {
+		if (pread(fd, text, (size_t)st.st_size, 0) == st.st_size)
+			rc = parse_list(text, out, n);
+		free(text);
+	}
+	close(fd);
+	return rc;
+}
+
+/* Remove every container of these keys, and their directories. */
+int
+runtime_remove_keys(const struct sbx_config *cfg, const struct sbx_key *keys,
+    size_t n)
+{
 	struct run_result r;
 	pid_t pid;
-	int status;
+	size_t i;
+	int status, failed = 0;
 
-	rt_argv_rm_all(&a, cfg);
+	if (n == 0)
+		return 0;
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0) {
 		worker_child_setup(-1);
 		if (sc_load_deny("runtime") == -1)
 			_exit(126);
-		if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env,
-		    now_ms() + (int64_t)cfg->runtime_timeout * 1000, NULL,
-		    &r) == -1)
-			_exit(1);
-		sockdir_remove_all(cfg);	/* no container uses them now */
-		_exit(0);
+		for (i = 0; i < n; i++)
+			if (remove_key(cfg, &keys[i], now_ms() +
+			    (int64_t)cfg->runtime_timeout * 1000, &r) == -1)
+				failed = 1;
+		_exit(failed);
 	}
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	status = wait_child(pid, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
+	    0 : -1;
 }

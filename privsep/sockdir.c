@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -189,9 +190,39 @@ sockdir_remove(const struct sbx_config *cfg, uid_t uid, const char *agent)
 	rmdir(key);	/* <uid>/, when this was its last sandbox */
 }
 
-/* At start, after every labelled container was removed: nothing is left. */
+/* One <uid> directory: every sandbox directory that keep() does not
+ * want goes, then the directory itself if that left it empty. */
+static void
+prune_uid(const char *uidpath, bool (*keep)(void *, const char *), void *arg)
+{
+	char path[SBX_SOCKET_MAX];
+	struct dirent *d;
+	DIR *dir;
+
+	if ((dir = opendir(uidpath)) == NULL) {
+		rm_tree(uidpath);	/* not a directory: not ours */
+		return;
+	}
+	while ((d = readdir(dir)) != NULL) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+		    snprintf(path, sizeof(path), "%s/%s", uidpath,
+		    d->d_name) >= (int)sizeof(path))
+			continue;
+		if (!keep(arg, path))
+			rm_tree(path);
+	}
+	closedir(dir);
+	rmdir(uidpath);
+}
+
+/*
+ * At start, once the sandboxes that outlived the last monitor were
+ * adopted: everything under run_dir that keep() does not name (a
+ * sandbox directory, run_dir/<uid>/<agent>) is a leftover.
+ */
 void
-sockdir_remove_all(const struct sbx_config *cfg)
+sockdir_prune(const struct sbx_config *cfg,
+    bool (*keep)(void *, const char *path), void *arg)
 {
 	char path[SBX_SOCKET_MAX];
 	struct dirent *d;
@@ -200,10 +231,11 @@ sockdir_remove_all(const struct sbx_config *cfg)
 	if ((dir = opendir(cfg->run_dir)) == NULL)
 		return;
 	while ((d = readdir(dir)) != NULL) {
-		if (d->d_name[0] == '.' || snprintf(path, sizeof(path),
-		    "%s/%s", cfg->run_dir, d->d_name) >= (int)sizeof(path))
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+		    snprintf(path, sizeof(path), "%s/%s", cfg->run_dir,
+		    d->d_name) >= (int)sizeof(path))
 			continue;
-		rm_tree(path);
+		prune_uid(path, keep, arg);
 	}
 	closedir(dir);
 }

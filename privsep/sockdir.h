@@ -2,6 +2,7 @@
 #ifndef SBX_SOCKDIR_H
 #define SBX_SOCKDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,7 +20,8 @@ int	sockdir_make(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service, char *err, size_t cap);
 /* Remove everything of the sandbox, and <uid>/ if it is then empty. */
 void	sockdir_remove(const struct sbx_config *, uid_t, const char *agent);
-/* Remove everything under run_dir (at start, no container left). */
-void	sockdir_remove_all(const struct sbx_config *);
+/* At start: remove everything under run_dir that keep() does not name. */
+void	sockdir_prune(const struct sbx_config *,
+	    bool (*keep)(void *, const char *path), void *arg);
 
 #endif

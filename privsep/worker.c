@@ -299,6 +299,10 @@ run_argv(char *const argv[], char *const envp[], int64_t deadline,
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0) {
+		/* The runtime call dies with its worker (and so with the
+		 * monitor): a podman run that outlived them could make a
+		 * container after the next monitor's adoption looked. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
 		if (ex[1] != 3 && (dup2(ex[1], 3) == -1 ||

@@ -150,21 +150,26 @@ start_monitor
 check "flag off: available is empty" test -z "$(sbx available demo)"
 check "flag off: request is disabled" grep -q disabled <<<"$(sbx request -a a9 -p demo postgres 2>&1)"
 
-echo "# orphans after kill -9"
+echo "# a sandbox outlives kill -9 of the monitor and its broker"
 stop_monitor
 write_conf yes
 start_monitor
-sbx request -a orphan -p cache-only redis >/dev/null
-check "a sandbox exists before the crash" test "$(containers orphan 0 | wc -w)" -eq 1
+env3=$(sbx request -a orphan -p cache-only redis)
+ids3=$(containers orphan 0)
+check "a sandbox exists before the crash" test "$(wc -w <<<"$ids3")" -eq 1
+eval "$env3"
+redis_as_env() { REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" --user default --no-auth-warning "$@" 2>&1; }
+redis_as_env set survivor yes >/dev/null
 bpid=$(broker_pid)
 kill -9 "$MON_PID"; wait "$MON_PID" 2>/dev/null; MON_PID=
 # Only our broker: other suites' monitors may run (outside the lock).
 [ -n "$bpid" ] && kill -9 "$bpid" 2>/dev/null
 start_monitor
-check "after kill -9 and a restart no labelled container is left" test "$(labelled)" -eq 0
+check "after kill -9 and a restart the same container is there" test "$(containers orphan 0)" = "$ids3"
 env4=$(sbx request -a orphan -p cache-only redis)
-eval "$env4"
-check "and the restarted monitor provisions again" redis_env_ok
+check "the next request is a hit: the same credentials" test "$env4" = "$env3"
+check "and the data is there" test "$(redis_as_env get survivor)" = yes
+check "the restart was logged as an adoption" grep -q 'audit event=adopt uid=0 agent=orphan project=cache-only services=redis result=ok' "$LOG"
 
 echo "# SIGTERM"
 kill -TERM "$MON_PID"; wait "$MON_PID"; rc=$?; MON_PID=

@@ -14,6 +14,7 @@ $(O)/stress-load: tests/stress/load.c
 
 faults: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/faults.sh
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/restarts.sh
 load: all $(O)/stress-load
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/load.sh
 isolation: all

@@ -1,0 +1,223 @@
+/*
+ * record.c - a live sandbox's record: one root-only file per sandbox in
+ * state_dir/sandboxes, named <uid>-<agent>. Runs in: the monitor.
+ *
+ * Why a file of our own rather than the runtime's record: the runtime
+ * knows which containers run (adopt.c asks it), but not the sandbox
+ * around them: its project, the order of its services, its uid range,
+ * and the passwords, which podman keeps only inside each container's
+ * environment, reachable through inspect's JSON. A fixed-form struct we
+ * wrote ourselves is checked with a size compare and a memchr per
+ * string, as the broker's messages are. The file is written (a temporary
+ * file and rename) after the provision succeeded and before the agent is
+ * answered, so no agent holds credentials that a restart cannot find;
+ * it is removed at teardown; its mtime is the idle clock, touched at most
+ * once a minute on hits. The passwords are on the disk here as they are
+ * in podman's own container config: root-only, mode 0600 in a 0700
+ * directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iox.h"
+#include "log.h"
+#include "record.h"
+#include "slug.h"
+
+#define TOUCH_EVERY_MS	60000
+
+static int dirfd_records = -1;
+
+int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+record_dirfd(void)
+{
+	return dirfd_records;
+}
+
+int
+record_open_dir(const struct sbx_config *cfg, char *err, size_t cap)
+{
+	char path[CFG_STR + 16];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/sandboxes", cfg->state_dir);
+	if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
+	    (dirfd_records = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(dirfd_records, &st) == -1) {
+		snprintf(err, cap, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 077) != 0) {
+		snprintf(err, cap, "%s must be root-owned, mode 0700", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+record_name(char *out, size_t cap, uid_t uid, const char *agent)
+{
+	int n = snprintf(out, cap, "%u-%s", (unsigned)uid, agent);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+static size_t
+record_size(uint32_t nservices)
+{
+	return offsetof(struct record, svc) +
+	    nservices * sizeof(struct record_svc);
+}
+
+/* FNV-1a over the section as parsed: config.c zeroes it first, so the
+ * padding is zero too and the same section hashes the same. */
+uint64_t
+record_confhash(const struct service_cfg *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(*s); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+int
+record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+    const struct sbx_outcome *o)
+{
+	char name[SBX_SLUG_MAX + 16], tmp[SBX_SLUG_MAX + 24];
+	struct record r;
+	size_t i, len;
+	int fd, rc = -1;
+
+	if (dirfd_records == -1 || sb->nservices > SBX_MAX_SERVICES ||
+	    record_name(name, sizeof(name), sb->key.uid, sb->key.agent) == -1)
+		return -1;
+	memset(&r, 0, sizeof(r));
+	r.magic = RECORD_MAGIC;
+	r.version = RECORD_VERSION;
+	r.uid = (uint32_t)sb->key.uid;
+	r.nservices = (uint32_t)sb->nservices;
+	r.idmap = sb->idmap;
+	strlcpy(r.agent, sb->key.agent, sizeof(r.agent));
+	strlcpy(r.project, sb->project, sizeof(r.project));
+	r.created_wall_ms = wall_ms();
+	for (i = 0; i < sb->nservices; i++) {
+		const struct service_cfg *s = config_service(cfg,
+		    sb->svc[i].conn.name);
+
+		r.svc[i].conn = o->svc[i].conn;
+		memcpy(r.svc[i].conn.password, sb->svc[i].conn.password,
+		    sizeof(r.svc[i].conn.password));
+		r.svc[i].confhash = s != NULL ? record_confhash(s) : 0;
+	}
+	len = record_size(r.nservices);
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	if ((fd = openat(dirfd_records, tmp, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) != -1) {
+		rc = write_all(fd, &r, len, now_ms() + 5000);
+		if (close(fd) == -1)
+			rc = -1;
+		if (rc == 0 && renameat(dirfd_records, tmp, dirfd_records,
+		    name) == -1)
+			rc = -1;
+		if (rc == -1)
+			unlinkat(dirfd_records, tmp, 0);
+	}
+	explicit_bzero(&r, sizeof(r));
+	if (rc == -1)
+		log_warn("cannot record sandbox uid=%u agent=%s",
+		    (unsigned)sb->key.uid, sb->key.agent);
+	return rc;
+}
+
+void
+record_remove(uid_t uid, const char *agent)
+{
+	char name[SBX_SLUG_MAX + 16];
+
+	if (dirfd_records != -1 &&
+	    record_name(name, sizeof(name), uid, agent) == 0 &&
+	    unlinkat(dirfd_records, name, 0) == -1 && errno != ENOENT)
+		log_warn("cannot remove the record of uid=%u agent=%s",
+		    (unsigned)uid, agent);
+}
+
+void
+record_touch(struct sbx_sandbox *sb, int64_t now)
+{
+	char name[SBX_SLUG_MAX + 16];
+
+	if (now - sb->touched_ms < TOUCH_EVERY_MS || dirfd_records == -1 ||
+	    record_name(name, sizeof(name), sb->key.uid, sb->key.agent) == -1)
+		return;
+	sb->touched_ms = now;
+	utimensat(dirfd_records, name, NULL, 0);
+}
+
+static int
+str_ok(const char *s, size_t cap)
+{
+	return memchr(s, '\0', cap) != NULL;
+}
+
+static int
+conn_ok(const struct sbx_conn *c)
+{
+	return str_ok(c->name, sizeof(c->name)) &&
+	    str_ok(c->socket, sizeof(c->socket)) &&
+	    str_ok(c->host, sizeof(c->host)) &&
+	    str_ok(c->user, sizeof(c->user)) &&
+	    str_ok(c->password, sizeof(c->password)) &&
+	    str_ok(c->database, sizeof(c->database)) && c->port <= 65535 &&
+	    slug_field_valid(c->name, sizeof(c->name)) &&
+	    c->password[0] != '\0';
+}
+
+/* Our own file, but a file on disk: checked before any field is used. */
+int
+record_read(const char *name, struct record *r, int64_t *used_wall_ms)
+{
+	struct stat st;
+	ssize_t n;
+	uint32_t i;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	if ((fd = openat(dirfd_records, name, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	n = (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != 0) ? -1 : read(fd, r, sizeof(*r));
+	close(fd);
+	if (n < (ssize_t)offsetof(struct record, svc) ||
+	    r->magic != RECORD_MAGIC || r->version != RECORD_VERSION ||
+	    r->nservices == 0 || r->nservices > SBX_MAX_SERVICES ||
+	    (size_t)n != record_size(r->nservices) ||
+	    !slug_field_valid(r->agent, sizeof(r->agent)) ||
+	    !slug_field_valid(r->project, sizeof(r->project)))
+		return -1;
+	for (i = 0; i < r->nservices; i++)
+		if (!conn_ok(&r->svc[i].conn))
+			return -1;
+	*used_wall_ms = (int64_t)st.st_mtim.tv_sec * 1000 +
+	    st.st_mtim.tv_nsec / 1000000;
+	return 0;
+}

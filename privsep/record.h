@@ -1,0 +1,44 @@
+/*
+ * record.h - what the monitor alone knows of a live sandbox, kept in a
+ * root-only file so that a restart can adopt it (adopt.c).
+ */
+#ifndef SBX_RECORD_H
+#define SBX_RECORD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cache.h"
+#include "config.h"
+
+#define RECORD_MAGIC	0x73627872u	/* "sbxr" */
+#define RECORD_VERSION	1
+
+struct record_svc {
+	struct sbx_conn	conn;		/* name, socket, host, port, password */
+	uint64_t	confhash;	/* its [service] section when started */
+};
+
+struct record {
+	uint32_t	magic, version;
+	uint32_t	uid, nservices, idmap;
+	char		agent[SBX_SLUG_MAX];
+	char		project[SBX_SLUG_MAX];
+	int64_t		created_wall_ms;	/* CLOCK_REALTIME */
+	struct record_svc svc[SBX_MAX_SERVICES];	/* nservices written */
+};
+
+/* state_dir/sandboxes, root-only; the descriptor stays open. */
+int	record_open_dir(const struct sbx_config *, char *err, size_t cap);
+/* sb's names and passwords, o's sockets and ports (a provision's). */
+int	record_write(const struct sbx_config *, const struct sbx_sandbox *,
+	    const struct sbx_outcome *);
+void	record_remove(uid_t, const char *agent);
+void	record_touch(struct sbx_sandbox *, int64_t now);
+/* One file of the directory, validated; its mtime is when last used. */
+int	record_read(const char *name, struct record *, int64_t *used_wall_ms);
+int	record_dirfd(void);
+uint64_t record_confhash(const struct service_cfg *);
+int64_t	wall_ms(void);
+
+#endif

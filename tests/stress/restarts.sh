@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# restarts.sh - sandboxes outlive the monitor (CONTRACT.md, sbx-monitor):
+# three uids hold sandboxes with data (a table in postgres, a key in
+# redis); the monitor is restarted 20 times in a row, by SIGTERM, by
+# kill -9 of the monitor alone, and by kill -9 of monitor and broker
+# together. After each start every sandbox is adopted: the next request
+# is a hit with the same credentials, the data is there, and nothing
+# leaked (containers, the monitor's descriptors, socket directories,
+# records). Then what must not be adopted is not: a service whose config
+# changed, a project that no longer opts in. Real monitor, broker and
+# podman; root. Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+UA=sbxt-ra UB=sbxt-rb
+MADE=
+for u in $UA $UB; do
+	id "$u" >/dev/null 2>&1 && continue
+	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
+done
+cleanup_hook() {
+	local u
+	for u in $MADE; do userdel "$u" 2>/dev/null; done
+}
+RESTARTS=${RESTARTS:-20}
+
+# req USER AGENT: `sbx request` as USER (root: directly).
+req() {
+	if [ "$1" = root ]; then sbx request -a "$2" -p demo
+	else sbx_as "$1" request -a "$2" -p demo; fi
+}
+# data_ok ENV: the table and the key written at the start are there.
+data_ok() {
+	local POSTGRES_URL REDIS_SOCKET REDIS_PASSWORD
+	eval "$1"
+	[ "$(psql "$POSTGRES_URL" -Atc 'select x from t' 2>&1)" = 42 ] &&
+	    [ "$(REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" \
+	    --user default --no-auth-warning get k 2>&1)" = v ]
+}
+put_data() {
+	local POSTGRES_URL REDIS_SOCKET REDIS_PASSWORD
+	eval "$1"
+	psql "$POSTGRES_URL" -qc 'create table t(x int); insert into t values (42)' &&
+	    REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" \
+	    --user default --no-auth-warning set k v >/dev/null
+}
+count() { grep -c "audit event=$1 " "$LOG"; }
+records() { ls "$WORK/state/sandboxes" | wc -l; }
+sockdirs() { find "$WORK/run" -mindepth 2 -maxdepth 2 | sort | tr '\n' ' '; }
+rest_fds() { wait_for 5 mon_in_poll && fd_count "$MON_PID"; }
+
+write_conf yes
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+start_monitor || exit 1
+
+echo "# three uids, each a sandbox with data"
+declare -A ENV
+for u in root $UA $UB; do
+	ENV[$u]=$(req "$u" "keep")
+	put_data "${ENV[$u]}" || nok "data written for $u"
+done
+check "three sandboxes, six containers" test "$(labelled)" -eq 6
+ids=$($RT ps -q --filter label=sbx.uid | sort | tr '\n' ' ')
+dirs=$(sockdirs)
+check "three records in state_dir" test "$(records)" -eq 3
+
+echo "# $RESTARTS restarts"
+fail0=$fail fds0= bad=
+for i in $(seq "$RESTARTS"); do
+	case $((i % 3)) in
+	0) how="SIGTERM"; stop_monitor ;;
+	1) how="kill -9 of the monitor"
+	   kill -9 "$MON_PID"; wait "$MON_PID" 2>/dev/null; MON_PID= ;;
+	2) how="kill -9 of monitor and broker"
+	   b=$(broker_pid); kill -9 "$MON_PID" $b
+	   wait "$MON_PID" 2>/dev/null; MON_PID= ;;
+	esac
+	start_monitor || { nok "restart $i ($how): the monitor did not start"; break; }
+	hits0=$(count hit) prov0=$(count provision)
+	for u in root $UA $UB; do
+		e=$(req "$u" keep)
+		[ "$e" = "${ENV[$u]}" ] || bad="$bad $i:$u:creds"
+		data_ok "$e" || bad="$bad $i:$u:data"
+	done
+	[ "$(count hit)" -eq $((hits0 + 3)) ] && [ "$(count provision)" -eq "$prov0" ] ||
+	    bad="$bad $i:not-hits"
+	[ "$($RT ps -aq --filter label=sbx.uid | sort | tr '\n' ' ')" = "$ids" ] ||
+	    bad="$bad $i:containers"
+	[ "$(sockdirs)" = "$dirs" ] && [ "$(records)" -eq 3 ] || bad="$bad $i:files"
+	f=$(rest_fds)
+	[ -n "$fds0" ] || fds0=$f
+	[ "$f" = "$fds0" ] || bad="$bad $i:fds=$f"
+done
+check "after each of $RESTARTS restarts: same credentials, data intact, three hits and no provision, the same six containers, directories and records, $fds0 fds${bad:+ (failed:$bad)}" test -z "$bad"
+check "each start logged its adoption of three" test "$(grep -c 'adopted 3 sandboxes, discarded 0' "$LOG")" -eq "$RESTARTS"
+
+echo "# what is not adopted"
+stop_monitor
+# redis's section changes: every sandbox's redis is discarded, so the
+# whole sandbox goes (a sandbox is adopted whole or not at all).
+sed -i '/^\[service redis\]$/,/^\[/s/^memory = .*/memory = 200m/' "$CONF"
+start_monitor
+check "a changed service section: all three discarded, said why" test "$(grep -c 'audit event=discard .*reason=service_changed' "$LOG")" -eq 3
+check "and their containers, records and directories are gone" test "$(labelled)" -eq 0 -a "$(records)" -eq 0 -a -z "$(sockdirs)"
+e=$(req root keep)
+check "the next request provisions anew: other credentials" test -n "$e" -a "$e" != "${ENV[root]}"
+stop_monitor
+printf '[project]\nsandbox_services = redis\n' > "$WORK/projects/demo.conf"
+start_monitor
+check "a project that no longer opts in to the set: discarded" grep -q 'audit event=discard uid=0 agent=keep project=demo .*reason=set_changed' "$LOG"
+check "nothing left of it" test "$(labelled)" -eq 0 -a "$(records)" -eq 0
+finish
