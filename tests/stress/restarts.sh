@@ -109,4 +109,42 @@ printf '[project]\nsandbox_services = redis\n' > "$WORK/projects/demo.conf"
 start_monitor
 check "a project that no longer opts in to the set: discarded" grep -q 'audit event=discard uid=0 agent=keep project=demo .*reason=set_changed' "$LOG"
 check "nothing left of it" test "$(labelled)" -eq 0 -a "$(records)" -eq 0
+
+echo "# a stop that kills the monitor's whole cgroup and process group"
+# What systemd's stop does to a unit with KillMode=control-group, and
+# what a crash of the session that started the monitor does: every
+# process in the monitor's cgroup and process group is killed -9. The
+# containers and their conmon must not be among them (podman moves
+# conmon to a cgroup of its own), so the next start adopts every sandbox.
+# The pids controller stands for the unit's cgroup (cgroup v1 here).
+CG=/sys/fs/cgroup/pids/sbx-restarts-$$
+stop_monitor
+printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo.conf"
+mkdir "$CG" || nok "cannot make a cgroup $CG"
+cleanup_hook() {
+	local u
+	for u in $MADE; do userdel "$u" 2>/dev/null; done
+	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null
+}
+# Its own session and process group, as systemd gives a service (in
+# this script's own group, the kill below would take the test with it).
+# shellcheck disable=SC2016
+start_monitor setsid sh -c 'echo $$ > "$0"/cgroup.procs && exec "$@"' "$CG"
+for u in root $UA; do ENV[$u]=$(req "$u" cg); put_data "${ENV[$u]}"; done
+before=$($RT ps -q --filter label=sbx.agent=cg | sort | tr '\n' ' ')
+pgid=$(ps -o pgid= -p "$MON_PID" | tr -d ' ')
+check "the monitor leads its own process group and is in the test cgroup; its four containers are not" test "$pgid" = "$MON_PID" -a "$(grep -c . "$CG/cgroup.procs")" -ge 2 -a "$(wc -w <<<"$before")" -eq 4
+[ "$pgid" = "$MON_PID" ] && kill -9 -- "-$pgid" 2>/dev/null
+for _ in 1 2 3; do xargs -r kill -9 < "$CG/cgroup.procs" 2>/dev/null; done
+wait "$MON_PID" 2>/dev/null; MON_PID=
+wait_for 10 test -z "$(cat "$CG/cgroup.procs")"
+check "the cgroup is empty" test -z "$(cat "$CG/cgroup.procs")"
+check "the containers run on" test "$($RT ps -q --filter label=sbx.agent=cg | sort | tr '\n' ' ')" = "$before"
+start_monitor
+ok_all=yes
+for u in root $UA; do
+	e=$(req "$u" cg)
+	[ "$e" = "${ENV[$u]}" ] && data_ok "$e" || ok_all=no
+done
+check "the next start adopts both: same credentials, data intact" test "$ok_all" = yes
 finish
