@@ -24,6 +24,7 @@ static const char *const event_names[] = {
 	[AUDIT_EVICT] = "evict",
 	[AUDIT_ADOPT] = "adopt",
 	[AUDIT_DISCARD] = "discard",
+	[AUDIT_REVOKE] = "revoke",
 	[AUDIT_RELEASE] = "release",
 	[AUDIT_EXPIRE] = "expire",
 	[AUDIT_REFUSE] = "refuse",

@@ -9,7 +9,9 @@
  * of the contract or "-", so a line splits on spaces.  Events: provision,
  * hit, evict, release, expire, refuse (every error answer the monitor
  * gives), adopt and discard (at start: a sandbox that outlived the last
- * monitor is kept, or torn down with reason=...).  A line never holds a password: none of these functions is ever
+ * monitor is kept, or torn down with reason=...), revoke (SIGHUP: the
+ * project no longer offers the sandbox, or some of its services, to its
+ * uid).  A line never holds a password: none of these functions is ever
  * handed one.
  */
 #ifndef SBX_AUDIT_H
@@ -30,6 +32,7 @@ enum audit_event {
 	AUDIT_REFUSE,
 	AUDIT_ADOPT,
 	AUDIT_DISCARD,
+	AUDIT_REVOKE,
 };
 
 /*

@@ -104,13 +104,20 @@ entry_new(struct cache *c, uid_t uid, const char *agent)
 
 /* The services hold passwords: wiped before they go back to malloc. */
 static void
+svc_array_free(struct sbx_svc *v, size_t n)
+{
+	if (v != NULL)
+		explicit_bzero(v, n * sizeof(*v));
+	free(v);
+}
+
+static void
 svc_free(struct sbx_sandbox *sb)
 {
-	if (sb->svc != NULL)
-		explicit_bzero(sb->svc, sb->nservices * sizeof(*sb->svc));
-	free(sb->svc);
-	sb->svc = NULL;
-	sb->nservices = 0;
+	svc_array_free(sb->svc, sb->nservices);
+	svc_array_free(sb->prev, sb->nprev);
+	sb->svc = sb->prev = NULL;
+	sb->nservices = sb->nprev = 0;
 }
 
 static void
@@ -222,6 +229,64 @@ start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	return true;
 }
 
+static ssize_t
+svc_index(const struct sbx_svc *v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i].conn.name, name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/*
+ * The project's set changed under a live sandbox: keep what it still
+ * has (the same containers, passwords and data), start what it lacks,
+ * let the runtime remove what it no longer has. Nothing the agent uses
+ * is touched until the runtime says the new set is up (cache_provisioned).
+ */
+static bool
+start_reshape(struct sbx_sandbox *sb, const struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+	struct sbx_svc *nv;
+	ssize_t j;
+	size_t i;
+
+	if ((nv = calloc(w->nservices, sizeof(*nv))) == NULL)
+		return false;
+	for (i = 0; i < w->nservices; i++) {
+		if ((j = svc_index(sb->svc, sb->nservices,
+		    w->services[i])) >= 0) {
+			nv[i] = sb->svc[j];
+			nv[i].keep = true;
+			continue;
+		}
+		strlcpy(nv[i].conn.name, w->services[i],
+		    sizeof(nv[i].conn.name));
+		secret_fill(nv[i].conn.password, sizeof(nv[i].conn.password));
+		nv[i].pidfd = -1;
+	}
+	sb->prev = sb->svc;
+	sb->nprev = sb->nservices;
+	sb->svc = nv;
+	sb->nservices = w->nservices;
+	sb->generation++;
+	sb->state = SB_PROVISIONING;
+	sb->started_ms = c->clock();
+	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
+		svc_array_free(sb->svc, sb->nservices);
+		sb->svc = sb->prev;
+		sb->nservices = sb->nprev;
+		sb->prev = NULL;
+		sb->nprev = 0;
+		sb->state = SB_READY;
+		return false;
+	}
+	return true;
+}
+
 static bool
 start_teardown(struct sbx_sandbox *sb)
 {
@@ -277,10 +342,31 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		waiter_done(sb, w);
 		return true;
 	}
-	if (sb->state == SB_READY && same_set(sb, w) &&
-	    c->rt.ops->is_live(c->rt.impl, sb)) {
+	if (sb->state == SB_READY && strcmp(sb->project, w->project) != 0) {
+		char msg[SBX_MESSAGE_MAX];
+
+		/* Nothing of the held sandbox goes until it is released. */
+		snprintf(msg, sizeof(msg), "this agent holds a sandbox of "
+		    "project %.63s; release it first.", sb->project);
+		audit_refuse(SBX_REQ_SANDBOX, sb->key.uid, sb->key.agent,
+		    w->project, (const char (*)[SBX_SLUG_MAX])w->services,
+		    w->nservices, SBX_E_CONFLICT);
+		reply_error(w->reply, SBX_REQ_SANDBOX, SBX_E_CONFLICT, msg);
+		waiter_done(sb, w);
+		return true;
+	}
+	if (sb->state == SB_READY && c->rt.ops->is_live(c->rt.impl, sb)) {
 		int64_t now = c->clock(), idle = now - sb->used_ms;
 
+		if (!same_set(sb, w)) {
+			if (start_reshape(sb, w))
+				return false;
+			reply_error(w->reply, SBX_REQ_SANDBOX,
+			    SBX_E_RUNTIME_FAILED, "the runtime could not start "
+			    "provisioning.");
+			waiter_done(sb, w);
+			return true;
+		}
 		sb->used_ms = now;
 		reply_sandbox(sb, w->reply);	/* answer first, then log */
 		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
@@ -289,8 +375,7 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		return true;
 	}
 	if (sb->state == SB_READY)
-		audit_sandbox(AUDIT_EVICT, sb, SBX_OK, "reason=%s",
-		    same_set(sb, w) ? "not_live" : "set_changed");
+		audit_sandbox(AUDIT_EVICT, sb, SBX_OK, "reason=not_live");
 	if (start_provision(sb, w))
 		return false;
 	audit_sandbox(AUDIT_PROVISION, sb, SBX_E_RUNTIME_FAILED, "ms=0");
@@ -404,6 +489,35 @@ cache_release(struct cache *c, uid_t uid, const char *agent,
  * gets its result, success or failure alike: they asked concurrently and
  * exactly one provision ran for all of them.
  */
+/* A reshape ended: the new set, or on failure the old one, as it was. */
+static void
+reshaped(struct sbx_sandbox *sb, const struct sbx_outcome *o)
+{
+	size_t i;
+
+	if (o->code == SBX_OK) {
+		for (i = 0; i < sb->nservices; i++) {
+			char password[SBX_SECRET_MAX];
+
+			memcpy(password, sb->svc[i].conn.password,
+			    sizeof(password));
+			sb->svc[i] = o->svc[i];
+			memcpy(sb->svc[i].conn.password, password,
+			    sizeof(password));
+			explicit_bzero(password, sizeof(password));
+		}
+		svc_array_free(sb->prev, sb->nprev);
+		sb->used_ms = sb->cache->clock();
+	} else {
+		svc_array_free(sb->svc, sb->nservices);
+		sb->svc = sb->prev;
+		sb->nservices = sb->nprev;
+	}
+	sb->prev = NULL;
+	sb->nprev = 0;
+	sb->state = SB_READY;
+}
+
 void
 cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 {
@@ -412,7 +526,9 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 	size_t i;
 
 	strlcpy(project, sb->project, sizeof(project));
-	if (o->code == SBX_OK) {
+	if (sb->prev != NULL)
+		reshaped(sb, o);
+	else if (o->code == SBX_OK) {
 		for (i = 0; i < sb->nservices; i++) {
 			char password[SBX_SECRET_MAX];
 
@@ -541,4 +657,48 @@ cache_adopt(struct cache *c, uid_t uid, const char *agent,
 	sb->created_ms = created_ms;
 	sb->used_ms = used_ms;
 	return sb;
+}
+
+static void
+revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)
+{
+	struct sbx_waiter *w;
+	size_t i;
+
+	if (n == 0) {
+		audit_sandbox(AUDIT_REVOKE, sb, SBX_OK, "services=all");
+		start_teardown(sb);
+		return;
+	}
+	/* A request of our own, with the smaller set, and no one to tell. */
+	if ((w = waiter_new(SBX_REQ_SANDBOX, (struct sbx_reply){ NULL,
+	    NULL })) == NULL)
+		return;
+	strlcpy(w->project, sb->project, sizeof(w->project));
+	w->nservices = n;
+	for (i = 0; i < n; i++)
+		strlcpy(w->services[i], keep[i], sizeof(w->services[i]));
+	audit_sandbox(AUDIT_REVOKE, sb, SBX_OK, "kept=%zu of=%zu", n,
+	    sb->nservices);
+	TAILQ_INSERT_HEAD(&sb->waiters, w, entry);
+	cache_run(sb);
+}
+
+size_t
+cache_revoke(struct cache *c, cache_allowed_fn allowed, void *arg)
+{
+	char keep[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	struct sbx_sandbox *sb, *next;
+	size_t n, count = 0;
+
+	RB_FOREACH_SAFE(sb, sbx_tree, &c->tree, next) {
+		/* Busy entries meet the new policy at their next request. */
+		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters))
+			continue;
+		if ((n = allowed(arg, sb, keep)) >= sb->nservices)
+			continue;
+		revoke_one(sb, keep, n);
+		count++;
+	}
+	return count;
 }

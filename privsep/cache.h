@@ -33,6 +33,7 @@ struct sbx_svc {
 	pid_t		pid;		/* container main process */
 	int		pidfd;		/* -1 when the runtime keeps none */
 	int64_t		port_seen_ms;	/* runtime's: last connect that worked */
+	bool		keep;		/* reshape: running already, not started */
 };
 
 enum sbx_state {
@@ -64,6 +65,8 @@ struct sbx_sandbox {
 	char		project[SBX_SLUG_MAX];
 	size_t		nservices;
 	struct sbx_svc	*svc;		/* nservices, allocated per provision */
+	struct sbx_svc	*prev;		/* during a reshape: the set served */
+	size_t		nprev;
 	int64_t		created_ms;
 	int64_t		used_ms;
 	int64_t		started_ms;	/* the runtime job in flight began */
@@ -79,7 +82,11 @@ RB_HEAD(sbx_tree, sbx_sandbox);
 /*
  * The runtime interface. provision() must first remove whatever the
  * runtime still holds for sb->key, then start sb->svc[] (names and
- * passwords are filled in) and later call cache_provisioned(). teardown()
+ * passwords are filled in) and later call cache_provisioned(). A reshape
+ * (sb->prev set: the project's set grew or shrank) removes nothing but
+ * the services of sb->prev that sb->svc lacks, starts only the services
+ * not marked keep, and reports the kept ones as they are; if it fails,
+ * it removes what it started, and the sandbox goes on as it was. teardown()
  * removes everything held for sb->key and later calls cache_torn_down().
  * is_live() answers at once and must be cheap: it is on the hit path.
  * forget() drops what the runtime holds open for sb's last provision;
@@ -138,6 +145,15 @@ size_t	cache_busy(const struct cache *);
 struct sbx_sandbox *cache_adopt(struct cache *, uid_t, const char *agent,
 	    const char *project, const struct sbx_svc *svc, size_t n,
 	    int64_t created_ms, int64_t used_ms);
+
+/*
+ * SIGHUP: allowed() writes the services of sb that its project still
+ * offers its uid (in sb's order) and returns how many. A sandbox that
+ * keeps none is torn down, one that keeps fewer loses the others.
+ */
+typedef size_t (*cache_allowed_fn)(void *arg, const struct sbx_sandbox *sb,
+    char (*out)[SBX_SLUG_MAX]);
+size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
 
 /* Completions, called by the runtime. */
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);

@@ -235,6 +235,25 @@ reap_children(struct monitor *m)
 			broker_died(&m->broker, now_ms(), m->stopping);
 }
 
+/* cache_revoke()'s question: what may sb keep under the new policies? */
+static size_t
+still_allowed(void *arg, const struct sbx_sandbox *sb,
+    char (*out)[SBX_SLUG_MAX])
+{
+	const struct project *p = project_find(arg, sb->project);
+	size_t i, j, n = 0;
+
+	if (p == NULL || !p->valid || !project_allows(p, sb->key.uid))
+		return 0;
+	for (i = 0; i < sb->nservices; i++)
+		for (j = 0; j < p->nservices; j++)
+			if (!strcmp(sb->svc[i].conn.name, p->services[j])) {
+				strlcpy(out[n++], p->services[j], SBX_SLUG_MAX);
+				break;
+			}
+	return n;
+}
+
 static void
 on_signal(struct monitor *m)
 {
@@ -250,8 +269,10 @@ on_signal(struct monitor *m)
 			if (projects_load(&m->cfg, &fresh) == 0) {
 				projects_free(&m->projects);
 				m->projects = fresh;
-				log_info("reloaded %zu project policies",
-				    fresh.n);
+				log_info("reloaded %zu project policies; %zu "
+				    "sandboxes lose services", fresh.n,
+				    cache_revoke(&m->cache, still_allowed,
+				    &m->projects));
 			}
 			break;
 		case SIGTERM:
@@ -468,6 +489,9 @@ setup(struct monitor *m, const char *path, int fg)
 	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
 		fatalx("cannot list the runtime's containers (%s ps): which "
 		    "sandboxes and uid ranges are in use is unknown", m->cfg.runtime);
+	if (!m->cfg.enabled && m->cache.count > 0)
+		log_info("enabled = no: nothing new is provisioned; %zu adopted "
+		    "sandboxes are left up until released or idle", m->cache.count);
 	m->env = (struct handler_env){ .cfg = &m->cfg,
 	    .projects = &m->projects, .cache = &m->cache };
 	TAILQ_INIT(&m->outq);

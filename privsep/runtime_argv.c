@@ -240,6 +240,14 @@ rt_argv_rm_key(struct argv_buf *a, const struct sbx_config *cfg, uid_t uid,
 	av_addf(a, "label=sbx.agent=%s", agent);
 }
 
+void
+rt_argv_rm_name(struct argv_buf *a, const struct sbx_config *cfg,
+    const char *name)
+{
+	av_rm(a, cfg);
+	av_add(a, name);
+}
+
 /* podman only: a container left in its storage under this name. */
 void
 rt_argv_rm_storage(struct argv_buf *a, const struct sbx_config *cfg,

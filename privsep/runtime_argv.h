@@ -43,6 +43,8 @@ int	rt_env_run(char *envp[], char store[][CFG_STR * 2],
 void	rt_argv_rm_key(struct argv_buf *, const struct sbx_config *,
 	    uid_t, const char *agent);
 void	rt_argv_list(struct argv_buf *, const struct sbx_config *);
+void	rt_argv_rm_name(struct argv_buf *, const struct sbx_config *,
+	    const char *name);
 void	rt_argv_rm_storage(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
 void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,

@@ -192,6 +192,43 @@ remove_storage(const struct sbx_config *cfg, const char *name,
 		    deadline, NULL, &r);
 }
 
+/* One service of a sandbox: its container and its socket directory. */
+static int
+remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
+    const char *service, int64_t deadline)
+{
+	char name[SBX_SLUG_MAX * 3];
+	struct argv_buf a;
+	struct run_result r;
+
+	if (rt_container_name(name, sizeof(name), key->uid, key->agent,
+	    service) == -1)
+		return -1;
+	rt_argv_rm_name(&a, cfg, name);
+	if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
+	    rt_base_env, deadline, NULL, &r) == -1)
+		return -1;
+	sockdir_remove_service(cfg, key->uid, key->agent, service);
+	return 0;
+}
+
+/* A reshape: the services the sandbox had and no longer has. */
+static void
+remove_dropped(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+    int64_t deadline)
+{
+	size_t i, j;
+
+	for (i = 0; i < sb->nprev; i++) {
+		for (j = 0; j < sb->nservices; j++)
+			if (!strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name))
+				break;
+		if (j == sb->nservices)
+			remove_service(cfg, &sb->key, sb->prev[i].conn.name,
+			    deadline);
+	}
+}
+
 /* "PID [PORT ...]" from inspect: decimal, in range, nothing half-read. */
 static int
 parse_pid_port(const char *s, bool want_port, int *pid, int *port)
@@ -403,6 +440,10 @@ collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
 	int status;
 
 	for (i = 0; i < sb->nservices; i++) {
+		if (sb->svc[i].keep) {	/* running already */
+			o->svc[i].pid = sb->svc[i].pid;
+			continue;
+		}
 		memset(&res, 0, sizeof(res));
 		if (pids[i] == -1 || read_full(fds[i], &res, sizeof(res),
 		    deadline) == -1) {
@@ -469,8 +510,11 @@ provision_body(int fd, void *arg)
 
 	memset(&o, 0, sizeof(o));
 	/* podman's run --replace removes a container of the same name in
-	 * the same call: a key's first provision skips the label-wide rm. */
-	if ((sb->generation > 1 || !rt_is_podman(cfg)) &&
+	 * the same call: a key's first provision skips the label-wide rm. A
+	 * reshape removes only what the sandbox no longer has. */
+	if (sb->prev != NULL)
+		remove_dropped(cfg, sb, deadline);
+	else if ((sb->generation > 1 || !rt_is_podman(cfg)) &&
 	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "removing leftover "
@@ -478,18 +522,30 @@ provision_body(int fd, void *arg)
 		goto out;
 	}
 	for (i = 0; i < sb->nservices; i++)
-		pids[i] = svc_fork(cfg, sb, i, deadline, fd, &fds[i]);
+		if (!sb->svc[i].keep)
+			pids[i] = svc_fork(cfg, sb, i, deadline, fd, &fds[i]);
 	collect(sb, pids, fds, deadline, &o);
 	for (i = 0; i < sb->nservices; i++) {
 		const struct service_cfg *s = config_service(cfg,
 		    sb->svc[i].conn.name);
 
+		if (sb->svc[i].keep) {	/* as the agent has it */
+			o.svc[i].conn = sb->svc[i].conn;
+			explicit_bzero(o.svc[i].conn.password,
+			    sizeof(o.svc[i].conn.password));
+			continue;
+		}
 		strlcpy(o.svc[i].conn.name, s->name, SBX_SLUG_MAX);
 		strlcpy(o.svc[i].conn.user, s->user, SBX_SLUG_MAX);
 		strlcpy(o.svc[i].conn.database, s->database, SBX_SLUG_MAX);
 		reach(cfg, sb, s, &o.svc[i].conn);
 	}
-	if (o.code != SBX_OK)
+	if (o.code != SBX_OK && sb->prev != NULL) {
+		for (i = 0; i < sb->nservices; i++)
+			if (!sb->svc[i].keep)
+				remove_service(cfg, &sb->key,
+				    sb->svc[i].conn.name, now_ms() + 30000);
+	} else if (o.code != SBX_OK)
 		remove_key(cfg, &sb->key, now_ms() + 30000, &r);
 out:
 	write_all(fd, &o, sizeof(o), now_ms() + 5000);
@@ -542,6 +598,68 @@ outcome_valid(const struct sbx_outcome *o, size_t nservices)
 
 static void cleanup_spawn(struct rt_cli *, struct sbx_sandbox *);
 
+/*
+ * A provision failed after its containers may have started: remove them.
+ * A whole sandbox by its labels; a reshape only what it started (the
+ * kept services run on, the agent still uses them), by the worker that
+ * already tried, so here it is only logged.
+ */
+static void
+failed_cleanup(struct rt_cli *rt, struct sbx_sandbox *sb)
+{
+	if (sb->prev == NULL)
+		cleanup_spawn(rt, sb);
+	else
+		log_warnx("reshape uid=%u agent=%s: its new containers may be "
+		    "left; the next provision of the key replaces them",
+		    (unsigned)sb->key.uid, sb->key.agent);
+}
+
+/* The pidfds: kept services bring theirs, new ones get one now. */
+static void
+open_pidfds(struct rt_cli *rt, struct sbx_sandbox *sb, struct sbx_outcome *o)
+{
+	size_t i;
+
+	for (i = 0; i < sb->nservices && o->code == SBX_OK; i++) {
+		if (sb->svc[i].keep) {
+			o->svc[i].pidfd = sb->svc[i].pidfd;
+			o->svc[i].port_seen_ms = sb->svc[i].port_seen_ms;
+		} else if ((o->svc[i].pidfd = pidfd_open_pid(o->svc[i].pid)) ==
+		    -1) {
+			o->code = SBX_E_RUNTIME_FAILED;
+			snprintf(o->message, sizeof(o->message),
+			    "%s exited right after it became ready.",
+			    sb->svc[i].conn.name);
+			failed_cleanup(rt, sb);
+		}
+	}
+}
+
+/* Close what the outcome no longer needs: on failure the new services'
+ * pidfds, on a reshape's success those of the services it dropped. */
+static void
+close_pidfds(struct sbx_sandbox *sb, struct sbx_outcome *o)
+{
+	size_t i, j;
+
+	if (o->code != SBX_OK) {
+		for (i = 0; i < sb->nservices; i++)
+			if (!sb->svc[i].keep && o->svc[i].pidfd > 0)
+				close(o->svc[i].pidfd);
+		return;
+	}
+	for (i = 0; i < sb->nprev; i++) {
+		for (j = 0; j < sb->nservices; j++)
+			if (!strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name))
+				break;
+		if (j == sb->nservices && sb->prev[i].pidfd >= 0) {
+			close(sb->prev[i].pidfd);	/* dropped */
+			sb->prev[i].pidfd = -1;
+		}
+	}
+}
+
 static void
 provision_done(void *arg, const void *result, size_t len)
 {
@@ -556,33 +674,26 @@ provision_done(void *arg, const void *result, size_t len)
 		o.code = SBX_E_RUNTIME_FAILED;
 		snprintf(o.message, sizeof(o.message),
 		    "provisioning did not finish within the deadline.");
-		cleanup_spawn(j->rt, sb);
+		failed_cleanup(j->rt, sb);
 	} else
 		memcpy(&o, result, sizeof(o));
-	for (i = 0; i < sb->nservices && o.code == SBX_OK; i++)
-		if ((o.svc[i].pidfd = pidfd_open_pid(o.svc[i].pid)) == -1) {
-			o.code = SBX_E_RUNTIME_FAILED;
-			snprintf(o.message, sizeof(o.message),
-			    "%s exited right after it became ready.",
-			    sb->svc[i].conn.name);
-			cleanup_spawn(j->rt, sb);
-		}
+	open_pidfds(j->rt, sb, &o);
 	if (o.code == SBX_OK && record_write(j->rt->cfg, sb, &o) == -1) {
 		o.code = SBX_E_INTERNAL;
 		snprintf(o.message, sizeof(o.message), "the monitor could not "
 		    "record the sandbox (see its log).");
-		cleanup_spawn(j->rt, sb);
+		failed_cleanup(j->rt, sb);
 	}
-	if (o.code != SBX_OK) {
+	/* A failed reshape leaves the sandbox as it was, its record too. */
+	if (o.code != SBX_OK && sb->prev == NULL)
 		record_remove(sb->key.uid, sb->key.agent);
-		for (i = 0; i < sb->nservices; i++)
-			if (o.svc[i].pidfd > 0)
-				close(o.svc[i].pidfd);
-	}
-	log_info("provision uid=%u agent=%s project=%s services=%zu: %s%s%s",
+	close_pidfds(sb, &o);
+	for (i = 0; i < sb->nservices; i++)
+		o.svc[i].keep = false;
+	log_info("provision uid=%u agent=%s project=%s services=%zu%s: %s%s%s",
 	    (unsigned)sb->key.uid, sb->key.agent, sb->project, sb->nservices,
-	    sbx_code_name(o.code), o.code ? ": " : "",
-	    o.code ? o.message : "");
+	    sb->prev != NULL ? " (reshape)" : "", sbx_code_name(o.code),
+	    o.code ? ": " : "", o.code ? o.message : "");
 	free(j);
 	cache_provisioned(sb, &o);
 	explicit_bzero(&o, sizeof(o));

@@ -190,6 +190,16 @@ sockdir_remove(const struct sbx_config *cfg, uid_t uid, const char *agent)
 	rmdir(key);	/* <uid>/, when this was its last sandbox */
 }
 
+void
+sockdir_remove_service(const struct sbx_config *cfg, uid_t uid,
+    const char *agent, const char *service)
+{
+	char path[SBX_SOCKET_MAX];
+
+	if (sockdir_path(cfg, uid, agent, service, path, sizeof(path)) == 0)
+		rm_tree(path);
+}
+
 /* One <uid> directory: every sandbox directory that keep() does not
  * want goes, then the directory itself if that left it empty. */
 static void

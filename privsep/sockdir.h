@@ -20,6 +20,9 @@ int	sockdir_make(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service, char *err, size_t cap);
 /* Remove everything of the sandbox, and <uid>/ if it is then empty. */
 void	sockdir_remove(const struct sbx_config *, uid_t, const char *agent);
+/* One service's directory, when a reshape dropped the service. */
+void	sockdir_remove_service(const struct sbx_config *, uid_t,
+	    const char *agent, const char *service);
 /* At start: remove everything under run_dir that keep() does not name. */
 void	sockdir_prune(const struct sbx_config *,
 	    bool (*keep)(void *, const char *path), void *arg);

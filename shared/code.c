@@ -10,6 +10,7 @@ static const char *const code_names[SBX_CODE_MAX] = {
 	[SBX_E_UNKNOWN_PROJECT] = "unknown_project",
 	[SBX_E_NOT_OPTED_IN] = "not_opted_in",
 	[SBX_E_FORBIDDEN] = "forbidden",
+	[SBX_E_CONFLICT] = "conflict",
 	[SBX_E_RUNTIME_FAILED] = "runtime_failed",
 	[SBX_E_TIMEOUT] = "timeout",
 	[SBX_E_BUSY] = "busy",

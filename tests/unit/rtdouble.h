@@ -16,6 +16,8 @@
 struct rtd_call {
 	struct sbx_key	key;
 	size_t		nservices;
+	size_t		nkept;		/* a reshape's services kept running */
+	size_t		ndropped;	/* and those it removes */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
 };
 
@@ -39,8 +41,12 @@ rtd_record(struct rtd_call *c, const struct sbx_sandbox *sb)
 	memset(c, 0, sizeof(*c));
 	c->key = sb->key;
 	c->nservices = sb->nservices;
-	for (i = 0; i < sb->nservices; i++)
+	for (i = 0; i < sb->nservices; i++) {
 		strlcpy(c->services[i], sb->svc[i].conn.name, SBX_SLUG_MAX);
+		c->nkept += sb->svc[i].keep;
+	}
+	if (sb->prev != NULL)
+		c->ndropped = sb->nprev - c->nkept;
 }
 
 static void
@@ -54,6 +60,12 @@ rtd_finish(struct rtdouble *d, struct sbx_sandbox *sb)
 	strlcpy(o.message, d->fail_with ? "double says no" : "ok",
 	    sizeof(o.message));
 	for (i = 0; i < sb->nservices; i++) {
+		if (sb->svc[i].keep) {	/* reported as it runs */
+			o.svc[i] = sb->svc[i];
+			o.svc[i].keep = false;
+			memset(o.svc[i].conn.password, 0, SBX_SECRET_MAX);
+			continue;
+		}
 		strlcpy(o.svc[i].conn.name, sb->svc[i].conn.name, SBX_SLUG_MAX);
 		strlcpy(o.svc[i].conn.host, "h", SBX_HOST_MAX);
 		o.svc[i].conn.port = 40000 + d->port_seq++;

@@ -661,16 +661,120 @@ Test(cache, ping_and_unknown_type)
 }
 
 /* A changed service set on a hit re-provisions with the new full set. */
-Test(cache, changed_project_set_reprovisions)
+/* ---- a project's set changes under a live sandbox (issue #15) -------- */
+
+Test(cache, grown_set_starts_only_what_is_missing)
 {
 	struct capture c = { 0 };
+	struct sbx_conn pg;
 
 	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	pg = *conn(&c.ans[0], "postgres");
 	strlcpy(proj[3].services[proj[3].nservices++], "redis", SBX_SLUG_MAX);
 	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 2);
 	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_eq(c.ans[1].nservices, 2);
 	cr_assert_eq(rtd.provisions, 2);
 	cr_assert_eq(rtd.prov[1].nservices, 2);
-	cr_assert_eq(c.ans[1].nservices, 2);
+	cr_assert_eq(rtd.prov[1].nkept, 1, "postgres kept running");
+	cr_assert_eq(rtd.prov[1].ndropped, 0);
+	cr_assert_str_eq(conn(&c.ans[1], "postgres")->password, pg.password);
+	cr_assert_eq(conn(&c.ans[1], "postgres")->port, pg.port);
+	cr_assert_str_neq(conn(&c.ans[1], "redis")->password, pg.password);
+	cr_assert_eq(rtd.teardowns, 0, "nothing torn down");
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, 2, "then a hit");
+	cr_assert_str_eq(conn(&c.ans[2], "redis")->password,
+	    conn(&c.ans[1], "redis")->password);
+}
+
+Test(cache, shrunk_set_drops_only_what_went)
+{
+	struct capture c = { 0 };
+	char pw[SBX_SECRET_MAX];
+
+	ensure(1000, "dev-1", "both", "postgres", NULL, &c);
+	strlcpy(pw, conn(&c.ans[0], "postgres")->password, sizeof(pw));
+	proj[0].nservices = 1;	/* redis no longer offered */
+	ensure(1000, "dev-1", "both", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_eq(c.ans[1].nservices, 1);
+	cr_assert_str_eq(conn(&c.ans[1], "postgres")->password, pw);
+	cr_assert_eq(rtd.prov[1].nkept, 1);
+	cr_assert_eq(rtd.prov[1].ndropped, 1, "redis removed");
+	cr_assert_eq(rtd.teardowns, 0);
+}
+
+Test(cache, failed_reshape_leaves_the_sandbox_as_it_was)
+{
+	struct capture c = { 0 };
+	char pw[SBX_SECRET_MAX];
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	strlcpy(pw, conn(&c.ans[0], "postgres")->password, sizeof(pw));
+	strlcpy(proj[3].services[proj[3].nservices++], "redis", SBX_SLUG_MAX);
+	rtd.fail_with = SBX_E_RUNTIME_FAILED;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED);
+	rtd.fail_with = SBX_OK;
+	proj[3].nservices = 1;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[2]);
+	cr_assert_eq(rtd.provisions, 2, "a hit on the old set");
+	cr_assert_str_eq(conn(&c.ans[2], "postgres")->password, pw);
+	cr_assert_eq(cache.count, 1);
+}
+
+Test(cache, another_project_under_a_held_slug_is_a_conflict)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "both", "postgres", NULL, &c);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_CONFLICT);
+	cr_assert_not_null(strstr(c.ans[1].message, "project both"),
+	    "names the held project: %s", c.ans[1].message);
+	cr_assert_eq(rtd.provisions, 1);
+	cr_assert_eq(rtd.teardowns, 0, "nothing torn down");
+	ensure(1000, "dev-1", "both", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[2]);
+	cr_assert_eq(rtd.provisions, 1, "the held sandbox is still a hit");
+	release(1000, "dev-1", &c);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[4]);
+	cr_assert_eq(rtd.provisions, 2, "after release, the other project");
+}
+
+static size_t allowed_n;
+static size_t
+allowed_first(void *arg, const struct sbx_sandbox *sb,
+    char (*out)[SBX_SLUG_MAX])
+{
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < allowed_n && i < sb->nservices; i++)
+		strlcpy(out[i], sb->svc[i].conn.name, SBX_SLUG_MAX);
+	return i;
+}
+
+Test(cache, revoke_drops_services_or_whole_sandboxes)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	ensure(1001, "b", "both", "postgres", NULL, &c);
+	allowed_n = 2;
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 0);
+	allowed_n = 1;
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 2);
+	cr_assert_eq(rtd.provisions, 4, "two reshapes");
+	cr_assert_eq(rtd.prov[2].ndropped, 1);
+	cr_assert_eq(rtd.teardowns, 0);
+	cr_assert_eq(c.n, 2, "no one is answered for a revocation");
+	allowed_n = 0;
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 2);
+	cr_assert_eq(rtd.teardowns, 2);
+	cr_assert_eq(cache.count, 0);
 }

@@ -1275,6 +1275,7 @@ Test(wire_reply, pack_error_every_code)
 		[SBX_E_UNKNOWN_PROJECT] = "unknown_project",
 		[SBX_E_NOT_OPTED_IN] = "not_opted_in",
 		[SBX_E_FORBIDDEN] = "forbidden",
+		[SBX_E_CONFLICT] = "conflict",
 		[SBX_E_RUNTIME_FAILED] = "runtime_failed",
 		[SBX_E_TIMEOUT] = "timeout",
 		[SBX_E_BUSY] = "busy",
