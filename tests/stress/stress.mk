@@ -15,6 +15,7 @@ $(O)/stress-load: tests/stress/load.c
 faults: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/faults.sh
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/restarts.sh
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/reshape.sh
 load: all $(O)/stress-load
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/load.sh
 isolation: all

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# reshape.sh - a project's set changes under live sandboxes, and nothing
+# the agent uses is lost (issue #15, "changes without loss"): the set
+# grows (redis, then postgres too: only postgres starts, redis keeps its
+# container, password and keys), shrinks (only the service that went is
+# removed), and the same agent slug asks for another project (conflict,
+# nothing torn down). SIGHUP revokes what a project no longer offers.
+# Real monitor, broker and podman; root. Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+project() { printf '[project]\nsandbox_services = %s\n' "$2" > "$WORK/projects/$1.conf"; }
+rcli() {  # env command...: redis-cli over the sandbox's socket
+	local REDIS_SOCKET REDIS_PASSWORD e=$1; shift
+	eval "$e"
+	REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" --user default --no-auth-warning "$@" 2>&1
+}
+pq() {  # env sql
+	local POSTGRES_URL
+	eval "$1"
+	psql "$POSTGRES_URL" -Atc "$2" 2>&1
+}
+pw() { sed -n "s/^\(export \)\{0,1\}$1_PASSWORD=//p" <<<"$2"; }
+ids() { containers "$1" 0; }
+made() { $RT ps -aq --filter "label=sbx.agent=$1" | wc -l; }
+made_by() { $RT ps -aq --filter "label=sbx.agent=$1" --filter "label=sbx.service=$2" | wc -l; }
+reloads() { grep -c "reloaded .* project policies" "$LOG"; }
+# The projects are read at start and on SIGHUP: each change is followed
+# by one, and waited for.
+hup() { local n; n=$(reloads); kill -HUP "$MON_PID"; wait_for 10 test "$(reloads)" -gt "$n"; }
+
+write_conf yes
+project grow redis
+start_monitor || exit 1
+
+echo "# the set grows"
+e1=$(sbx request -a g1 -p grow)
+rcli "$e1" set k kept >/dev/null
+r1=$(ids g1)
+project grow "postgres redis"; hup
+e2=$(sbx request -a g1 -p grow); rc=$?
+check "the next request succeeds with both services" test "$rc" -eq 0 -a -n "$(pw POSTGRES "$e2")" -a -n "$(pw REDIS "$e2")"
+check "redis keeps its password" test "$(pw REDIS "$e2")" = "$(pw REDIS "$e1")"
+check "and its data" test "$(rcli "$e2" get k)" = kept
+check "and its container" bash -c "grep -q '${r1% }' <<<'$(ids g1)'"
+check "postgres is new and works" test "$(pq "$e2" 'select 1')" = 1
+check "audited as a provision of the grown set, not an evict" test "$(grep -c 'event=evict uid=0 agent=g1' "$LOG")" -eq 0
+pq "$e2" 'create table t(x int); insert into t values (7)' >/dev/null
+
+echo "# the set shrinks"
+project grow postgres; hup
+e3=$(sbx request -a g1 -p grow)
+check "the next request has postgres only" test -n "$(pw POSTGRES "$e3")" -a -z "$(pw REDIS "$e3")"
+check "with its password and its table" test "$(pw POSTGRES "$e3")" = "$(pw POSTGRES "$e2")" -a "$(pq "$e3" 'select x from t')" = 7
+check "redis's container is gone, one container left" test "$(ids g1 | wc -w)" -eq 1 -a "$(made_by g1 redis)" -eq 0
+check "and its socket directory" test ! -e "$WORK/run/0/g1/redis"
+
+echo "# another project under the same slug"
+project other redis; hup
+out=$(sbx request -a g1 -p other 2>&1); rc=$?
+check "is refused: conflict, naming the project held" test "$rc" -ne 0 -a "$out" = "sbx: conflict: this agent holds a sandbox of project grow; release it first."
+check "and nothing was torn down" test "$(pq "$e3" 'select x from t')" = 7
+check "audited as a refusal" grep -q 'audit event=refuse uid=0 agent=g1 project=other services=redis result=conflict' "$LOG"
+
+echo "# SIGHUP revokes"
+project grow "postgres redis"; hup
+e4=$(sbx request -a g1 -p grow)
+rcli "$e4" set k2 v2 >/dev/null
+project grow redis
+hup
+wait_for 30 test "$(ids g1 | wc -w)" -eq 1
+check "a service the project dropped is removed at SIGHUP" test "$(ids g1 | wc -w)" -eq 1 -a "$(made_by g1 postgres)" -eq 0
+check "audited" grep -q 'audit event=revoke uid=0 agent=g1 project=grow .*kept=1 of=2' "$LOG"
+e5=$(sbx request -a g1 -p grow)
+check "redis runs on: same password, same keys" test "$(pw REDIS "$e5")" = "$(pw REDIS "$e4")" -a "$(rcli "$e5" get k2)" = v2
+rm "$WORK/projects/grow.conf"
+hup
+wait_for 30 test "$(ids g1 | wc -w)" -eq 0
+check "a project removed: its sandboxes are torn down" test "$(made g1)" -eq 0
+finish
