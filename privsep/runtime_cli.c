@@ -1070,12 +1070,13 @@ runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
 	return rc;
 }
 
-/* Remove every container of these keys, and their directories. */
+/* Remove what adoption discarded, with its directories. */
 int
-runtime_remove_keys(const struct sbx_config *cfg, const struct sbx_key *keys,
+runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
     size_t n)
 {
 	struct run_result r;
+	int64_t deadline;
 	pid_t pid;
 	size_t i;
 	int status, failed = 0;
@@ -1088,10 +1089,14 @@ runtime_remove_keys(const struct sbx_config *cfg, const struct sbx_key *keys,
 		worker_child_setup(-1);
 		if (sc_load_deny("runtime") == -1)
 			_exit(126);
-		for (i = 0; i < n; i++)
-			if (remove_key(cfg, &keys[i], now_ms() +
-			    (int64_t)cfg->runtime_timeout * 1000, &r) == -1)
+		for (i = 0; i < n; i++) {
+			deadline = now_ms() + (int64_t)cfg->runtime_timeout *
+			    1000;
+			if ((gone[i].service[0] != '\0' ? remove_service(cfg,
+			    &gone[i].key, gone[i].service, deadline) :
+			    remove_key(cfg, &gone[i].key, deadline, &r)) == -1)
 				failed = 1;
+		}
 		_exit(failed);
 	}
 	status = wait_child(pid, now_ms() +

@@ -96,6 +96,15 @@ check "each start logged its adoption of three" test "$(grep -c 'adopted 3 sandb
 
 echo "# what is not adopted"
 stop_monitor
+# A container of an adopted sandbox's key that the sandbox does not have
+# (a reshape cut short by the stop): removed, the sandbox adopted.
+SBX_PASSWORD=x $RT run -d --name sbx-0-keep-extra --label sbx.uid=0 \
+    --label sbx.agent=keep --label sbx.service=extra --env SBX_PASSWORD \
+    --network=none localhost/sbx-redis:7 >/dev/null
+start_monitor
+check "a container the adopted sandbox does not have is removed, said why" test "$($RT ps -aq --filter name=sbx-0-keep-extra | wc -l)" -eq 0 -a -n "$(grep 'audit event=discard uid=0 agent=keep .*reason=not_in_sandbox container=sbx-0-keep-extra' "$LOG")"
+check "and the sandbox is adopted" test "$(req root keep)" = "${ENV[root]}"
+stop_monitor
 # redis's section changes: every sandbox's redis is discarded, so the
 # whole sandbox goes (a sandbox is adopted whole or not at all).
 sed -i '/^\[service redis\]$/,/^\[/s/^memory = .*/memory = 200m/' "$CONF"
