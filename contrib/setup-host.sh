@@ -35,7 +35,7 @@ die() { printf 'setup-host.sh: %s\n' "$*" >&2; exit 1; }
 PACKAGES='
 make gcc pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev
-libcriterion-dev libacl1-dev mandoc cppcheck clang-tidy
+libcriterion-dev libacl1-dev libsystemd-dev mandoc cppcheck clang-tidy
 python3-msgpack systemd valgrind strace acl util-linux
 podman runc conmon netavark aardvark-dns iptables slirp4netns uidmap
 mmdebstrap redis-tools postgresql-client

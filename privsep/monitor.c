@@ -30,6 +30,7 @@
 #include "handle.h"
 #include "iox.h"
 #include "log.h"
+#include "notify.h"
 #include "sig.h"
 #include "project.h"
 #include "record.h"
@@ -266,6 +267,7 @@ on_signal(struct monitor *m)
 			reap_children(m);
 			break;
 		case SIGHUP:
+			notify_reloading();
 			if (projects_load(&m->cfg, &fresh) == 0) {
 				projects_free(&m->projects);
 				m->projects = fresh;
@@ -274,11 +276,14 @@ on_signal(struct monitor *m)
 				    cache_revoke(&m->cache, still_allowed,
 				    &m->projects));
 			}
+			notify_reloaded(m->cache.count);
 			break;
 		case SIGTERM:
 		case SIGINT:
-			if (!m->stopping)
+			if (!m->stopping) {
 				log_info("stopping: finishing requests in flight");
+				notify_stopping();
+			}
 			m->stopping = 1;
 			if (m->broker.pid > 0)
 				kill(m->broker.pid, SIGTERM);
@@ -320,6 +325,7 @@ tick(struct monitor *m, int64_t now)
 			outq_free(m, q);
 	if (!m->stopping)
 		cache_expire(&m->cache);
+	notify_tick(now, m->cache.count);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
 	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {
@@ -523,6 +529,7 @@ main(int argc, char *argv[])
 	log_info("serving %s (%s), %zu services, %zu projects",
 	    m.cfg.socket, m.cfg.enabled ? "enabled" : "disabled",
 	    m.cfg.nservices, m.projects.n);
+	notify_ready(m.cache.count, m.cache.count);
 	loop(&m);
 	log_info("stopped");
 	return 0;
