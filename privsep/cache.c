@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "metrics.h"
 #include "cache.h"
 #include "log.h"
 #include "secret.h"
@@ -489,6 +490,18 @@ cache_release(struct cache *c, uid_t uid, const char *agent,
  * gets its result, success or failure alike: they asked concurrently and
  * exactly one provision ran for all of them.
  */
+static void
+provision_metrics(const struct sbx_sandbox *sb, enum sbx_code code)
+{
+	char names[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	size_t i;
+
+	for (i = 0; i < sb->nservices && i < SBX_MAX_SERVICES; i++)
+		strlcpy(names[i], sb->svc[i].conn.name, sizeof(names[i]));
+	metrics_provision((const char (*)[SBX_SLUG_MAX])names, i, code,
+	    sb->cache->clock() - sb->started_ms);
+}
+
 /* A reshape ended: the new set, or on failure the old one, as it was. */
 static void
 reshaped(struct sbx_sandbox *sb, const struct sbx_outcome *o)
@@ -545,6 +558,7 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 		sb->state = SB_EMPTY;
 	audit_sandbox(AUDIT_PROVISION, sb, o->code, "ms=%lld",
 	    (long long)(sb->cache->clock() - sb->started_ms));
+	provision_metrics(sb, o->code);
 	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
 	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
 	    strcmp(w->project, project) == 0) {

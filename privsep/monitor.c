@@ -6,6 +6,7 @@
  * worker results in, answers out. It never parses msgpack, never reads
  * from an agent's socket, and never waits on the runtime.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -30,6 +32,7 @@
 #include "handle.h"
 #include "iox.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "sig.h"
 #include "project.h"
@@ -57,6 +60,7 @@ struct monitor {
 	struct cache		cache;
 	struct worker_pool	pool;
 	struct rt_cli		rt;
+	int64_t			metrics_at;	/* next metrics_file write */
 	struct broker_proc	broker;
 	struct handler_env	env;
 	int			listen_fd;
@@ -139,6 +143,7 @@ reply_to_child(void *ctx, const struct sbx_ans *a)
 	}
 	out = (struct sbx_ans *)(void *)buf;
 	memcpy(out, a, sizeof(*a));
+	metrics_answer((enum sbx_req_type)a->type, (enum sbx_code)a->code);
 	if (max > 0)
 		n = cache_status(&m->cache,
 		    (struct sbx_status_rec *)(void *)(buf + sizeof(*a)), max);
@@ -314,6 +319,43 @@ on_outq(struct monitor *m, int fd)
 	}
 }
 
+static size_t
+open_fds(void)
+{
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return 0;
+	while ((d = readdir(dir)) != NULL)
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n - 1;	/* the directory's own */
+}
+
+#define METRICS_EVERY_MS	5000
+
+static void
+write_metrics(struct monitor *m, int64_t now)
+{
+	const char *names[SBX_MAX_SERVICES];
+	struct metrics_gauges g;
+	struct rlimit rl;
+	size_t i;
+
+	if (m->cfg.metrics_file[0] == '\0' || now < m->metrics_at)
+		return;
+	m->metrics_at = now + METRICS_EVERY_MS;
+	for (i = 0; i < m->cfg.nservices; i++)
+		names[i] = m->cfg.services[i].name;
+	g = (struct metrics_gauges){ .sandboxes = m->cache.count,
+	    .fds_open = open_fds() };
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		g.fds_limit = (size_t)rl.rlim_cur;
+	metrics_write(m->cfg.metrics_file, names, m->cfg.nservices, &g);
+}
+
 static void
 tick(struct monitor *m, int64_t now)
 {
@@ -326,6 +368,7 @@ tick(struct monitor *m, int64_t now)
 	if (!m->stopping)
 		cache_expire(&m->cache);
 	notify_tick(now, m->cache.count);
+	write_metrics(m, now);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
 	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {

@@ -238,4 +238,36 @@ kill "$LPID" 2>/dev/null
 start_monitor
 check "without NOTIFY_SOCKET the monitor starts as before" pings
 
+echo "# metrics for node_exporter's textfile collector"
+# Debian's prometheus-node-exporter, unpacked by setup-host.sh, on a
+# loopback port of its own, reading the directory metrics_file is in.
+NEB=/var/lib/sbx-setup/node-exporter/usr/bin/prometheus-node-exporter
+stop_monitor
+mkdir -p "$WORK/metrics"
+set_conf metrics_file "$WORK/metrics/sbx.prom"
+"$NEB" --web.listen-address=127.0.0.1:19100 --collector.disable-defaults \
+    --collector.textfile --collector.textfile.directory="$WORK/metrics" \
+    > "$WORK/ne.log" 2>&1 &
+NEPID=$!
+cleanup_hook() { kill "$NEPID" 2>/dev/null; }
+scrape() { python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:19100/metrics", timeout=2).read().decode())' 2>/dev/null; }
+metric() { scrape | awk -v k="$1" '$1 == k { print $2 }'; }
+start_monitor
+wait_for 15 test -n "$(metric sbx_sandboxes)"
+check "node_exporter serves the monitor's figures" test -n "$(metric sbx_sandboxes)" -a -n "$(metric sbx_max_fds)" -a -n "$(metric sbx_open_fds)"
+s0=$(metric sbx_sandboxes)
+r0=$(metric 'sbx_requests_total{op="request_sandbox",result="ok"}')
+p0=$(metric 'sbx_provision_seconds_count{service="redis"}')
+sbx request -a mx1 -p cache-only redis >/dev/null 2>&1
+sbx request -a mx1 -p cache-only redis >/dev/null 2>&1
+sbx request -a mx2 -p nosuch redis >/dev/null 2>&1
+wait_for 15 test "$(metric sbx_sandboxes)" = $((s0 + 1))
+check "after real requests: one sandbox more ($s0 -> $(metric sbx_sandboxes))" test "$(metric sbx_sandboxes)" = $((s0 + 1))
+check "two more request_sandbox answers ok" test "$(metric 'sbx_requests_total{op="request_sandbox",result="ok"}')" = $((${r0:-0} + 2))
+check "one provision more in redis's latency histogram" test "$(metric 'sbx_provision_seconds_count{service="redis"}')" = $((${p0:-0} + 1))
+check "the refusal counted by its code" test -n "$(metric 'sbx_requests_total{op="request_sandbox",result="unknown_project"}')"
+check "no uid, agent or project is a label" bash -c "! grep -Eq 'uid=|agent=|project=' '$WORK/metrics/sbx.prom'"
+kill "$NEPID" 2>/dev/null
+stop_monitor
+
 finish
