@@ -241,6 +241,33 @@ svc_index(const struct sbx_svc *v, size_t n, const char *name)
 	return -1;
 }
 
+/* A reshape that did not happen: the sandbox as it was. */
+static void
+reshape_undo(struct sbx_sandbox *sb)
+{
+	svc_array_free(sb->svc, sb->nservices);
+	sb->svc = sb->prev;
+	sb->nservices = sb->nprev;
+	sb->prev = NULL;
+	sb->nprev = 0;
+	sb->state = SB_READY;
+}
+
+/* What the runtime reports, but the passwords stay the ones we made. */
+static void
+take_outcome(struct sbx_sandbox *sb, const struct sbx_outcome *o)
+{
+	char password[SBX_SECRET_MAX];
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++) {
+		memcpy(password, sb->svc[i].conn.password, sizeof(password));
+		sb->svc[i] = o->svc[i];
+		memcpy(sb->svc[i].conn.password, password, sizeof(password));
+	}
+	explicit_bzero(password, sizeof(password));
+}
+
 /*
  * The project's set changed under a live sandbox: keep what it still
  * has (the same containers, passwords and data), start what it lacks,
@@ -277,12 +304,7 @@ start_reshape(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	sb->state = SB_PROVISIONING;
 	sb->started_ms = c->clock();
 	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
-		svc_array_free(sb->svc, sb->nservices);
-		sb->svc = sb->prev;
-		sb->nservices = sb->nprev;
-		sb->prev = NULL;
-		sb->nprev = 0;
-		sb->state = SB_READY;
+		reshape_undo(sb);
 		return false;
 	}
 	return true;
@@ -506,28 +528,15 @@ provision_metrics(const struct sbx_sandbox *sb, enum sbx_code code)
 static void
 reshaped(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 {
-	size_t i;
-
-	if (o->code == SBX_OK) {
-		for (i = 0; i < sb->nservices; i++) {
-			char password[SBX_SECRET_MAX];
-
-			memcpy(password, sb->svc[i].conn.password,
-			    sizeof(password));
-			sb->svc[i] = o->svc[i];
-			memcpy(sb->svc[i].conn.password, password,
-			    sizeof(password));
-			explicit_bzero(password, sizeof(password));
-		}
-		svc_array_free(sb->prev, sb->nprev);
-		sb->used_ms = sb->cache->clock();
-	} else {
-		svc_array_free(sb->svc, sb->nservices);
-		sb->svc = sb->prev;
-		sb->nservices = sb->nprev;
+	if (o->code != SBX_OK) {
+		reshape_undo(sb);
+		return;
 	}
+	take_outcome(sb, o);
+	svc_array_free(sb->prev, sb->nprev);
 	sb->prev = NULL;
 	sb->nprev = 0;
+	sb->used_ms = sb->cache->clock();
 	sb->state = SB_READY;
 }
 
@@ -536,22 +545,12 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 {
 	struct sbx_waiter *w;
 	char project[SBX_SLUG_MAX];
-	size_t i;
 
 	strlcpy(project, sb->project, sizeof(project));
 	if (sb->prev != NULL)
 		reshaped(sb, o);
 	else if (o->code == SBX_OK) {
-		for (i = 0; i < sb->nservices; i++) {
-			char password[SBX_SECRET_MAX];
-
-			memcpy(password, sb->svc[i].conn.password,
-			    sizeof(password));
-			sb->svc[i] = o->svc[i];	/* the secret stays ours */
-			memcpy(sb->svc[i].conn.password, password,
-			    sizeof(password));
-			explicit_bzero(password, sizeof(password));
-		}
+		take_outcome(sb, o);
 		sb->state = SB_READY;
 		sb->created_ms = sb->used_ms = sb->cache->clock();
 	} else

@@ -13,15 +13,7 @@ set -u
 . "$(dirname "$0")/../integration/lib.sh"
 
 UA=sbxt-ra UB=sbxt-rb
-MADE=
-for u in $UA $UB; do
-	id "$u" >/dev/null 2>&1 && continue
-	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
-done
-cleanup_hook() {
-	local u
-	for u in $MADE; do userdel "$u" 2>/dev/null; done
-}
+throwaway_users $UA $UB
 RESTARTS=${RESTARTS:-20}
 
 # req USER AGENT: `sbx request` as USER (root: directly).
@@ -130,11 +122,7 @@ CG=/sys/fs/cgroup/pids/sbx-restarts-$$
 stop_monitor
 printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo.conf"
 mkdir "$CG" || nok "cannot make a cgroup $CG"
-cleanup_hook() {
-	local u
-	for u in $MADE; do userdel "$u" 2>/dev/null; done
-	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null
-}
+cleanup_hook() { [ -d "$CG" ] && rmdir "$CG" 2>/dev/null; }
 # Its own session and process group, as systemd gives a service (in
 # this script's own group, the kill below would take the test with it).
 # shellcheck disable=SC2016
