@@ -294,7 +294,9 @@ pidfile_path(const struct sbx_config *cfg, const struct service_cfg *s,
 
 	if (!rt_is_podman(cfg) || (s->transport & TRANSPORT_TCP))
 		return -1;
-	n = snprintf(out, cap, "%s/pid.%s", cfg->state_dir, name);
+	/* run_dir: on /run, a tmpfs, and made by sockdir_make already;
+	 * a leftover is pruned at start like any stray entry there. */
+	n = snprintf(out, cap, "%s/.pid.%s", cfg->run_dir, name);
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
