@@ -68,13 +68,13 @@ e4=$(sbx request -a g1 -p grow)
 rcli "$e4" set k2 v2 >/dev/null
 project grow redis
 hup
-wait_for 30 test "$(ids g1 | wc -w)" -eq 1
+wait_for 30 test "$(made g1)" -eq 1
 check "a service the project dropped is removed at SIGHUP" test "$(ids g1 | wc -w)" -eq 1 -a "$(made_by g1 postgres)" -eq 0
 check "audited" grep -q 'audit event=revoke uid=0 agent=g1 project=grow .*kept=1 of=2' "$LOG"
 e5=$(sbx request -a g1 -p grow)
 check "redis runs on: same password, same keys" test "$(pw REDIS "$e5")" = "$(pw REDIS "$e4")" -a "$(rcli "$e5" get k2)" = v2
 rm "$WORK/projects/grow.conf"
 hup
-wait_for 30 test "$(ids g1 | wc -w)" -eq 0
+wait_for 30 test "$(made g1)" -eq 0
 check "a project removed: its sandboxes are torn down" test "$(made g1)" -eq 0
 finish
