@@ -106,19 +106,19 @@ check "a dead container is replaced with a new password" test -n "$e3" -a "$e3" 
 
 # The Python example, with the Debian msgpack, and the credentials it prints.
 py=$(/usr/bin/python3 contrib/examples/sbx_request.py -S "$SOCK" py1 cache-only redis 2>&1)
-read -r name host port user pw db <<<"$py"
+read -r name host port user pw db sock <<<"$py"
 echo "$pw" >> "$pws"
-check "sbx_request.py prints the redis credentials" test "$name" = redis -a -n "${pw:-}"
-check "redis-cli works with what sbx_request.py printed" test "$(redis-cli -h "$host" -p "$port" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
+check "sbx_request.py prints the redis credentials and socket (no host, port with transport unix)" test "$name" = redis -a -n "${pw:-}" -a "$host" = - -a "$port" = - -a -S "${sock:-none}"
+check "redis-cli works with what sbx_request.py printed" test "$(redis-cli -s "$sock" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
 py2=$(/usr/bin/python3 contrib/examples/sbx_request.py -S "$SOCK" py1 cache-only postgres 2>&1); rc=$?
 check "sbx_request.py reports a refusal" test "$rc" -eq 1 -a "$py2" = "sbx: not_opted_in: a requested service is not in the project's sandbox_services."
 
 # The C example through the installed library, once more.
 mk install DESTDIR="$D" >/dev/null 2>&1
 check "the C example pings the monitor" test "$(creq "$SOCK")" = " $("$SBX" -S "$SOCK" ping)"
-cl=$(creq "$SOCK" c1 cache-only redis); read -r name host port user pw db <<<"$cl"
+cl=$(creq "$SOCK" c1 cache-only redis); read -r name host port user pw db sock <<<"$cl"
 echo "$pw" >> "$pws"
-check "redis-cli works with what the C example printed" test "$(redis-cli -h "$host" -p "$port" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
+check "redis-cli works with what the C example printed (its socket)" test "$(redis-cli -s "$sock" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
 mk uninstall DESTDIR="$D" >/dev/null 2>&1
 
 # Progress on a terminal only: the "slow" project's service never gets
@@ -153,8 +153,10 @@ set_conf max_sandboxes_per_uid 1
 start_monitor || { finish; exit 1; }
 sbx request -a ex0 -p cache-only redis > "$WORK/ex0.out" 2>/dev/null; keep_pw "$(cat "$WORK/ex0.out")"
 sbx request -a ex2 -p cache-only redis >/dev/null 2>&1
+# Released: a restart would adopt it, and keep ex1 out at the limit.
+sbx release -a ex0 >/dev/null 2>&1
 stop_monitor
-# Expiry: a monitor with idle_ttl = 1 (its start reaps ex0).
+# Expiry: a monitor with idle_ttl = 1.
 set_conf idle_ttl 1
 start_monitor || { finish; exit 1; }
 sbx request -a ex1 -p cache-only redis > "$WORK/ex1.out" 2>/dev/null; keep_pw "$(cat "$WORK/ex1.out")"
@@ -191,6 +193,7 @@ check "passwords were collected to look for (au1 twice, py1, c1, ex0, ex1)" test
 check "no password ever appears in the log" bash -c "! grep -qF -f '$pws.u' '$LOG'"
 
 echo "# sd_notify, with systemd's socket protocol (PID 1 here is not systemd)"
+write_conf yes
 # A listener on NOTIFY_SOCKET, as systemd is for a Type=notify unit: it
 # writes each datagram, and on READY=1 tries the agent socket at once, so
 # READY=1 before the socket serves would show as "ready-not-serving".
@@ -225,9 +228,10 @@ check "READY=1 once the socket serves" test "$(grep -c '^ready-and-serving$' "$N
 check "with a STATUS= line and the sandbox count" grep -Eq '^STATUS=serving, [0-9]+ sandboxes' "$NL"
 wait_for 5 test "$(grep -c '^WATCHDOG=1$' "$NL")" -ge 3
 check "WATCHDOG=1 from the loop, at half of WATCHDOG_USEC (2 s)" test "$(grep -c '^WATCHDOG=1$' "$NL")" -ge 3
+n0=$(sed -n 's/^STATUS=serving, \([0-9]*\) sandboxes.*/\1/p' "$NL" | head -1)
 sbx request -a nt1 -p cache-only redis >/dev/null 2>&1
-wait_for 5 grep -q '^STATUS=serving, 1 sandboxes$' "$NL"
-check "STATUS= follows the sandbox count" grep -q '^STATUS=serving, 1 sandboxes$' "$NL"
+wait_for 5 grep -q "^STATUS=serving, $((n0 + 1)) sandboxes\$" "$NL"
+check "STATUS= follows the sandbox count ($n0 -> $((n0 + 1)))" grep -q "^STATUS=serving, $((n0 + 1)) sandboxes\$" "$NL"
 kill -HUP "$MON_PID"
 wait_for 5 test "$(grep -c '^ready-' "$NL")" -eq 2
 check "SIGHUP: RELOADING=1, then READY=1 again" bash -c "grep -n -e '^RELOADING=1$' -e '^ready-and-serving$' '$NL' | tail -2 | cut -d: -f2 | tr '\n' ' ' | grep -q '^RELOADING=1 ready-and-serving $'"
