@@ -1,13 +1,18 @@
 /*
  * test_fair.c - the broker's fairness between uids: live children
  * counted per uid (conntab.c) and refusal lines limited per uid
- * (ratelim.c), both pure, with time passed in.
+ * (ratelim.c), both pure, with time passed in; and the relation
+ * sbx.conf keeps between max_connections_per_uid and max_children.
  */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "config.h"
 #include "conntab.h"
 #include "ratelim.h"
 
@@ -230,4 +235,52 @@ Test(ratelim, an_evicted_uid_has_its_count_reported_first, .init = setup)
 	cr_assert_eq(got.count[0], 2);
 	rl_flush(&rl);
 	cr_assert_eq(got.n, RL_SLOTS, "the other 63 at flush, uid 0 once");
+}
+
+/* sbx.conf's max_connections_per_uid, through config_load(). */
+static int
+load_conf(const char *body, struct sbx_config *c, char *err, size_t len)
+{
+	char path[] = "/tmp/sbx-fair-conf.XXXXXX";
+	FILE *f;
+	int fd, rc;
+
+	cr_assert_neq(fd = mkstemp(path), -1);
+	cr_assert_not_null(f = fdopen(fd, "w"));
+	fprintf(f, "[sbx]\nruntime = /bin/true\n%s", body);
+	fclose(f);
+	rc = config_load(path, c, err, len);
+	unlink(path);
+	return rc;
+}
+
+Test(config, per_uid_defaults_to_16_or_half_of_max_children)
+{
+	static struct sbx_config c;
+	char err[512];
+
+	cr_assert_eq(load_conf("", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.max_children, 128);
+	cr_assert_eq(c.max_connections_per_uid, 16);
+	cr_assert_eq(load_conf("max_children = 10\n", &c, err, sizeof(err)),
+	    0, "%s", err);
+	cr_assert_eq(c.max_connections_per_uid, 5);
+	cr_assert_eq(load_conf("max_children = 64\nmax_connections_per_uid = "
+	    "32\n", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.max_connections_per_uid, 32);
+}
+
+Test(config, one_uid_may_never_hold_more_than_half)
+{
+	static struct sbx_config c;
+	char err[512];
+
+	cr_assert_eq(load_conf("max_children = 64\nmax_connections_per_uid = "
+	    "33\n", &c, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "max_connections_per_uid must be from 1 to "
+	    "half of max_children (64)") != NULL, "%s", err);
+	cr_assert_eq(load_conf("max_connections_per_uid = 0\n", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load_conf("max_children = 1\n", &c, err, sizeof(err)),
+	    -1, "one child cannot be shared");
 }
