@@ -283,9 +283,10 @@ for s in socks:
     s.close()
 print(' '.join('%s=%d' % kv for kv in sorted(got.items())), 'connect_errors=%d' % errs)
 PY
+# /usr/bin/python3: root's PATH may name a python other users cannot run.
 hold_as() {  # USER: 150 connections as USER, its tally in hold-USER.out
 	setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups \
-	    python3 "$WORK/hold/hold.py" "$SOCK" 150 "$WORK/hold/connected-$1" \
+	    /usr/bin/python3 "$WORK/hold/hold.py" "$SOCK" 150 "$WORK/hold/connected-$1" \
 	    > "$WORK/hold-$1.out"
 }
 hold_as nobody & hpid1=$!
