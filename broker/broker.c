@@ -307,7 +307,7 @@ drain(struct broker *b)
 int
 main(int argc, char *argv[])
 {
-	struct broker b = { .max_children = 128, .per_uid = 16,
+	struct broker b = { .max_children = 128,
 	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000,
 	    .answer_timeout_ms = 900000 } };
 	const char *ids = NULL, *root = NULL;
@@ -331,6 +331,10 @@ main(int argc, char *argv[])
 	if (ids == NULL || b.copts.request_timeout_ms <= 0 ||
 	    b.copts.answer_timeout_ms <= 0)
 		usage();
+	/* Without -c, as sbx.conf(5) has it: 16, or half of fewer. */
+	if (b.per_uid == 0)
+		b.per_uid = b.max_children >= 32 ? 16 :
+		    (b.max_children + 1) / 2;
 	if (b.per_uid > b.max_children)
 		fatalx("-c %u is more than -n %u", b.per_uid, b.max_children);
 	/* Allocated before the seccomp filter and kept: no growth later. */
