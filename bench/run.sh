@@ -41,7 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# policy/local.conf with our own socket, projects, state_dir and limits.
+# policy/local.conf with our own socket, projects, state_dir and limits
+# (one uid, root, runs every client: up to 64 at once).
 write_conf() {  # dir [transport]
 	mkdir -p "$1/projects"
 	sed -e "s|^socket *=.*|socket = $1/sbx.sock|" \
@@ -50,6 +51,7 @@ write_conf() {  # dir [transport]
 	    -e "s|^run_dir *=.*|run_dir = $RUNS/$(basename "$1")|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
+	    -e "s|^max_connections_per_uid *=.*|max_connections_per_uid = 64|" \
 	    -e "s|^transport *=.*|transport = ${2:-unix}|" \
 	    policy/local.conf > "$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"

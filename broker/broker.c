@@ -5,7 +5,9 @@
  * the monitor channel on fd 4. Before it touches a connection it drops to
  * broker_user, empties its capabilities, sets no_new_privs and loads the
  * broker seccomp filter. Then it accepts, and forks one child per
- * connection, at most max_children at a time (beyond that: busy).
+ * connection, at most max_children at a time and max_connections_per_uid
+ * for one uid (beyond either: busy). Refusal lines, its own and those its
+ * children report in their exit status, are limited per uid (ratelim.c).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,33 +24,57 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "conntab.h"
 #include "drop.h"
+#include "iox.h"
 #include "log.h"
+#include "msg.h"
+#include "ratelim.h"
 #include "sig.h"
 #include "scfilter.h"
 
 #define FD_LISTEN	3
 #define FD_CHAN		4
 
+/*
+ * Refusal lines per uid: 10 at once, then one a second; what is dropped
+ * is counted in one line 5 s after the first drop. One tenant's flood
+ * then costs the log about one line a second, far below journald's
+ * default limit (10000 lines in 30 s per service).
+ */
+#define RL_BURST	10
+#define RL_REFILL_MS	1000
+#define RL_WINDOW_MS	5000
+
 struct broker {
 	int		sigfd;
-	unsigned	children;
 	unsigned	max_children;
+	unsigned	per_uid;
 	int		stopping;
+	struct conntab	tab;
+	struct ratelim	rl;
 	struct child_opts copts;
 };
 
 /* {ok: false, error: "busy", message: ...}, encoded once by hand-checked
- * msgpack so the parent never runs the encoder. */
-static const char busy_reply[] =
-	"\x83\xa2ok\xc2\xa5" "error" "\xa4" "busy" "\xa7" "message"
-	"\xd9\x24" "too many connections, try again soon";
+ * msgpack so the parent never runs the encoder; the message names the
+ * limit, since only one of them is worth retrying soon for this uid. */
+#define BUSY_ALL	"too many connections, try again soon"
+#define BUSY_UID	"too many connections open for your uid, " \
+			"close one or try again later"
+#define BUSY_HEAD	"\x83\xa2ok\xc2\xa5" "error" "\xa4" "busy" "\xa7" \
+			"message" "\xd9"
+static const char busy_all_reply[] = BUSY_HEAD "\x24" BUSY_ALL;
+static const char busy_uid_reply[] = BUSY_HEAD "\x44" BUSY_UID;
+_Static_assert(sizeof(BUSY_ALL) - 1 == 0x24, "str8 length of BUSY_ALL");
+_Static_assert(sizeof(BUSY_UID) - 1 == 0x44, "str8 length of BUSY_UID");
 
 static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: sbx-broker [-d] -u uid:gid [-r chroot] "
-	    "[-n max_children] [-t request_timeout_s] [-T answer_timeout_s]\n"
+	    "[-n max_children] [-c max_per_uid] [-t request_timeout_s] "
+	    "[-T answer_timeout_s]\n"
 	    "(started by sbx-monitor; not to be run by hand)\n");
 	exit(2);
 }
@@ -98,14 +124,48 @@ fd_is_socket(int fd, int type)
 
 #define ACCEPT_BATCH	16	/* connections taken per wake-up */
 
+/*
+ * The same key=value shape as the monitor's trail (sbx-monitor(8)); what
+ * the request named is unknown or not trusted here, so it is "-". limit
+ * names which one a busy hit.
+ */
+static void
+audit_refusal(struct broker *b, uid_t uid, const char *code,
+    const char *limit)
+{
+	if (!rl_allow(&b->rl, uid, now_ms()))
+		return;
+	log_info("audit event=refuse uid=%u agent=- project=- services=- "
+	    "result=%s op=- by=broker%s%s", (unsigned)uid, code,
+	    limit != NULL ? " limit=" : "", limit != NULL ? limit : "");
+}
+
+static void
+audit_suppressed(uid_t uid, unsigned count, void *arg)
+{
+	(void)arg;
+	log_info("audit event=suppressed uid=%u agent=- project=- services=- "
+	    "result=refuse count=%u by=broker", (unsigned)uid, count);
+}
+
+/* A child that refused its agent says which code in its exit status:
+ * the audit line is written here, where the per-uid limit lives. */
 static void
 reap(struct broker *b)
 {
-	int status;
+	pid_t pid;
+	uid_t uid;
+	int status, code;
 
-	while (waitpid(-1, &status, WNOHANG) > 0)
-		if (b->children > 0)
-			b->children--;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (conntab_del(&b->tab, pid, &uid) == -1)
+			continue;
+		if (!WIFEXITED(status))
+			continue;
+		code = WEXITSTATUS(status) - CHILD_REFUSED;
+		if (code > 0 && code < SBX_CODE_MAX)
+			audit_refusal(b, uid, sbx_code_name(code), NULL);
+	}
 }
 
 static void
@@ -134,6 +194,17 @@ peer_uid(int fd)
 	return cred.uid;
 }
 
+/* Answered here, without a child: this is the path a flood takes. */
+static void
+busy(struct broker *b, int fd, uid_t uid, const char *reply, size_t len,
+    const char *limit)
+{
+	audit_refusal(b, uid, "busy", limit);
+	if (send(fd, reply, len, MSG_DONTWAIT | MSG_NOSIGNAL) == -1)
+		log_debug("busy reply: %s", strerror(errno));
+	close(fd);
+}
+
 /* One connection: a child for it, or busy. false when none was waiting. */
 static bool
 on_accept(struct broker *b)
@@ -150,14 +221,17 @@ on_accept(struct broker *b)
 		return false;
 	}
 	uid = peer_uid(fd);
-	if (b->children >= b->max_children) {
-		log_info("busy: %u children", b->children);
-		audit_refusal(uid, "busy");
-		if (send(fd, busy_reply, sizeof(busy_reply) - 1,
-		    MSG_DONTWAIT | MSG_NOSIGNAL) == -1)
-			log_debug("busy reply: %s", strerror(errno));
-		close(fd);
+	switch (conntab_admit(&b->tab, uid)) {
+	case ADMIT_UID_FULL:
+		busy(b, fd, uid, busy_uid_reply, sizeof(busy_uid_reply) - 1,
+		    "connections_per_uid");
 		return true;
+	case ADMIT_FULL:
+		busy(b, fd, uid, busy_all_reply, sizeof(busy_all_reply) - 1,
+		    "children");
+		return true;
+	case ADMIT_OK:
+		break;
 	}
 	if ((pid = fork()) == -1) {
 		log_warn("fork");
@@ -167,11 +241,23 @@ on_accept(struct broker *b)
 	if (pid == 0) {
 		close(FD_LISTEN);
 		close(b->sigfd);
-		child_main(fd, uid, &b->copts);
+		child_main(fd, &b->copts);
 	}
-	b->children++;
+	conntab_add(&b->tab, pid, uid);	/* room: checked by admit */
 	close(fd);
 	return true;
+}
+
+/* Until the next suppressed-lines report is due; -1: none is. */
+static int
+poll_timeout(struct broker *b)
+{
+	int64_t next = rl_next(&b->rl), now;
+
+	if (next == -1)
+		return -1;
+	now = now_ms();
+	return next <= now ? 0 : (int)(next - now);
 }
 
 static void
@@ -184,11 +270,12 @@ serve(struct broker *b)
 		pfd[0] = (struct pollfd){ .fd = b->sigfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = FD_CHAN, .events = 0 };
 		pfd[2] = (struct pollfd){ .fd = FD_LISTEN, .events = POLLIN };
-		if (poll(pfd, 3, -1) == -1) {
+		if (poll(pfd, 3, poll_timeout(b)) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal("poll");
 		}
+		rl_tick(&b->rl, now_ms());
 		if (pfd[0].revents)
 			on_signal(b);
 		if (pfd[1].revents & (POLLHUP | POLLERR)) {
@@ -209,11 +296,12 @@ drain(struct broker *b)
 	struct pollfd pfd = { .fd = b->sigfd, .events = POLLIN };
 
 	close(FD_LISTEN);
-	while (b->children > 0) {
+	while (b->tab.n > 0) {
 		if (poll(&pfd, 1, 1000) == -1 && errno != EINTR)
 			break;
 		on_signal(b);
 	}
+	rl_flush(&b->rl);
 }
 
 int
@@ -227,8 +315,9 @@ main(int argc, char *argv[])
 	gid_t gid = 0;
 	int ch, fg = 0;
 
-	while ((ch = getopt(argc, argv, "dn:r:t:T:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:dn:r:t:T:u:")) != -1) {
 		switch (ch) {
+		case 'c': b.per_uid = (unsigned)opt_num(optarg, 65536); break;
 		case 'd': fg = 1; break;
 		case 'n': b.max_children = (unsigned)opt_num(optarg, 65536); break;
 		case 'r': root = optarg; break;
@@ -239,9 +328,20 @@ main(int argc, char *argv[])
 		}
 	}
 	log_init("sbx-broker", fg);
-	if (ids == NULL || b.max_children == 0 ||
-	    b.copts.request_timeout_ms <= 0 || b.copts.answer_timeout_ms <= 0)
+	if (ids == NULL || b.copts.request_timeout_ms <= 0 ||
+	    b.copts.answer_timeout_ms <= 0)
 		usage();
+	/* Without -c, as sbx.conf(5) has it: 16, or half of fewer. */
+	if (b.per_uid == 0)
+		b.per_uid = b.max_children >= 32 ? 16 :
+		    (b.max_children + 1) / 2;
+	if (b.per_uid > b.max_children)
+		fatalx("-c %u is more than -n %u", b.per_uid, b.max_children);
+	/* Allocated before the seccomp filter and kept: no growth later. */
+	if (conntab_init(&b.tab, b.max_children, b.per_uid) == -1)
+		fatal("connection table");
+	rl_init(&b.rl, RL_BURST, RL_REFILL_MS, RL_WINDOW_MS, audit_suppressed,
+	    NULL);
 	if (!fd_is_socket(FD_LISTEN, SOCK_STREAM) ||
 	    !fd_is_socket(FD_CHAN, SOCK_SEQPACKET))
 		fatalx("fd %d and %d must be the agent socket and the monitor "
@@ -258,8 +358,8 @@ main(int argc, char *argv[])
 	/* libseccomp's free chunks would otherwise be consolidated again,
 	 * page by copy-on-write page, by every child's first large malloc. */
 	malloc_trim(0);
-	log_info("serving as %s, at most %u connections", ids,
-	    b.max_children);
+	log_info("serving as %s, at most %u connections, %u per uid", ids,
+	    b.max_children, b.per_uid);
 	serve(&b);
 	drain(&b);
 	return 0;

@@ -66,25 +66,11 @@ linger_drain(int agent)
 	}
 }
 
-static uid_t agent_uid = (uid_t)-1;
-
-/*
- * The same key=value shape as the monitor's trail (sbx-monitor(8)); what
- * the request named is unknown or not trusted here, so it is "-".
- */
-void
-audit_refusal(uid_t uid, const char *code)
-{
-	log_info("audit event=refuse uid=%u agent=- project=- services=- "
-	    "result=%s op=- by=broker", (unsigned)uid, code);
-}
-
+/* The audit line is the parent's: our exit status names the code. */
 static void __attribute__((noreturn))
 reply_error_exit(int agent, enum sbx_code code, const char *msg)
 {
 	struct sbx_ans a;
-
-	audit_refusal(agent_uid, sbx_code_name(code));
 
 	memset(&a, 0, sizeof(a));
 	a.code = code;
@@ -93,7 +79,7 @@ reply_error_exit(int agent, enum sbx_code code, const char *msg)
 		log_debug("reply: %s", strerror(errno));
 	else
 		linger_drain(agent);
-	_exit(0);
+	_exit(CHILD_REFUSED + (int)code);
 }
 
 /* 0 with the request in *req, or exits after replying an error. */
@@ -117,8 +103,8 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 		n = read(agent, space, cap);
 		if (n == -1 && errno == EAGAIN) {
 			if (wait_readable(agent, deadline) <= 0) {
-				log_info("request: no complete map within %d ms",
-				    timeout_ms);
+				log_debug("request: no complete map within "
+				    "%d ms", timeout_ms);
 				reply_error_exit(agent, SBX_E_TIMEOUT,
 				    "the request did not arrive in time.");
 			}
@@ -129,7 +115,7 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 		if (n <= 0) {
 			if (total == 0)
 				_exit(0);	/* connected and left */
-			log_info("request: truncated after %zu bytes", total);
+			log_debug("request: truncated after %zu bytes", total);
 			reply_error_exit(agent, SBX_E_BAD_REQUEST,
 			    "the request ended before the map was complete.");
 		}
@@ -138,7 +124,7 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 	}
 	wire_reader_free(&r);
 	if (st == WIRE_BAD) {
-		log_info("request: bad_request: %s", err);
+		log_debug("request: bad_request: %s", err);
 		reply_error_exit(agent, SBX_E_BAD_REQUEST, err);
 	}
 	return len;
@@ -220,7 +206,7 @@ relay(int agent, const struct child_opts *o, const union sbx_req_any *req,
 			    "the monitor gave no valid status.");
 	}
 	if (send_reply(agent, &a, recs, a.nstatus) == -1)
-		log_info("reply: %s", strerror(errno));
+		log_debug("reply: %s", strerror(errno));
 	explicit_bzero(&a, sizeof(a));
 	/* The agent sees EOF now, not after the kernel has torn down our
 	 * address space: exit unmaps memory before it closes descriptors. */
@@ -251,13 +237,12 @@ child_prepare(void)
 }
 
 void
-child_main(int agent, uid_t uid, const struct child_opts *o)
+child_main(int agent, const struct child_opts *o)
 {
 	union sbx_req_any req;
 	sigset_t none;
 	size_t len;
 
-	agent_uid = uid;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);	/* SIGPIPE stays ignored */
 	limit_self();

@@ -12,11 +12,14 @@ struct child_opts {
 
 /* In the parent, before it confines itself: compile the child's filter. */
 int	child_prepare(void);
-/* uid: the agent's SO_PEERCRED, read by the parent, for audit lines only
- * (the monitor reads it again itself; it never trusts ours). */
-void	child_main(int agent, uid_t uid, const struct child_opts *)
+/*
+ * A child that refuses its agent without the monitor exits with
+ * CHILD_REFUSED + the sbx_code it answered; the parent writes the audit
+ * line, under its per-uid limit (one child cannot know how many lines
+ * its uid's other children have written).
+ */
+#define CHILD_REFUSED	64
+void	child_main(int agent, const struct child_opts *)
 	    __attribute__((noreturn));
-/* The audit line for a refusal the broker makes without the monitor. */
-void	audit_refusal(uid_t uid, const char *code);
 
 #endif

@@ -29,7 +29,8 @@ static void __attribute__((noreturn))
 exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
     int listen_fd, int chan)
 {
-	char nbuf[16], tbuf[16], Tbuf[16], ubuf[32], root[CFG_STR + 8];
+	char nbuf[16], cbuf[16], tbuf[16], Tbuf[16], ubuf[32];
+	char root[CFG_STR + 8];
 	uid_t uid;
 	gid_t gid;
 	char *argv[16];
@@ -49,6 +50,7 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 		_exit(126);
 	snprintf(ubuf, sizeof(ubuf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	snprintf(nbuf, sizeof(nbuf), "%u", cfg->max_children);
+	snprintf(cbuf, sizeof(cbuf), "%u", cfg->max_connections_per_uid);
 	snprintf(tbuf, sizeof(tbuf), "%u", cfg->request_timeout);
 	snprintf(Tbuf, sizeof(Tbuf), "%u", cfg->runtime_timeout * 3 + 3600);
 	snprintf(root, sizeof(root), "%s/empty", cfg->state_dir);
@@ -61,6 +63,8 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	argv[i++] = root;
 	argv[i++] = (char *)(uintptr_t)"-n";
 	argv[i++] = nbuf;
+	argv[i++] = (char *)(uintptr_t)"-c";
+	argv[i++] = cbuf;
 	argv[i++] = (char *)(uintptr_t)"-t";
 	argv[i++] = tbuf;
 	argv[i++] = (char *)(uintptr_t)"-T";

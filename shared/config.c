@@ -166,6 +166,14 @@ sbx_key(struct parse *p, const char *k, const char *v)
 		return set_uint(p, k, v, 100000, &c->max_sandboxes_per_uid);
 	if (!strcmp(k, "max_children"))
 		return set_uint(p, k, v, 4096, &c->max_children);
+	if (!strcmp(k, "max_connections_per_uid")) {
+		/* 0 is "unset" inside: check_per_uid() fills it in. */
+		if (parse_uint(v, 10, 2048, &c->max_connections_per_uid) == -1 ||
+		    c->max_connections_per_uid == 0)
+			return perr(p, "%s must be a whole number from 1 to "
+			    "2048", k);
+		return 1;
+	}
 	if (!strcmp(k, "max_workers"))
 		return set_uint(p, k, v, 256, &c->max_workers);
 	if (!strcmp(k, "request_timeout"))
@@ -411,6 +419,29 @@ check_service(struct parse *p, struct service_cfg *s)
 	return 1;
 }
 
+/*
+ * One uid may hold at most half the broker's children: each idle
+ * connection lasts request_timeout, so a uid allowed all of them could
+ * keep everyone else out by reconnecting. Unset, it is 16, or half of a
+ * smaller max_children.
+ */
+#define PER_UID_DEFAULT	16
+
+static int
+check_per_uid(struct parse *p)
+{
+	struct sbx_config *c = p->cfg;
+
+	if (c->max_connections_per_uid == 0)
+		c->max_connections_per_uid = c->max_children / 2 <
+		    PER_UID_DEFAULT ? c->max_children / 2 : PER_UID_DEFAULT;
+	if (c->max_connections_per_uid == 0 ||
+	    c->max_connections_per_uid > c->max_children / 2)
+		return perr(p, "max_connections_per_uid must be from 1 to half "
+		    "of max_children (%u)", c->max_children);
+	return 1;
+}
+
 static int
 check(struct parse *p)
 {
@@ -432,6 +463,8 @@ check(struct parse *p)
 	    c->request_timeout == 0 || c->runtime_timeout == 0)
 		return perr(p, "max_children, max_workers, request_timeout and "
 		    "runtime_timeout must be > 0");
+	if (!check_per_uid(p))
+		return 0;
 	if (c->userns_base == 0 || c->userns_slots == 0 ||
 	    (uint64_t)c->userns_base + (uint64_t)c->userns_slots *
 	    (c->nservices ? c->nservices : 1) * 65536 > UINT32_MAX)

@@ -66,6 +66,7 @@ struct sbx_config {
 	unsigned	idle_ttl;		/* seconds, 0 = never */
 	unsigned	max_sandboxes_per_uid;	/* 0 = unlimited */
 	unsigned	max_children;		/* broker's live children */
+	unsigned	max_connections_per_uid; /* of those, one uid's */
 	unsigned	max_workers;		/* concurrent runtime workers */
 	unsigned	request_timeout;	/* seconds for an agent to send */
 	unsigned	runtime_timeout;	/* seconds for one runtime call */

@@ -7,7 +7,7 @@
 TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
-UNIT_TESTS = seed cache wire dispatch drop seccomp client argv
+UNIT_TESTS = seed cache wire dispatch drop seccomp client argv fair
 
 test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
@@ -18,6 +18,8 @@ test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \
 test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
 		    privsep/sockdir.c
+test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c broker/ratelim.c \
+		    $(CONFIG_SRC)
 test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
 
 TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))

@@ -185,7 +185,7 @@ check "audit: refusal forbidden (status as nobody)" a refuse 'agent=- project=- 
 check "audit: refusal busy (max_sandboxes_per_uid)" a refuse 'agent=ex2 project=cache-only services=redis result=busy op=request_sandbox$'
 check "audit: refusal disabled" a refuse 'agent=off1 project=cache-only services=redis result=disabled op=request_sandbox$'
 check "audit: refusal by the broker, with the uid" grep -Eq '^sbx-broker: audit event=refuse uid=0 agent=- project=- services=- result=bad_request op=- by=broker$' "$LOG"
-bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-(monitor|broker): audit event=(provision|hit|evict|release|expire|refuse|adopt|discard|revoke) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_-]+)+$')
+bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-(monitor|broker): audit event=(provision|hit|evict|release|expire|refuse|suppressed|adopt|discard|revoke) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_-]+)+$')
 check "every audit line is key=value in the documented order" test -z "$bad"
 [ -z "$bad" ] || note "$bad"
 sort -u "$pws" | grep -v '^$' > "$pws.u"

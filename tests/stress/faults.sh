@@ -266,17 +266,20 @@ check "the restarted monitor serves" pings
 echo "# fd exhaustion"
 # The broker inherits the monitor's RLIMIT_NOFILE (fork + exec, no
 # setrlimit). The broker closes each connection after forking its child,
-# so its own table never fills; past max_children it answers busy.
-restart_with max_children 32
+# so its own table never fills; past max_connections_per_uid a uid gets
+# busy, past max_children everyone does. Two uids (nobody and daemon)
+# hold 150 connections each: 16 children each fill the broker's 32.
+restart_with max_children 32 max_connections_per_uid 16
 stop_monitor
 start_monitor prlimit --nofile=64:64
 bpid=$(broker_pid)
 check "the broker runs with RLIMIT_NOFILE 64" grep -Eq '^Max open files +64 +64' "/proc/$bpid/limits"
 # All 32 places free: the start-up ping's child is gone.
 wait_for 5 no_children "$bpid"
-python3 - "$SOCK" 150 "$WORK/connected" > "$WORK/hold.out" <<'PY' &
+mkdir -m 1777 "$WORK/hold"
+cat > "$WORK/hold/hold.py" <<'PY'
 # Open N connections at once, send nothing, say so, then read what each
-# got: busy at once for those past max_children, timeout (request_timeout)
+# got: busy at once for those past the limits, timeout (request_timeout)
 # for those the broker took.
 import socket, sys, collections
 n = int(sys.argv[2]); socks = []; errs = 0
@@ -298,25 +301,34 @@ for s in socks:
     s.close()
 print(' '.join('%s=%d' % kv for kv in sorted(got.items())), 'connect_errors=%d' % errs)
 PY
-hpid=$!
+# /usr/bin/python3: root's PATH may name a python other users cannot run.
+hold_as() {  # USER: 150 connections as USER, its tally in hold-USER.out
+	setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups \
+	    /usr/bin/python3 "$WORK/hold/hold.py" "$SOCK" 150 "$WORK/hold/connected-$1" \
+	    > "$WORK/hold-$1.out"
+}
+hold_as nobody & hpid1=$!
+hold_as daemon & hpid2=$!
 # The broker's 32 places taken: its children wait for a request. They
 # are stopped there, so none can time out and free a place while we look.
-wait_for 10 test -e "$WORK/connected"
+wait_for 10 test -e "$WORK/hold/connected-nobody" -a -e "$WORK/hold/connected-daemon"
 wait_for 10 nchildren "$bpid" 32
 kids=$(pgrep -P "$bpid")
 kill -STOP $kids
 wait_for 5 stopped $kids
 check "at capacity: 32 children (max_children), stopped waiting for a request" test "$(wc -w <<<"$kids")" -eq 32 -a "$(stopped $kids && echo yes)" = yes
-check "with 150 connections held the broker is alive" kill -0 "$bpid"
+check "with 300 connections held the broker is alive" kill -0 "$bpid"
 bfds=$(fd_count "$bpid")
 check "and its own fd table is small ($bfds of 64)" test "$bfds" -lt 32
 out=$(sbx ping 2>&1); rc=$?
-check "a new client at capacity gets busy" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections, try again soon"
+check "a new client (a third uid) at capacity gets busy" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections, try again soon"
+out=$(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$SBX" -S "$SOCK" ping 2>&1); rc=$?
+check "a uid at its own limit is told which limit" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections open for your uid, close one or try again later"
 kill -CONT $kids
-wait "$hpid"
-held=$(cat "$WORK/hold.out")
-note "held connections: $held"
-check "the 118 past max_children got busy, the 32 taken timeout, none else" test "$held" = "busy=118 timeout=32 connect_errors=0"
+wait "$hpid1" "$hpid2"
+held="$(cat "$WORK/hold-nobody.out") / $(cat "$WORK/hold-daemon.out")"
+note "held connections (nobody / daemon): $held"
+check "each uid: 134 past its 16 got busy, its 16 taken timeout, none else" test "$held" = "busy=134 timeout=16 connect_errors=0 / busy=134 timeout=16 connect_errors=0"
 wait_for 10 pings
 check "service resumes once they are gone" pings
 check "the same broker (never restarted)" test "$(broker_pid)" = "$bpid"
@@ -326,6 +338,7 @@ check "the same broker (never restarted)" test "$(broker_pid)" = "$bpid"
 stop_monitor
 write_conf yes
 set_conf max_children 200
+set_conf max_connections_per_uid 100
 set_conf runtime "$WORK/hang-rt"
 set_conf runtime_timeout 3
 start_monitor prlimit --nofile=64:64

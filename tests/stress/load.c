@@ -13,10 +13,24 @@
  * after the load must equal the one before, its RSS not exceed it.
  * Prints the figures and exits 1 on any wrong answer, late answer or
  * growth.
+ *
+ * Fairness between uids (issue 15), run as two different uids by
+ * load.sh:
+ *
+ *   stress-load flood SOCKET THREADS
+ *	THREADS threads connect as fast as they can, each holding its
+ *	connection until the broker closes it (busy at once, or timeout
+ *	after request_timeout for those it took), until SIGTERM; then
+ *	prints what they got.
+ *   stress-load hits SOCKET AGENT N
+ *	N cache hits on AGENT (project cache-only, redis, provisioned
+ *	before), one after another, each timed and compared byte for byte
+ *	with the first; prints the latencies, exits 1 on any other answer.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -552,6 +566,149 @@ reset_counts(void)
 	G.max_fast_ms = 0;
 }
 
+/* The flood: what its connections got, by kind. */
+enum flood_got { FG_BUSY_UID, FG_BUSY_ALL, FG_TIMEOUT, FG_OTHER, FG_NOCONN,
+    FG_MAX };
+static volatile sig_atomic_t flood_stop;
+static unsigned flood_count[FG_MAX];
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	flood_stop = 1;
+}
+
+static enum flood_got
+flood_kind(const struct buf *b)
+{
+	msgpack_unpacked u;
+	const msgpack_object *m;
+	size_t off = 0;
+	enum flood_got g = FG_OTHER;
+
+	msgpack_unpacked_init(&u);
+	if (b->len > 0 && msgpack_unpack_next(&u, b->p, b->len, &off) ==
+	    MSGPACK_UNPACK_SUCCESS && off == b->len) {
+		m = map_get(&u.data, "message");
+		if (is_str(map_get(&u.data, "error"), "timeout"))
+			g = FG_TIMEOUT;
+		else if (is_str(map_get(&u.data, "error"), "busy"))
+			g = m != NULL && m->type == MSGPACK_OBJECT_STR &&
+			    memmem(m->via.str.ptr, m->via.str.size, "your uid",
+			    8) != NULL ? FG_BUSY_UID : FG_BUSY_ALL;
+	}
+	msgpack_unpacked_destroy(&u);
+	return g;
+}
+
+/* Connect, say nothing, read until the broker closes; again. */
+static void *
+flood_client(void *arg)
+{
+	struct buf b;
+	enum flood_got g;
+	int fd;
+
+	(void)arg;
+	while (!flood_stop) {
+		if ((fd = dial()) == -1) {
+			g = FG_NOCONN;
+		} else {
+			g = read_all(fd, &b) == 0 ? flood_kind(&b) : FG_OTHER;
+			close(fd);
+			free(b.p);
+		}
+		__atomic_fetch_add(&flood_count[g], 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int
+flood(const char *threads_arg)
+{
+	unsigned i, n = (unsigned)atoi(threads_arg);
+	pthread_t *t = calloc(n, sizeof(*t));
+	struct sigaction sa = { .sa_handler = on_term };
+	sigset_t term;
+	double t0 = now_ms();
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	/* Only the main thread takes SIGTERM: the clients' reads are never
+	 * cut short, so every connection is read to its end. */
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_sigmask(SIG_BLOCK, &term, NULL);
+	for (i = 0; i < n; i++)
+		if (t == NULL || pthread_create(&t[i], NULL, flood_client,
+		    NULL) != 0) {
+			fprintf(stderr, "flood: cannot start threads\n");
+			return 1;
+		}
+	/* Blocked until sigsuspend: a SIGTERM cannot slip in between the
+	 * test and the wait. */
+	sigemptyset(&term);
+	while (!flood_stop)
+		sigsuspend(&term);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("flood: threads %u, seconds %.1f, busy_uid %u, busy_all %u, "
+	    "timeout %u, other %u, connect_errors %u, refusals %u\n", n,
+	    (now_ms() - t0) / 1e3, flood_count[FG_BUSY_UID],
+	    flood_count[FG_BUSY_ALL], flood_count[FG_TIMEOUT],
+	    flood_count[FG_OTHER], flood_count[FG_NOCONN],
+	    flood_count[FG_BUSY_UID] + flood_count[FG_BUSY_ALL] +
+	    flood_count[FG_TIMEOUT]);
+	free(t);
+	return 0;
+}
+
+/* One request_sandbox for agent, its reply in *b; -1: no reply. */
+static int
+hit_once(const char *agent, struct buf *b)
+{
+	msgpack_sbuffer sb;
+	int fd, rc = -1;
+
+	msgpack_sbuffer_init(&sb);
+	enc_sandbox(&sb, agent);
+	if ((fd = dial()) != -1) {
+		if (send_all(fd, sb.data, sb.size) == 0)
+			rc = read_all(fd, b);
+		close(fd);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	return rc;
+}
+
+static int
+hits(const char *agent, const char *n_arg)
+{
+	struct buf ref, b;
+	unsigned i, n = (unsigned)atoi(n_arg), wrong = 0;
+	double *ms = calloc(n ? n : 1, sizeof(*ms)), t0;
+
+	if (ms == NULL || n == 0 || hit_once(agent, &ref) == -1 ||
+	    ref.len == 0 || memmem(ref.p, ref.len, "password", 8) == NULL) {
+		fprintf(stderr, "hits: no first answer for %s\n", agent);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		t0 = now_ms();
+		if (hit_once(agent, &b) == -1 || b.len != ref.len ||
+		    memcmp(b.p, ref.p, b.len) != 0)
+			wrong++;
+		ms[i] = now_ms() - t0;
+		free(b.p);
+	}
+	qsort(ms, n, sizeof(*ms), cmp_double);
+	printf("hits %u: wrong %u, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+	    n, wrong, ms[n / 2], ms[n * 99 / 100], ms[n - 1]);
+	free(ms);
+	free(ref.p);
+	return wrong > 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -560,9 +717,18 @@ main(int argc, char *argv[])
 	long rss0, rss1;
 	double wall;
 
+	if (argc == 4 && !strcmp(argv[1], "flood")) {
+		G.sock = argv[2];
+		return flood(argv[3]);
+	}
+	if (argc == 5 && !strcmp(argv[1], "hits")) {
+		G.sock = argv[2];
+		return hits(argv[3], argv[4]);
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: stress-load SOCKET MONITOR_PID "
-		    "[CLIENTS [REQUESTS]]\n");
+		    "[CLIENTS [REQUESTS]]\n       stress-load flood SOCKET "
+		    "THREADS\n       stress-load hits SOCKET AGENT N\n");
 		return 2;
 	}
 	G.sock = argv[1];

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # load.sh - tests/stress/load.c against a real monitor: 200 concurrent
 # clients, 20 000 requests (ping, available, cache hits, bad input, slow
-# dribbling clients). Root, under `flock /tmp/sbx-podman.lock`.
+# dribbling clients); then fairness between uids: one throwaway uid
+# floods the broker with connections while another's hits and a miss are
+# served as if it did not. Root, under `flock /tmp/sbx-podman.lock`.
 # Prints the figures and "N passed, N failed".
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
@@ -9,8 +11,10 @@ set -u
 CLIENTS=${SBX_LOAD_CLIENTS:-200}
 REQUESTS=${SBX_LOAD_REQUESTS:-20000}
 write_conf yes
-# Room for every client at once, so busy means a fault, not capacity.
-set_conf max_children 256
+# Room for every client at once, so busy means a fault, not capacity:
+# here one uid (root) runs all 200.
+set_conf max_children 512
+set_conf max_connections_per_uid 256
 $RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 start_monitor || exit 1
 bpid=$(broker_pid)
@@ -24,7 +28,7 @@ check "the generator ran every request and found nothing wrong" test "$rc" -eq 0
 check "zero wrong answers" test "$(fig 'wrong answers')" = 0
 check "every reply within its deadline" test "$(fig late)" = 0
 # Sized for all clients at once: busy would mean children not reaped.
-check "no busy answer (max_children 256 > $CLIENTS clients)" test "$(fig busy)" = 0
+check "no busy answer (max_connections_per_uid 256 > $CLIENTS clients)" test "$(fig busy)" = 0
 check "requests done: $REQUESTS" grep -q "requests $REQUESTS:" "$WORK/load.out"
 read -r f0 f1 r0 r1 < <(sed -n 's/.*fds \([0-9]*\) -> \([0-9]*\), VmRSS \([0-9]*\) -> \([0-9]*\).*/\1 \2 \3 \4/p' "$WORK/load.out")
 check "the monitor's fds at rest unchanged (${f0:-?} -> ${f1:-?})" test "${f1:-x}" = "${f0:-y}"
@@ -39,4 +43,90 @@ no_children() { [ -z "$(pgrep -P "$bpid")" ]; }
 wait_for 5 no_children
 check "no zombie under the broker: every child exited and was reaped" no_children
 check "the hit agents still have one container each" test "$(labelled)" -eq 3
+
+echo "# fairness: one uid floods the broker, another is served meanwhile"
+# The shipped limits (max_children 128, max_connections_per_uid 16),
+# the gate as runtime (lib.sh) to see when a provision starts.
+UF=sbxl-flood UO=sbxl-other
+FLOOD_THREADS=${SBX_FLOOD_THREADS:-200}
+MADE= FPID=
+for u in $UF $UO; do
+	id "$u" >/dev/null 2>&1 && continue
+	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
+done
+cleanup_hook() {
+	local u
+	[ -z "$FPID" ] || { kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null; }
+	for u in $MADE; do userdel "$u" 2>/dev/null; done
+}
+uf=$(id -u $UF) uo=$(id -u $UO)
+cp "$B/stress-load" "$WORK/stress-load" && chmod 0755 "$WORK/stress-load"
+# as USER: the prefix that runs a command as USER. setpriv execs it, and
+# it is not a function (a function put in the background is a subshell),
+# so $! is the program itself, which SIGTERM must reach.
+as() { echo "setpriv --reuid=$1 --regid=$(id -g "$1") --clear-groups"; }
+stop_monitor
+write_conf yes
+gate_runtime
+set_conf runtime "$GATE/podman"
+start_monitor || exit 1
+bpid=$(broker_pid)
+check "the shipped per-uid limit: 16 of 128" grep -q 'at most 128 connections, 16 per uid' "$LOG"
+sbx_as $UO request -a fair-hit -p cache-only redis > "$WORK/fair-hit.out" 2>&1
+check "the other uid has a sandbox to hit" grep -q REDIS_PASSWORD "$WORK/fair-hit.out"
+
+$(as $UF) "$WORK/stress-load" flood "$SOCK" "$FLOOD_THREADS" > "$WORK/flood.out" 2>&1 &
+FPID=$!
+# Under way: the flood uid holds its 16 places and is refused past them.
+flood_full() {
+	[ "$(pgrep -P "$bpid" | wc -l)" -ge 16 ] &&
+	    grep -q "audit event=refuse uid=$uf .*result=busy op=- by=broker limit=connections_per_uid\$" "$LOG"
+}
+wait_for 10 flood_full
+check "the flood ($FLOOD_THREADS threads of uid $uf) holds its 16 places and is refused past them" flood_full
+
+# 1000 hits, about 6 s: past request_timeout (5 s), so the flood's held
+# places time out and are taken again while the other uid is served.
+$(as $UO) "$WORK/stress-load" hits "$SOCK" fair-hit 1000 > "$WORK/hits.out" 2>&1; rc=$?
+note "$(cat "$WORK/hits.out")"
+hmax=$(sed -n 's/.*max \([0-9.]*\) ms.*/\1/p' "$WORK/hits.out")
+check "the other uid's 1000 hits during the flood: every one right" test "$rc" -eq 0
+check "and every one answered in under 100 ms (max ${hmax:-?} ms)" awk -v m="${hmax:-999}" 'BEGIN { exit !(m < 100) }'
+
+# A miss: the time from the request to its runtime's `run` (the gate
+# holds it there and notes when), against request_timeout (5 s), which
+# is what waiting behind the flood's idle connections would cost.
+gate_hold fair-miss before
+t0=$(date +%s.%N)
+sbx_as $UO request -a fair-miss -p cache-only redis > "$WORK/fair-miss.out" 2>&1 &
+mpid=$!
+wait_for 10 gate_held fair-miss 1
+started_ms=$(awk -v a="$t0" -v b="$(stat -c %.9Y "$GATE/at-fair-miss" 2>/dev/null || echo 0)" 'BEGIN { printf "%d", (b - a) * 1000 }')
+check "the other uid's miss reached the runtime in ${started_ms} ms, under 1000, during the flood" test "$started_ms" -ge 0 -a "$started_ms" -lt 1000
+gate_release fair-miss
+wait "$mpid"
+check "and its provision completed (credentials)" grep -q REDIS_PASSWORD "$WORK/fair-miss.out"
+
+kill -TERM "$FPID"
+wait "$FPID"; rc=$?
+FPID=
+note "$(cat "$WORK/flood.out")"
+ffig() { sed -n "s/.*$1 \([0-9.]*\).*/\1/p" "$WORK/flood.out" | head -1; }
+check "the flood ran and stopped cleanly" test "$rc" -eq 0
+check "its held places were taken again after request_timeout ($(ffig timeout) timeouts > 16)" test "$(ffig timeout)" -gt 16
+check "the flood uid got busy past its limit ($(ffig busy_uid) times), never the global busy" test "$(ffig busy_uid)" -gt 0 -a "$(ffig busy_all)" = 0
+check "every flood connection got busy or timeout: none other, none refused" test "$(ffig other)" = 0 -a "$(ffig connect_errors)" = 0
+# Every refusal is either a line or counted in a suppressed line, once
+# the last window (5 s) has closed and every child is reaped.
+refuse_lines() { grep -c "^sbx-broker: audit event=refuse uid=$uf " "$LOG"; }
+suppressed() { sed -n "s/^sbx-broker: audit event=suppressed uid=$uf .* count=\([0-9]*\) by=broker\$/\1/p" "$LOG" | awk '{ n += $1 } END { print n + 0 }'; }
+accounted() { [ $(( $(refuse_lines) + $(suppressed) )) -eq "$(ffig refusals || true)" ] 2>/dev/null; }
+wait_for 15 accounted
+secs=$(ffig seconds)
+check "the flood's $(ffig refusals) refusals: $(refuse_lines) lines + $(suppressed) in suppressed lines, none lost" accounted
+check "at most 10 + 1 a second of them logged ($(refuse_lines) in ${secs} s)" test "$(refuse_lines)" -le $(( 10 + ${secs%.*} + 1 ))
+check "the log says what it suppressed" grep -q "^sbx-broker: audit event=suppressed uid=$uf agent=- project=- services=- result=refuse count=[0-9]* by=broker\$" "$LOG"
+check "no refusal at all for the other uid" test "$(grep -c "audit event=refuse uid=$uo " "$LOG")" -eq 0
+check "every one of its hits in the audit trail (1001)" test "$(grep -c "^sbx-monitor: audit event=hit uid=$uo agent=fair-hit " "$LOG")" -eq 1001
+check "the same broker throughout the flood" test "$(broker_pid)" = "$bpid"
 finish
