@@ -499,6 +499,7 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 			return true;
 		}
 		sb->used_ms = now;
+		sb->expiring = false;
 		reply_sandbox(sb, w->reply);	/* answer first, then log */
 		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)idle / 1000);
@@ -795,8 +796,11 @@ cache_expire(struct cache *c)
 		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters) ||
 		    now - sb->used_ms < c->lim.idle_ttl_ms)
 			continue;
-		audit_sandbox(AUDIT_EXPIRE, sb, SBX_OK, "idle_s=%lld",
-		    (long long)(now - sb->used_ms) / 1000);
+		/* Once per expiry, however many ticks it waits for a worker. */
+		if (!sb->expiring)
+			audit_sandbox(AUDIT_EXPIRE, sb, SBX_OK, "idle_s=%lld",
+			    (long long)(now - sb->used_ms) / 1000);
+		sb->expiring = true;
 		if (start_teardown(sb))
 			n++;
 	}

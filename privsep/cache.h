@@ -80,6 +80,7 @@ struct sbx_sandbox {
 	unsigned	nwaiters;
 	unsigned	fds;		/* service descriptors counted held */
 	bool		stalled;	/* a release waits for a worker */
+	bool		expiring;	/* its expiry is audited */
 	enum sbx_state	state;
 	char		project[SBX_SLUG_MAX];
 	size_t		nservices;

@@ -613,13 +613,13 @@ setup(struct monitor *m, const char *path, int fg)
 		fatalx("%s", err);
 	if (geteuid() != 0)
 		fatalx("must be started as root");
-	raise_nofile(&m->cfg);
 	find_broker(&m->broker);
 	m->broker.foreground = fg;
 	m->broker.chan = -1;
 	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
 	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
 		fatalx("%s", err);
+	raise_nofile(&m->cfg);	/* after the refusals: one line on stderr */
 	if ((m->sigfd = signals_to_fd()) == -1)
 		fatal("signals");
 	for (i = 0; i < FD_RESERVE; i++)

@@ -366,11 +366,88 @@ check "it did not take it for a hostile one" lacks "killing the broker" "$(cat "
 # broker logs each.
 n_int=$(sed -n 's/.*internal=\([0-9]*\).*/\1/p' <<<"$many")
 n_rf=$(sed -n 's/.*runtime_failed=\([0-9]*\).*/\1/p' <<<"$many")
+n_busy=$(sed -n 's/.*busy=\([0-9]*\).*/\1/p' <<<"$many")
 n_relay=$(grep -c '^sbx-broker: relay to monitor: Too many references' "$LOG")
-check "every request got runtime_failed or internal ($n_rf + $n_int), nothing else" test "$(sed 's/ *$//' <<<"$many")" = "password=0 busy=0 internal=$n_int timeout=0 runtime_failed=$n_rf closed=0 other=0" -a $((n_int + n_rf)) -eq 100
+# busy: past the requests one uid may have waiting, which the budget
+# of 64 descriptors shrinks to its share (the log's "N for requests").
+n_share=$(sed -n 's/.*descriptors: 64: .* \([0-9]*\) for requests.*/\1/p' "$LOG" | tail -1)
+check "every request got runtime_failed, busy or internal ($n_rf + $n_busy + $n_int), nothing else" test "$(sed 's/ *$//' <<<"$many")" = "password=0 busy=$n_busy internal=$n_int timeout=0 runtime_failed=$n_rf closed=0 other=0" -a $((n_int + n_rf + n_busy)) -eq 100
+check "at most the budget's share of requests waited ($n_rf <= ${n_share:-?}), the rest busy, each audited" test -n "$n_share" -a "$n_rf" -le "${n_share:-0}" -a "$(grep -c 'agent=fx .*result=busy op=request_sandbox' "$LOG")" -eq "$n_busy"
 check "each internal is a relay the kernel refused ($n_relay logged)" test "$n_int" -eq "$n_relay"
 check "the runtime was run, and hung, for them" test -s "$WORK/hang.at"
 check "the monitor still serves" pings
+
+echo "# the descriptor budget: a monitor at 64 descriptors, real podman"
+# max_open_files 64 sets the monitor's soft limit (the hard one stays, so
+# podman, which raises its own, still runs). The budget the log states
+# is what fills: one pidfd per redis sandbox. Filled to busy, every
+# release and every expiry must still work, and nothing may leak.
+restart_with max_open_files 64 idle_ttl 15
+mpid=$MON_PID
+check "the monitor runs with a soft RLIMIT_NOFILE of 64" grep -Eq '^Max open files +64 ' "/proc/$mpid/limits"
+nsvc=$(sed -n 's/.*descriptors: 64: .* \([0-9]*\) for services.*/\1/p' "$LOG" | tail -1)
+check "it states its budget: ${nsvc:-?} descriptors for services" test -n "$nsvc" -a "${nsvc:-0}" -gt 4
+note "$(grep 'descriptors: 64:' "$LOG" | tail -1)"
+wait_for 10 no_workers
+fds0=$(rest_fds)
+fill=$(( ${nsvc:-0} + 3 ))
+# Four at a time: the provisions one uid may run at once.
+seq "$fill" | xargs -P 4 -I{} sh -c \
+    '"$1" -S "$2" request -a d{} -p cache-only redis > "$3/d{}.out" 2>&1' _ "$SBX" "$SOCK" "$WORK"
+n_ok=$(grep -l '^REDIS_PASSWORD=' "$WORK"/d*.out | wc -l)
+n_busy=$(grep -lx "sbx: busy: the monitor's descriptor budget for sandboxes is spent ($nsvc of $nsvc held); try again after a release." "$WORK"/d*.out | wc -l)
+check "filled to busy: $n_ok sandboxes (the budget), $n_busy busy naming it, no other answer" test "$n_ok" -eq "${nsvc:-0}" -a "$n_busy" -eq 3
+check "each sandbox is one redis container ($(labelled) labelled)" test "$(labelled)" -eq "$n_ok"
+wait_for 10 no_workers
+held=$(rest_fds)
+check "the monitor holds one pidfd per sandbox ($fds0 + $n_ok = $held of 64)" test "$held" -eq $((fds0 + n_ok)) -a "$held" -le 64
+check "no descriptor ran out in the monitor" lacks "Too many open files" "$(cat "$LOG")"
+first=$(grep -l '^REDIS_PASSWORD=' "$WORK"/d*.out | head -1)
+a1=$(basename "$first" .out)
+check "a hit at the limit: same credentials" test "$(sbx request -a "$a1" -p cache-only redis 2>&1)" = "$(cat "$first")"
+# Release every other sandbox: each must answer "released".
+released=0 rel_total=0
+for f in $(grep -l '^REDIS_PASSWORD=' "$WORK"/d*.out | awk 'NR % 2'); do
+	rel_total=$((rel_total + 1))
+	[ "$(sbx release -a "$(basename "$f" .out)" 2>&1)" = released ] && released=$((released + 1))
+done
+check "every release at the limit worked ($released of $rel_total)" test "$released" -eq "$rel_total" -a "$rel_total" -gt 0
+check "the monitor never failed to start a teardown" lacks "could not start the teardown" "$(cat "$LOG")"
+out=$(sbx request -a dnew -p cache-only redis 2>&1)
+check "after the releases a new sandbox fits again" grep -q '^REDIS_PASSWORD=' <<<"$out"
+left=$(( n_ok - rel_total + 1 ))
+# The rest expire (idle_ttl 15 s): every one of them.
+none_left() { [ "$(labelled)" -eq 0 ] && [ "$(sbx status --json | grep -c '"agent"')" -eq 0 ]; }
+wait_for 60 none_left
+n_exp=$(grep -c 'audit event=expire .*agent=d' "$LOG")
+check "every remaining sandbox expired ($n_exp of $left), no container left" test "$n_exp" -eq "$left" -a "$(labelled)" -eq 0
+wait_for 20 no_workers
+wait_for 10 fds_are "$fds0"
+check "no leaked fd: the monitor at rest holds what it held before the fill ($fds0 -> $(fd_count "$mpid"))" fds_are "$fds0"
+wait_for 5 no_zombies
+check "no zombie under the monitor or the broker" no_zombies
+check "the same monitor throughout" test "$MON_PID" = "$mpid" -a -e "/proc/$mpid"
+
+echo "# a pidfd that cannot be opened does not leak its container"
+# A runtime whose inspect names a pid that cannot exist: the provision
+# fails at pidfd_open, after the container started.
+{
+	printf '#!/bin/sh\n# podman, except that inspect lies about the pid.\n'
+	printf 'for a; do [ "$a" = inspect ] || continue\n'
+	printf '\tout=$(podman "$@") || exit $?\n'
+	printf '\techo "999999999 ${out#* }"; exit 0\ndone\nexec podman "$@"\n'
+} > "$WORK/lie-rt"
+chmod 0755 "$WORK/lie-rt"
+restart_with runtime "$WORK/lie-rt"
+wait_for 10 no_workers
+fds0=$(rest_fds)
+out=$(sbx request -a pf1 -p cache-only redis 2>&1)
+check "the request fails: runtime_failed, the service is gone" test "$out" = "sbx: runtime_failed: redis exited right after it became ready."
+wait_for 30 made_is pf1 0
+check "its container was removed, not leaked" made_is pf1 0
+wait_for 20 no_workers
+wait_for 10 fds_are "$fds0"
+check "no leaked fd ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
 
 echo "# the client goes away while its sandbox is provisioned"
 restart_with

@@ -351,6 +351,7 @@ Test(limits, expiry_retried_until_a_worker_takes_it)
 	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
 	cr_assert_eq(cache_expire(&cache), 1, "the next tick tries again");
 	expect_empty();
+	/* audited once: tests/stress/faults.sh counts the lines */
 }
 
 /* ---- subordinate uids ------------------------------------------------------ */
