@@ -193,7 +193,7 @@ adopt_records(struct adoption *ad)
 		fatal("reading the sandbox records");
 	while ((d = readdir(dir)) != NULL) {
 		if (d->d_name[0] == '.') {
-			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
 				unlinkat(record_dirfd(), d->d_name, 0);
 			continue;	/* a write the last monitor left */
 		}

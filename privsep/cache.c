@@ -549,6 +549,7 @@ enqueue_refused(const struct cache *c, const struct sbx_quota *q,
     size_t len)
 {
 	const struct cache_limits *l = &c->lim;
+	bool takes = w->op == SBX_REQ_SANDBOX;
 
 	if (l->max_requests_per_uid > 0 && q != NULL &&
 	    q->requests >= l->max_requests_per_uid)
@@ -560,17 +561,16 @@ enqueue_refused(const struct cache *c, const struct sbx_quota *q,
 		snprintf(msg, len, "%u requests already wait for this agent's "
 		    "sandbox, the most one may have (max_waiters).",
 		    sb->nwaiters);
-	else if (w->op == SBX_REQ_RELEASE)
-		return NULL;
-	else if (l->max_requests > 0 && c->nrequests >= l->max_requests)
+	else if (takes && l->max_requests > 0 &&
+	    c->nrequests >= l->max_requests)
 		snprintf(msg, len, "the monitor holds %zu requests, the most it "
 		    "takes at once (max_requests); try again soon.",
 		    c->nrequests);
-	else if (sb == NULL && l->max_per_uid > 0 && q != NULL &&
+	else if (takes && sb == NULL && l->max_per_uid > 0 && q != NULL &&
 	    q->sandboxes >= l->max_per_uid)
 		snprintf(msg, len, "this user already holds %u sandboxes, the "
 		    "most one user may (max_sandboxes_per_uid).", q->sandboxes);
-	else if (sb == NULL && l->max_sandboxes > 0 &&
+	else if (takes && sb == NULL && l->max_sandboxes > 0 &&
 	    c->count >= l->max_sandboxes)
 		snprintf(msg, len, "the host holds %zu sandboxes, the most it "
 		    "may (max_sandboxes); try again later.", c->count);
