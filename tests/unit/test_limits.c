@@ -459,3 +459,59 @@ Test(limits, counts_return_to_zero)
 	}
 	expect_empty();
 }
+
+/* ---- reshapes (a project's set changed) --------------------------------- */
+
+/* A grown set needs descriptors too: past the budget it is busy, and the
+ * live sandbox stays as it was. */
+Test(limits, reshape_past_the_budget_is_busy_and_keeps_the_sandbox)
+{
+	struct capture c = { 0 };
+	char pw[SBX_SECRET_MAX];
+
+	with((struct cache_limits){ .max_fds = 2 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	expect_ok(&c, 1);
+	strlcpy(pw, c.ans[0].services[0].password, sizeof(pw));
+	set_project(&proj[3], "roboco-api", "postgres", "redis");
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_busy(&c, 2, "descriptor budget");
+	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
+	cr_assert_eq(cache.nfds, 2);
+	release(1001, "b", &c);
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 4);
+	cr_assert_eq(c.ans[4].nservices, 2);
+	cr_assert_str_eq(c.ans[4].services[0].password, pw,
+	    "the kept service keeps its password");
+	cr_assert_eq(cache.nfds, 2);
+	release(1000, "a", &c);
+	expect_empty();
+}
+
+static size_t
+keep_postgres(void *arg, const struct sbx_sandbox *sb,
+    char (*out)[SBX_SLUG_MAX])
+{
+	(void)arg;
+	(void)sb;
+	strlcpy(out[0], "postgres", SBX_SLUG_MAX);
+	return 1;
+}
+
+Test(limits, revoke_counts_return_to_zero)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_fds = 4, .max_requests = 1 });
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	cr_assert_eq(cache.nfds, 2);
+	cr_assert_eq(cache_revoke(&cache, keep_postgres, NULL), 1);
+	cr_assert_eq(cache.nfds, 1, "the dropped service's descriptor is free");
+	cr_assert_eq(cache.nrequests, 0, "the revocation's own request is gone");
+	release(1000, "a", &c);
+	expect_empty();
+}
