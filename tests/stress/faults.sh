@@ -485,4 +485,66 @@ check "and no extra container exists" test "$(containers f9 0)" = "$ids9" -a "$(
 eval "$env9"
 check "the sandbox works" uses_sandbox
 
+echo "# one uid at its limits costs another nothing"
+# A runtime that holds every run for root's agents g1..g5 until
+# $WORK/go exists (each held run appends a line to $WORK/held); the
+# runs of other uids go straight through. Named podman: podman's argv.
+mkdir -p "$WORK/slow"
+{
+	printf '#!/bin/sh\n# podman, holding the runs of agents g*.\n'
+	printf 'for a; do case $a in --label=sbx.agent=g*)\n'
+	printf '\techo $$ >> %s/held\n' "$WORK"
+	printf '\twhile [ ! -e %s/go ]; do sleep 0.05; done ;;\n' "$WORK"
+	printf 'esac; done\nexec podman "$@"\n'
+} > "$WORK/slow/podman"
+chmod 0755 "$WORK/slow/podman"
+rm -f "$WORK/held" "$WORK/go"
+restart_with runtime "$WORK/slow/podman"
+held_is() { [ "$(cat "$WORK/held" 2>/dev/null | wc -l)" -eq "$1" ]; }
+for i in 1 2 3 4; do
+	sbx request -a g$i -p cache-only redis > "$WORK/g$i.out" 2>&1 &
+done
+wait_for 30 held_is 4
+check "root runs 4 provisions (max_provisions_per_uid), all held" held_is 4
+t0=$(date +%s%N)
+out=$(sbx request -a g5 -p cache-only redis 2>&1)
+g5_ms=$(ms_since "$t0")
+check "its fifth is busy at once (${g5_ms} ms), naming the limit" test "$out" = "sbx: busy: this user already has 4 sandboxes being provisioned, the most one user may (max_provisions_per_uid); try again soon." -a "$g5_ms" -lt 1000
+t0=$(date +%s%N)
+out=$(sbx_as nobody request -a n1 -p cache-only redis 2>&1)
+n1_ms=$(ms_since "$t0")
+check "another uid's miss is provisioned meanwhile (${n1_ms} ms), root's 4 still held" test -n "$(grep REDIS_PASSWORD= <<<"$out")" -a "$(held_is 4 && echo held)" = held -a ! -e "$WORK/go"
+t0=$(date +%s%N)
+sbx_as nobody request -a n1 -p cache-only redis > /dev/null 2>&1
+hit_ms=$(ms_since "$t0")
+check "and its hit is fast (${hit_ms} ms, runuser included)" test "$hit_ms" -lt 100
+: > "$WORK/go"
+wait
+n_g=$(grep -l REDIS_PASSWORD= "$WORK"/g[1-4].out | wc -l)
+check "once let go, root's 4 provisions answer with sandboxes ($n_g)" test "$n_g" -eq 4
+for i in 1 2 3 4; do sbx release -a g$i >/dev/null; done
+
+echo "# subordinate uids count toward their owner, or are refused"
+# nobody owns 300000-300009 in a subuid file of our own; uid 300001 is
+# what nobody would be inside a user namespace. nobody holds n1.
+printf 'nobody:300000:10\n' > "$WORK/subuid"
+restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" max_sandboxes_per_uid 1
+check "nobody's sandbox was adopted" test -n "$(sbx status --json | grep '"n1"')"
+as_uid() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$WORK/sbx" -S "$SOCK" "$@"; }
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "subuid = count: 300001 is busy on nobody's quota" test "$out" = "sbx: busy: this user already holds 1 sandboxes, the most one user may (max_sandboxes_per_uid)."
+out=$(as_uid 300010 request -a s1 -p cache-only redis 2>&1)
+check "300010, past the range, is a user of its own: a sandbox" grep -q REDIS_PASSWORD= <<<"$out"
+as_uid 300010 release -a s1 >/dev/null
+sbx_as nobody release -a n1 >/dev/null
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "once nobody released, 300001 gets one" grep -q REDIS_PASSWORD= <<<"$out"
+as_uid 300001 release -a s1 >/dev/null
+restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" subuid refuse
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "subuid = refuse: 300001 is forbidden, the sentence says why" test "$out" = "sbx: forbidden: uid 300001 is a subordinate uid of uid 65534, and this host refuses those (subuid = refuse)."
+check "and available offers it nothing" test -z "$(as_uid 300001 available cache-only 2>&1)"
+check "nobody itself is served" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n2 -p cache-only redis 2>&1)"
+sbx_as nobody release -a n2 >/dev/null
+
 finish
