@@ -2,7 +2,7 @@
  * rt_double.c - a runtime double for the bench monitor (figures 5, 6).
  *
  * It implements exactly what privsep/runtime_cli.c exports (rt_cli_ops,
- * runtime_reap_orphans), so $(O)/bench/sbx-monitor-double is the real
+ * runtime_list, runtime_remove, rt_listening), so $(O)/bench/sbx-monitor-double is the real
  * monitor loop, dispatch, cache, handler and the real broker with only
  * podman replaced: a provision completes at once and every entry reports
  * live. That lets the bench fill the cache with thousands of entries
@@ -62,9 +62,29 @@ const struct sbx_runtime_ops rt_cli_ops = {
 	.teardown = dbl_teardown,
 };
 
+/* No container outlives a bench run: nothing to adopt. */
 int
-runtime_reap_orphans(const struct sbx_config *cfg)
+runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
 {
 	(void)cfg;
+	*out = NULL;
+	*n = 0;
 	return 0;
+}
+
+int
+runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
+    size_t n)
+{
+	(void)cfg;
+	(void)gone;
+	(void)n;
+	return 0;
+}
+
+bool
+rt_listening(const struct sbx_conn *c)
+{
+	(void)c;
+	return true;
 }

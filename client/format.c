@@ -592,6 +592,38 @@ url_body(FILE *m, const char *scheme, const struct sbxc_service *s)
 	return 1;
 }
 
+static void
+export_pg(FILE *f, const char *suffix, const char *v, size_t n)
+{
+	fprintf(f, "export PG%s=", suffix);
+	sbxf_shell_quote(f, v, n);
+	putc('\n', f);
+}
+
+/*
+ * libpq's own variables, so that a bare `psql` (or any libpq program)
+ * reaches the sandbox: the socket directory when there is one, as in the
+ * URL, else the loopback host.
+ */
+static bool
+export_libpq(FILE *f, const struct sbxc_service *s)
+{
+	const char *dir = s->host;
+	size_t dirlen = strlen(s->host);
+	unsigned port = s->port;
+	char num[8];
+
+	if (!pg_socket(s, &dir, &dirlen, &port) && s->host[0] == '\0')
+		return false;
+	snprintf(num, sizeof(num), "%u", port);
+	export_pg(f, "HOST", dir, dirlen);
+	export_pg(f, "PORT", num, strlen(num));
+	export_pg(f, "USER", s->user, strlen(s->user));
+	export_pg(f, "PASSWORD", s->password, strlen(s->password));
+	export_pg(f, "DATABASE", s->database, strlen(s->database));
+	return true;
+}
+
 static int
 write_url(FILE *f, FILE *warnf, const char *env, const char *scheme,
     const struct sbxc_service *s)
@@ -619,7 +651,8 @@ write_url(FILE *f, FILE *warnf, const char *env, const char *scheme,
 
 static int
 env_service(FILE *m, FILE *warnf, const msgpack_object_kv *kv,
-    char (*seen)[SBXF_ENV_MAX + 1], uint32_t idx, char *err, size_t cap)
+    char (*seen)[SBXF_ENV_MAX + 1], uint32_t idx, bool *pg_done, char *err,
+    size_t cap)
 {
 	const char *scheme;
 	char port[8], *env = seen[idx];
@@ -650,6 +683,9 @@ env_service(FILE *m, FILE *warnf, const msgpack_object_kv *kv,
 	if ((scheme = url_scheme(&kv->val, s.name, strlen(s.name))) != NULL &&
 	    write_url(m, warnf, env, scheme, &s) == -1)
 		return bad(err, cap, "%s", "out of memory");
+	/* PG*: the first postgres service's, as libpq has one of each */
+	if (scheme != NULL && strcmp(scheme, "postgresql") == 0 && !*pg_done)
+		*pg_done = export_libpq(m, &s);
 	return 0;
 }
 
@@ -662,6 +698,7 @@ sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
 	char *buf = NULL;
 	size_t len = 0;
 	uint32_t i;
+	bool pg_done;
 	FILE *m;
 	int rc = 0;
 
@@ -669,6 +706,7 @@ sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
 		return bad(err, cap, "the reply has no %s", "'services' map");
 	if (s->via.map.size == 0)
 		return 0;
+	pg_done = false;
 	if ((seen = calloc(s->via.map.size, sizeof(*seen))) == NULL)
 		return bad(err, cap, "%s", "out of memory");
 	if ((m = open_memstream(&buf, &len)) == NULL) {
@@ -676,8 +714,8 @@ sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
 		return bad(err, cap, "%s", "out of memory");
 	}
 	for (i = 0; i < s->via.map.size && rc == 0; i++)
-		rc = env_service(m, warnf, &s->via.map.ptr[i], seen, i, err,
-		    cap);
+		rc = env_service(m, warnf, &s->via.map.ptr[i], seen, i,
+		    &pg_done, err, cap);
 	if (fclose(m) != 0 && rc == 0)
 		rc = bad(err, cap, "%s", "out of memory");
 	if (rc == 0 && buf != NULL)

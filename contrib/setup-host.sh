@@ -35,7 +35,7 @@ die() { printf 'setup-host.sh: %s\n' "$*" >&2; exit 1; }
 PACKAGES='
 make gcc pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev
-libcriterion-dev libacl1-dev mandoc cppcheck clang-tidy
+libcriterion-dev libacl1-dev libsystemd-dev mandoc cppcheck clang-tidy
 python3-msgpack systemd valgrind strace acl util-linux
 podman runc conmon netavark aardvark-dns iptables slirp4netns uidmap
 mmdebstrap redis-tools postgresql-client
@@ -65,6 +65,20 @@ apt-get update
 # runc is named explicitly, so apt satisfies podman's "crun | runc" with it.
 # shellcheck disable=SC2086
 apt-get install -y $PACKAGES
+
+# node_exporter for the metrics test (tests/host/run.sh): Debian's own
+# package, unpacked where the tests find it and not installed, so that no
+# exporter daemon starts on this host or opens a port.
+NE=/var/lib/sbx-setup/node-exporter
+if [ ! -x "$NE/usr/bin/prometheus-node-exporter" ]; then
+	rm -rf "$NE.dl" && mkdir -p "$NE.dl" &&
+	    (cd "$NE.dl" && apt-get download prometheus-node-exporter) &&
+	    rm -rf "$NE" && dpkg-deb -x "$NE.dl"/prometheus-node-exporter_*.deb "$NE" &&
+	    rm -rf "$NE.dl" ||
+	    die "cannot fetch Debian's prometheus-node-exporter package (apt-get download)"
+fi
+"$NE/usr/bin/prometheus-node-exporter" --version >/dev/null 2>&1 ||
+    die "Debian's prometheus-node-exporter does not run from $NE"
 
 CONF=/etc/containers/containers.conf
 ULIMITS='default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]'

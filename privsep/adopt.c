@@ -14,6 +14,7 @@
  * through), and directories under run_dir that no sandbox owns.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ struct adoption {
 	struct rt_cli			*rt;
 	struct rt_seen			*seen;
 	size_t				 nseen;
-	struct sbx_key			*gone;		/* to tear down */
+	struct rt_gone			*gone;		/* to tear down */
 	size_t				 ngone, capgone;
 	size_t				 adopted;
 };
@@ -53,15 +54,30 @@ seen_find(const struct adoption *ad, const char *name)
 	return NULL;
 }
 
-static void
-gone_add(struct adoption *ad, uid_t uid, const char *agent)
+static bool
+gone_has_key(const struct adoption *ad, uid_t uid, const char *agent)
 {
-	struct sbx_key *v;
 	size_t i;
 
 	for (i = 0; i < ad->ngone; i++)
-		if (ad->gone[i].uid == uid &&
-		    strcmp(ad->gone[i].agent, agent) == 0)
+		if (ad->gone[i].key.uid == uid &&
+		    strcmp(ad->gone[i].key.agent, agent) == 0 &&
+		    ad->gone[i].service[0] == '\0')
+			return true;
+	return false;
+}
+
+static void
+gone_add(struct adoption *ad, uid_t uid, const char *agent,
+    const char *service)
+{
+	struct rt_gone *v;
+	size_t i;
+
+	for (i = 0; i < ad->ngone; i++)
+		if (ad->gone[i].key.uid == uid &&
+		    strcmp(ad->gone[i].key.agent, agent) == 0 &&
+		    strcmp(ad->gone[i].service, service) == 0)
 			return;
 	if (ad->ngone == ad->capgone) {
 		ad->capgone = ad->capgone ? ad->capgone * 2 : 16;
@@ -71,8 +87,9 @@ gone_add(struct adoption *ad, uid_t uid, const char *agent)
 		ad->gone = v;
 	}
 	memset(&ad->gone[ad->ngone], 0, sizeof(ad->gone[0]));
-	ad->gone[ad->ngone].uid = uid;
-	strlcpy(ad->gone[ad->ngone].agent, agent, SBX_SLUG_MAX);
+	ad->gone[ad->ngone].key.uid = uid;
+	strlcpy(ad->gone[ad->ngone].key.agent, agent, SBX_SLUG_MAX);
+	strlcpy(ad->gone[ad->ngone].service, service, SBX_SLUG_MAX);
 	ad->ngone++;
 }
 
@@ -175,7 +192,7 @@ adopt_one(struct adoption *ad, const char *file)
 		close_pidfds(svc, r.nservices);
 		audit(AUDIT_DISCARD, r.uid, r.agent, r.project, NULL, 0,
 		    SBX_OK, "reason=%s", why);
-		gone_add(ad, r.uid, r.agent);
+		gone_add(ad, r.uid, r.agent, "");
 		unlinkat(record_dirfd(), file, 0);
 	}
 	explicit_bzero(&r, sizeof(r));
@@ -193,7 +210,8 @@ adopt_records(struct adoption *ad)
 		fatal("reading the sandbox records");
 	while ((d = readdir(dir)) != NULL) {
 		if (d->d_name[0] == '.') {
-			if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+			if (strcmp(d->d_name, ".") != 0 &&
+			    strcmp(d->d_name, "..") != 0)
 				unlinkat(record_dirfd(), d->d_name, 0);
 			continue;	/* a write the last monitor left */
 		}
@@ -202,25 +220,55 @@ adopt_records(struct adoption *ad)
 	closedir(dir);
 }
 
-/* Containers whose key nobody adopted: a provision left half done. */
+/* The service a container of an adopted sandbox runs, when the sandbox
+ * no longer has it (a reshape the last monitor did not see through). */
+static bool
+extra_service(const struct sbx_sandbox *sb, const struct rt_seen *c,
+    char *service, size_t cap)
+{
+	char prefix[SBX_SLUG_MAX * 2];
+	size_t i, n;
+
+	n = (size_t)snprintf(prefix, sizeof(prefix), "sbx-%u-%s-",
+	    (unsigned)sb->key.uid, sb->key.agent);
+	if (strncmp(c->name, prefix, n) != 0 ||
+	    strlcpy(service, c->name + n, cap) >= cap ||
+	    !slug_valid(service, strlen(service)))
+		return false;
+	for (i = 0; i < sb->nservices; i++)
+		if (strcmp(sb->svc[i].conn.name, service) == 0)
+			return false;
+	return true;
+}
+
+/* Containers nobody adopted: a provision or reshape left half done. */
 static void
 orphans(struct adoption *ad)
 {
+	char service[SBX_SLUG_MAX];
+	struct sbx_sandbox *sb;
 	size_t i;
 
 	for (i = 0; i < ad->nseen; i++) {
 		const struct rt_seen *c = &ad->seen[i];
 
-		if (cache_find(ad->cache, c->uid, c->agent) != NULL)
-			continue;
 		if (!slug_valid(c->agent, strlen(c->agent))) {
 			log_warnx("adoption: container %s has a bad agent label",
 			    c->name);
 			continue;
 		}
-		audit(AUDIT_DISCARD, c->uid, c->agent, NULL, NULL, 0, SBX_OK,
-		    "reason=no_record container=%s", c->name);
-		gone_add(ad, c->uid, c->agent);
+		if (gone_has_key(ad, c->uid, c->agent))
+			continue;	/* its record was discarded */
+		if ((sb = cache_find(ad->cache, c->uid, c->agent)) == NULL) {
+			audit(AUDIT_DISCARD, c->uid, c->agent, NULL, NULL, 0,
+			    SBX_OK, "reason=no_record container=%s", c->name);
+			gone_add(ad, c->uid, c->agent, "");
+		} else if (extra_service(sb, c, service, sizeof(service))) {
+			audit(AUDIT_DISCARD, c->uid, c->agent, sb->project,
+			    NULL, 0, SBX_OK, "reason=not_in_sandbox "
+			    "container=%s", c->name);
+			gone_add(ad, c->uid, c->agent, service);
+		}
 	}
 }
 
@@ -274,7 +322,7 @@ adopt_sandboxes(const struct sbx_config *cfg,
 		return -1;
 	adopt_records(&ad);
 	orphans(&ad);
-	if (runtime_remove_keys(cfg, ad.gone, ad.ngone) == -1)
+	if (runtime_remove(cfg, ad.gone, ad.ngone) == -1)
 		log_warnx("adoption: some of %zu discarded sandboxes could not "
 		    "be removed (see above)", ad.ngone);
 	prune_dirs(&ad);

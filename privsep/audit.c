@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "metrics.h"
 #include "log.h"
 
 /* 16 services of 63 bytes and the rest fit; log.c's buffer is as large. */
@@ -88,6 +89,7 @@ vaudit(enum audit_event ev, uid_t uid, const char *agent, const char *project,
 	char num[24];
 	size_t i;
 
+	metrics_event(ev, code);
 	put_str(&l, "audit event=");
 	put_str(&l, event_names[ev]);
 	snprintf(num, sizeof(num), " uid=%u", (unsigned)uid);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "metrics.h"
 #include "cache.h"
 #include "log.h"
 #include "secret.h"
@@ -316,6 +317,33 @@ svc_index(const struct sbx_svc *v, size_t n, const char *name)
 	return -1;
 }
 
+/* A reshape that did not happen: the sandbox as it was. */
+static void
+reshape_undo(struct sbx_sandbox *sb)
+{
+	svc_array_free(sb->svc, sb->nservices);
+	sb->svc = sb->prev;
+	sb->nservices = sb->nprev;
+	sb->prev = NULL;
+	sb->nprev = 0;
+	set_state(sb, SB_READY);
+}
+
+/* What the runtime reports, but the passwords stay the ones we made. */
+static void
+take_outcome(struct sbx_sandbox *sb, const struct sbx_outcome *o)
+{
+	char password[SBX_SECRET_MAX];
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++) {
+		memcpy(password, sb->svc[i].conn.password, sizeof(password));
+		sb->svc[i] = o->svc[i];
+		memcpy(sb->svc[i].conn.password, password, sizeof(password));
+	}
+	explicit_bzero(password, sizeof(password));
+}
+
 /*
  * The project's set changed under a live sandbox: keep what it still
  * has (the same containers, passwords and data), start what it lacks,
@@ -352,12 +380,7 @@ start_reshape(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	set_state(sb, SB_PROVISIONING);
 	sb->started_ms = c->clock();
 	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
-		svc_array_free(sb->svc, sb->nservices);
-		sb->svc = sb->prev;
-		sb->nservices = sb->nprev;
-		sb->prev = NULL;
-		sb->nprev = 0;
-		set_state(sb, SB_READY);
+		reshape_undo(sb);
 		return false;
 	}
 	return true;
@@ -667,32 +690,31 @@ cache_release(struct cache *c, uid_t uid, uid_t owner, const char *agent,
  * gets its result, success or failure alike: they asked concurrently and
  * exactly one provision ran for all of them.
  */
+static void
+provision_metrics(const struct sbx_sandbox *sb, enum sbx_code code)
+{
+	char names[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	size_t i;
+
+	for (i = 0; i < sb->nservices && i < SBX_MAX_SERVICES; i++)
+		strlcpy(names[i], sb->svc[i].conn.name, sizeof(names[i]));
+	metrics_provision((const char (*)[SBX_SLUG_MAX])names, i, code,
+	    sb->cache->clock() - sb->started_ms);
+}
+
 /* A reshape ended: the new set, or on failure the old one, as it was. */
 static void
 reshaped(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 {
-	size_t i;
-
-	if (o->code == SBX_OK) {
-		for (i = 0; i < sb->nservices; i++) {
-			char password[SBX_SECRET_MAX];
-
-			memcpy(password, sb->svc[i].conn.password,
-			    sizeof(password));
-			sb->svc[i] = o->svc[i];
-			memcpy(sb->svc[i].conn.password, password,
-			    sizeof(password));
-			explicit_bzero(password, sizeof(password));
-		}
-		svc_array_free(sb->prev, sb->nprev);
-		sb->used_ms = sb->cache->clock();
-	} else {
-		svc_array_free(sb->svc, sb->nservices);
-		sb->svc = sb->prev;
-		sb->nservices = sb->nprev;
+	if (o->code != SBX_OK) {
+		reshape_undo(sb);
+		return;
 	}
+	take_outcome(sb, o);
+	svc_array_free(sb->prev, sb->nprev);
 	sb->prev = NULL;
 	sb->nprev = 0;
+	sb->used_ms = sb->cache->clock();
 	set_state(sb, SB_READY);
 }
 
@@ -701,28 +723,19 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 {
 	struct sbx_waiter *w;
 	char project[SBX_SLUG_MAX];
-	size_t i;
 
 	strlcpy(project, sb->project, sizeof(project));
 	if (sb->prev != NULL)
 		reshaped(sb, o);
 	else if (o->code == SBX_OK) {
-		for (i = 0; i < sb->nservices; i++) {
-			char password[SBX_SECRET_MAX];
-
-			memcpy(password, sb->svc[i].conn.password,
-			    sizeof(password));
-			sb->svc[i] = o->svc[i];	/* the secret stays ours */
-			memcpy(sb->svc[i].conn.password, password,
-			    sizeof(password));
-			explicit_bzero(password, sizeof(password));
-		}
+		take_outcome(sb, o);
 		set_state(sb, SB_READY);
 		sb->created_ms = sb->used_ms = sb->cache->clock();
 	} else
 		set_state(sb, SB_EMPTY);
 	audit_sandbox(AUDIT_PROVISION, sb, o->code, "ms=%lld",
 	    (long long)(sb->cache->clock() - sb->started_ms));
+	provision_metrics(sb, o->code);
 	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
 	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
 	    strcmp(w->project, project) == 0) {

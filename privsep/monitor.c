@@ -6,8 +6,8 @@
  * worker results in, answers out. It never parses msgpack, never reads
  * from an agent's socket, and never waits on the runtime.
  */
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <libgen.h>
@@ -32,6 +32,8 @@
 #include "handle.h"
 #include "iox.h"
 #include "log.h"
+#include "metrics.h"
+#include "notify.h"
 #include "sig.h"
 #include "project.h"
 #include "record.h"
@@ -66,6 +68,7 @@ struct monitor {
 	struct cache		cache;
 	struct worker_pool	pool;
 	struct rt_cli		rt;
+	int64_t			metrics_at;	/* next metrics_file write */
 	struct broker_proc	broker;
 	struct handler_env	env;
 	struct subuid_table	subuids;
@@ -149,6 +152,7 @@ reply_to_child(void *ctx, const struct sbx_ans *a)
 	}
 	out = (struct sbx_ans *)(void *)buf;
 	memcpy(out, a, sizeof(*a));
+	metrics_answer((enum sbx_req_type)a->type, (enum sbx_code)a->code);
 	if (max > 0)
 		n = cache_status(&m->cache,
 		    (struct sbx_status_rec *)(void *)(buf + sizeof(*a)), max);
@@ -309,6 +313,7 @@ on_signal(struct monitor *m)
 			reap_children(m);
 			break;
 		case SIGHUP:
+			notify_reloading();
 			if (projects_load(&m->cfg, &fresh) == 0) {
 				projects_free(&m->projects);
 				m->projects = fresh;
@@ -318,11 +323,14 @@ on_signal(struct monitor *m)
 				    &m->projects));
 			}
 			subuids_load(m);
+			notify_reloaded(m->cache.count);
 			break;
 		case SIGTERM:
 		case SIGINT:
-			if (!m->stopping)
+			if (!m->stopping) {
 				log_info("stopping: finishing requests in flight");
+				notify_stopping();
+			}
 			m->stopping = 1;
 			if (m->broker.pid > 0)
 				kill(m->broker.pid, SIGTERM);
@@ -353,6 +361,43 @@ on_outq(struct monitor *m, int fd)
 	}
 }
 
+static size_t
+open_fds(void)
+{
+	struct dirent *d;
+	size_t n = 0;
+	DIR *dir;
+
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return 0;
+	while ((d = readdir(dir)) != NULL)
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n - 1;	/* the directory's own */
+}
+
+#define METRICS_EVERY_MS	5000
+
+static void
+write_metrics(struct monitor *m, int64_t now)
+{
+	const char *names[SBX_MAX_SERVICES];
+	struct metrics_gauges g;
+	struct rlimit rl;
+	size_t i;
+
+	if (m->cfg.metrics_file[0] == '\0' || now < m->metrics_at)
+		return;
+	m->metrics_at = now + METRICS_EVERY_MS;
+	for (i = 0; i < m->cfg.nservices; i++)
+		names[i] = m->cfg.services[i].name;
+	g = (struct metrics_gauges){ .sandboxes = m->cache.count,
+	    .fds_open = open_fds() };
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		g.fds_limit = (size_t)rl.rlim_cur;
+	metrics_write(m->cfg.metrics_file, names, m->cfg.nservices, &g);
+}
+
 static void
 tick(struct monitor *m, int64_t now)
 {
@@ -365,6 +410,8 @@ tick(struct monitor *m, int64_t now)
 	if (!m->stopping)
 		cache_expire(&m->cache);
 	cache_retry(&m->cache);
+	notify_tick(now, m->cache.count);
+	write_metrics(m, now);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
 	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {
@@ -536,22 +583,6 @@ raise_nofile(const struct sbx_config *cfg)
 }
 
 static unsigned
-open_fds(void)
-{
-	DIR *d;
-	struct dirent *e;
-	unsigned n = 0;
-
-	if ((d = opendir("/proc/self/fd")) == NULL)
-		fatal("/proc/self/fd");
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;	/* the directory's own */
-}
-
-static unsigned
 min_u(unsigned a, unsigned b)
 {
 	return a < b ? a : b;
@@ -571,7 +602,7 @@ fd_budget(struct monitor *m)
 	struct sbx_config *c = &m->cfg;
 	struct cache_limits *l = &m->cache.lim;
 	struct rlimit rl;
-	unsigned held = open_fds(), left, svc;
+	unsigned held = (unsigned)open_fds(), left, svc;
 
 	/* Adopted services' pidfds are open now: they are the services'. */
 	if (held > m->cache.nfds)
@@ -679,6 +710,7 @@ main(int argc, char *argv[])
 	log_info("serving %s (%s), %zu services, %zu projects",
 	    m.cfg.socket, m.cfg.enabled ? "enabled" : "disabled",
 	    m.cfg.nservices, m.projects.n);
+	notify_ready(m.cache.count, m.cache.count);
 	loop(&m);
 	log_info("stopped");
 	return 0;

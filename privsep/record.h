@@ -39,6 +39,5 @@ void	record_touch(struct sbx_sandbox *, int64_t now);
 int	record_read(const char *name, struct record *, int64_t *used_wall_ms);
 int	record_dirfd(void);
 uint64_t record_confhash(const struct service_cfg *);
-int64_t	wall_ms(void);
 
 #endif

@@ -25,7 +25,12 @@ struct rt_seen {
 };
 
 int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);
-int	runtime_remove_keys(const struct sbx_config *, const struct sbx_key *,
+/* What adoption discards: a whole key, or one service of a kept one. */
+struct rt_gone {
+	struct sbx_key	key;
+	char		service[SBX_SLUG_MAX];	/* "": every container */
+};
+int	runtime_remove(const struct sbx_config *, const struct rt_gone *,
 	    size_t);
 /* Does something listen at c's socket or loopback port? Never waits. */
 bool	rt_listening(const struct sbx_conn *);

@@ -179,6 +179,8 @@ rt_argv_run(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, sp->name);
 	if (rt_is_podman(cfg))
 		av_add(a, "--replace");
+	if (rt_is_podman(cfg) && sp->pidfile != NULL)
+		av_addf(a, "--pidfile=%s", sp->pidfile);
 	av_addf(a, "--label=sbx.uid=%u", (unsigned)sp->uid);
 	av_addf(a, "--label=sbx.agent=%s", sp->agent);
 	av_addf(a, "--label=sbx.project=%s", sp->project);

@@ -206,6 +206,12 @@ sbx_key(struct parse *p, const char *k, const char *v)
 		return set_uint(p, k, v, 600, &c->request_timeout);
 	if (!strcmp(k, "runtime_timeout"))
 		return set_uint(p, k, v, 3600, &c->runtime_timeout);
+	if (!strcmp(k, "metrics_file")) {
+		if (v[0] != '\0' && v[0] != '/')
+			return perr(p, "metrics_file must be an absolute path");
+		return set_str(p, k, v, c->metrics_file,
+		    sizeof(c->metrics_file));
+	}
 	if (!strcmp(k, "userns_base"))
 		return set_uint(p, k, v, UINT32_MAX, &c->userns_base);
 	if (!strcmp(k, "userns_slots"))

@@ -73,6 +73,7 @@ struct sbx_config {
 	unsigned	max_workers;		/* concurrent runtime workers */
 	unsigned	request_timeout;	/* seconds for an agent to send */
 	unsigned	runtime_timeout;	/* seconds for one runtime call */
+	char		metrics_file[CFG_STR];	/* "": none */
 	unsigned	userns_base;		/* first host uid for containers */
 	unsigned	userns_slots;		/* ranges of 65536 from there */
 	/* Fairness and the descriptor budget (issue #15; sbx.conf(5)). */

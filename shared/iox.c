@@ -10,13 +10,26 @@
 
 #include "iox.h"
 
-int64_t
-now_ms(void)
+static int64_t
+clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* For times that must survive a restart (record.c): the wall clock. */
+int64_t
+wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
 
 int

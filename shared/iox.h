@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 int64_t	now_ms(void);
+int64_t	wall_ms(void);
 int	set_nonblock(int fd);
 /* 0 on success; -1 with errno (ETIMEDOUT past the deadline, EPIPE on EOF). */
 int	write_all(int fd, const void *buf, size_t len, int64_t deadline);

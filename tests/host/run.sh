@@ -63,6 +63,7 @@ out=$(MANPATH=$P/share/man systemd-analyze verify "$UNIT" 2>&1); rc=$?
 check "systemd-analyze verify passes (ExecStart installed)" test "$rc" -eq 0 -a -z "$out"
 [ -z "$out" ] || note "$out"
 check "the unit leaves the sandboxes up on stop" has '^KillMode=process' "$UNIT"
+check "the unit is Type=notify with a watchdog" bash -c "grep -q '^Type=notify$' '$UNIT' && grep -Eq '^WatchdogSec=[0-9]+' '$UNIT' && grep -q '^NotifyAccess=main$' '$UNIT'"
 check "the unit has no filter that breaks runc" bash -c "! grep -Eq '^(ProtectHostname|RestrictSUIDSGID|MemoryDenyWriteExecute|ProtectSystem|PrivateTmp|ProtectClock)=' '$UNIT'"
 
 echo "# man pages"
@@ -182,11 +183,91 @@ check "audit: refusal forbidden (status as nobody)" a refuse 'agent=- project=- 
 check "audit: refusal busy (max_sandboxes_per_uid)" a refuse 'agent=ex2 project=cache-only services=redis result=busy op=request_sandbox$'
 check "audit: refusal disabled" a refuse 'agent=off1 project=cache-only services=redis result=disabled op=request_sandbox$'
 check "audit: refusal by the broker, with the uid" grep -Eq '^sbx-broker: audit event=refuse uid=0 agent=- project=- services=- result=bad_request op=- by=broker$' "$LOG"
-bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-(monitor|broker): audit event=(provision|hit|evict|release|expire|refuse) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_-]+)+$')
+bad=$(grep 'audit ' "$LOG" | grep -Ev '^sbx-(monitor|broker): audit event=(provision|hit|evict|release|expire|refuse|adopt|discard|revoke) uid=[0-9]+ agent=[a-z0-9._-]+ project=[a-z0-9._-]+ services=[a-z0-9._,-]+ result=[a-z_]+( [a-z_]+=[a-z0-9_-]+)+$')
 check "every audit line is key=value in the documented order" test -z "$bad"
 [ -z "$bad" ] || note "$bad"
 sort -u "$pws" | grep -v '^$' > "$pws.u"
 check "passwords were collected to look for (au1 twice, py1, c1, ex0, ex1)" test "$(wc -l < "$pws.u")" -eq 6
 check "no password ever appears in the log" bash -c "! grep -qF -f '$pws.u' '$LOG'"
+
+echo "# sd_notify, with systemd's socket protocol (PID 1 here is not systemd)"
+# A listener on NOTIFY_SOCKET, as systemd is for a Type=notify unit: it
+# writes each datagram, and on READY=1 tries the agent socket at once, so
+# READY=1 before the socket serves would show as "ready-not-serving".
+stop_monitor
+NS=$WORK/notify.sock NL=$WORK/notify.log
+python3 - "$NS" "$NL" "$SOCK" <<'PY' &
+import socket, sys
+ns, log, sbx = sys.argv[1:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(ns)
+with open(log, "a", buffering=1) as f:
+    while True:
+        msg = s.recv(4096).decode()
+        for line in msg.split("\n"):
+            f.write(line + "\n")
+        if "READY=1" in msg.split("\n"):
+            c = socket.socket(socket.AF_UNIX)
+            try:
+                c.connect(sbx)
+                f.write("ready-and-serving\n")
+            except OSError:
+                f.write("ready-not-serving\n")
+            c.close()
+        if "STOPPING=1" in msg.split("\n"):
+            break
+PY
+LPID=$!
+wait_for 5 test -S "$NS"
+start_monitor env NOTIFY_SOCKET="$NS" WATCHDOG_USEC=2000000
+wait_for 10 grep -q '^ready-' "$NL"
+check "READY=1 once the socket serves" test "$(grep -c '^ready-and-serving$' "$NL")" -eq 1 -a "$(grep -c '^ready-not-serving$' "$NL")" -eq 0
+check "with a STATUS= line and the sandbox count" grep -Eq '^STATUS=serving, [0-9]+ sandboxes' "$NL"
+wait_for 5 test "$(grep -c '^WATCHDOG=1$' "$NL")" -ge 3
+check "WATCHDOG=1 from the loop, at half of WATCHDOG_USEC (2 s)" test "$(grep -c '^WATCHDOG=1$' "$NL")" -ge 3
+sbx request -a nt1 -p cache-only redis >/dev/null 2>&1
+wait_for 5 grep -q '^STATUS=serving, 1 sandboxes$' "$NL"
+check "STATUS= follows the sandbox count" grep -q '^STATUS=serving, 1 sandboxes$' "$NL"
+kill -HUP "$MON_PID"
+wait_for 5 test "$(grep -c '^ready-' "$NL")" -eq 2
+check "SIGHUP: RELOADING=1, then READY=1 again" bash -c "grep -n -e '^RELOADING=1$' -e '^ready-and-serving$' '$NL' | tail -2 | cut -d: -f2 | tr '\n' ' ' | grep -q '^RELOADING=1 ready-and-serving $'"
+kill -TERM "$MON_PID"; wait "$MON_PID"; MON_PID=
+wait_for 5 bash -c "! kill -0 $LPID 2>/dev/null"
+check "SIGTERM: STOPPING=1" grep -q '^STOPPING=1$' "$NL"
+kill "$LPID" 2>/dev/null
+start_monitor
+check "without NOTIFY_SOCKET the monitor starts as before" pings
+
+echo "# metrics for node_exporter's textfile collector"
+# Debian's prometheus-node-exporter, unpacked by setup-host.sh, on a
+# loopback port of its own, reading the directory metrics_file is in.
+NEB=/var/lib/sbx-setup/node-exporter/usr/bin/prometheus-node-exporter
+stop_monitor
+mkdir -p "$WORK/metrics"
+set_conf metrics_file "$WORK/metrics/sbx.prom"
+"$NEB" --web.listen-address=127.0.0.1:19100 --collector.disable-defaults \
+    --collector.textfile --collector.textfile.directory="$WORK/metrics" \
+    > "$WORK/ne.log" 2>&1 &
+NEPID=$!
+cleanup_hook() { kill "$NEPID" 2>/dev/null; }
+scrape() { python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:19100/metrics", timeout=2).read().decode())' 2>/dev/null; }
+metric() { scrape | awk -v k="$1" '$1 == k { print $2 }'; }
+start_monitor
+wait_for 15 test -n "$(metric sbx_sandboxes)"
+check "node_exporter serves the monitor's figures" test -n "$(metric sbx_sandboxes)" -a -n "$(metric sbx_max_fds)" -a -n "$(metric sbx_open_fds)"
+s0=$(metric sbx_sandboxes)
+r0=$(metric 'sbx_requests_total{op="request_sandbox",result="ok"}')
+p0=$(metric 'sbx_provision_seconds_count{service="redis"}')
+sbx request -a mx1 -p cache-only redis >/dev/null 2>&1
+sbx request -a mx1 -p cache-only redis >/dev/null 2>&1
+sbx request -a mx2 -p nosuch redis >/dev/null 2>&1
+wait_for 15 test "$(metric sbx_sandboxes)" = $((s0 + 1))
+check "after real requests: one sandbox more ($s0 -> $(metric sbx_sandboxes))" test "$(metric sbx_sandboxes)" = $((s0 + 1))
+check "two more request_sandbox answers ok" test "$(metric 'sbx_requests_total{op="request_sandbox",result="ok"}')" = $((${r0:-0} + 2))
+check "one provision more in redis's latency histogram" test "$(metric 'sbx_provision_seconds_count{service="redis"}')" = $((${p0:-0} + 1))
+check "the refusal counted by its code" test -n "$(metric 'sbx_requests_total{op="request_sandbox",result="unknown_project"}')"
+check "no uid, agent or project is a label" bash -c "! grep -Eq 'uid=|agent=|project=' '$WORK/metrics/sbx.prom'"
+kill "$NEPID" 2>/dev/null
+stop_monitor
 
 finish

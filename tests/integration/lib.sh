@@ -200,10 +200,24 @@ gate_open_all() {
 	exec 7>&-
 }
 
-# A suite may define cleanup_hook to undo its own setup (users, mounts).
+# throwaway_users NAME...: system users without a home for the suite's
+# tenants, made if missing; the ones made here are removed at the end.
+MADE_USERS=
+throwaway_users() {
+	local u
+	for u; do
+		id "$u" >/dev/null 2>&1 && continue
+		useradd -M -r -s /usr/sbin/nologin "$u" &&
+		    MADE_USERS="$MADE_USERS $u"
+	done
+}
+
+# A suite may define cleanup_hook to undo its own setup (mounts, links).
 cleanup() {
+	local u
 	gate_open_all
 	declare -F cleanup_hook >/dev/null && cleanup_hook
+	for u in $MADE_USERS; do userdel "$u" 2>/dev/null; done
 	stop_monitor
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	rm -rf "$WORK"

@@ -433,16 +433,25 @@ check "no zombie under the monitor or the broker" no_zombies
 check "the same monitor throughout" test "$MON_PID" = "$mpid" -a -e "/proc/$mpid"
 
 echo "# a pidfd that cannot be opened does not leak its container"
-# A runtime whose inspect names a pid that cannot exist: the provision
-# fails at pidfd_open, after the container started. Named podman, so
-# that the monitor gives it podman's argv (its own uid range).
+# A runtime that names a pid that cannot exist, in the pid file of a
+# unix-only service (and in inspect, for tcp): the provision fails at
+# pidfd_open, after the container started. Named podman, so that the
+# monitor gives it podman's argv (its own uid range, --pidfile).
 mkdir -p "$WORK/lie"
-{
-	printf '#!/bin/sh\n# podman, except that inspect lies about the pid.\n'
-	printf 'for a; do [ "$a" = inspect ] || continue\n'
-	printf '\tout=$(podman "$@") || exit $?\n'
-	printf '\techo "999999999 ${out#* }"; exit 0\ndone\nexec podman "$@"\n'
-} > "$WORK/lie/podman"
+cat > "$WORK/lie/podman" <<'EOF'
+#!/bin/sh
+# podman, except that the container's pid it reports cannot exist.
+pf=
+for a; do
+	case $a in
+	--pidfile=*) pf=${a#--pidfile=} ;;
+	inspect) out=$(podman "$@") || exit $?; echo "999999999 ${out#* }"; exit 0 ;;
+	esac
+done
+podman "$@"; rc=$?
+[ -n "$pf" ] && [ "$rc" -eq 0 ] && echo 999999999 > "$pf"
+exit $rc
+EOF
 chmod 0755 "$WORK/lie/podman"
 restart_with runtime "$WORK/lie/podman"
 wait_for 10 no_workers

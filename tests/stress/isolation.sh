@@ -8,14 +8,9 @@ set -u
 . "$(dirname "$0")/../integration/lib.sh"
 
 UA=sbxt-a UB=sbxt-b
-MADE= DUMMY=
-for u in $UA $UB; do
-	id "$u" >/dev/null 2>&1 && continue
-	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
-done
+DUMMY=
+throwaway_users $UA $UB
 cleanup_hook() {
-	local u
-	for u in $MADE; do userdel "$u" 2>/dev/null; done
 	$RT rm -f -t 0 sbxt-control >/dev/null 2>&1
 	[ -z "$DUMMY" ] || ip link del "$DUMMY" 2>/dev/null
 }

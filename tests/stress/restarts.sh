@@ -13,15 +13,7 @@ set -u
 . "$(dirname "$0")/../integration/lib.sh"
 
 UA=sbxt-ra UB=sbxt-rb
-MADE=
-for u in $UA $UB; do
-	id "$u" >/dev/null 2>&1 && continue
-	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
-done
-cleanup_hook() {
-	local u
-	for u in $MADE; do userdel "$u" 2>/dev/null; done
-}
+throwaway_users $UA $UB
 RESTARTS=${RESTARTS:-20}
 
 # req USER AGENT: `sbx request` as USER (root: directly).
@@ -96,6 +88,15 @@ check "each start logged its adoption of three" test "$(grep -c 'adopted 3 sandb
 
 echo "# what is not adopted"
 stop_monitor
+# A container of an adopted sandbox's key that the sandbox does not have
+# (a reshape cut short by the stop): removed, the sandbox adopted.
+SBX_PASSWORD=x $RT run -d --name sbx-0-keep-extra --label sbx.uid=0 \
+    --label sbx.agent=keep --label sbx.service=extra --env SBX_PASSWORD \
+    --network=none localhost/sbx-redis:7 >/dev/null
+start_monitor
+check "a container the adopted sandbox does not have is removed, said why" test "$($RT ps -aq --filter name=sbx-0-keep-extra | wc -l)" -eq 0 -a -n "$(grep 'audit event=discard uid=0 agent=keep .*reason=not_in_sandbox container=sbx-0-keep-extra' "$LOG")"
+check "and the sandbox is adopted" test "$(req root keep)" = "${ENV[root]}"
+stop_monitor
 # redis's section changes: every sandbox's redis is discarded, so the
 # whole sandbox goes (a sandbox is adopted whole or not at all).
 sed -i '/^\[service redis\]$/,/^\[/s/^memory = .*/memory = 200m/' "$CONF"
@@ -121,11 +122,7 @@ CG=/sys/fs/cgroup/pids/sbx-restarts-$$
 stop_monitor
 printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo.conf"
 mkdir "$CG" || nok "cannot make a cgroup $CG"
-cleanup_hook() {
-	local u
-	for u in $MADE; do userdel "$u" 2>/dev/null; done
-	[ -d "$CG" ] && rmdir "$CG" 2>/dev/null
-}
+cleanup_hook() { [ -d "$CG" ] && rmdir "$CG" 2>/dev/null; }
 # Its own session and process group, as systemd gives a service (in
 # this script's own group, the kill below would take the test with it).
 # shellcheck disable=SC2016

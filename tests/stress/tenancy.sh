@@ -12,16 +12,10 @@ set -u
 . "$(dirname "$0")/../integration/lib.sh"
 
 UA=sbxt-a UB=sbxt-b
-MADE=
-for u in $UA $UB; do
-	id "$u" >/dev/null 2>&1 && continue
-	useradd -M -r -s /usr/sbin/nologin "$u" && MADE="$MADE $u"
-done
+throwaway_users $UA $UB
 STORM=
 cleanup_hook() {
-	local u
 	[ -n "$STORM" ] && kill "$STORM" 2>/dev/null
-	for u in $MADE; do userdel "$u" 2>/dev/null; done
 }
 uid_a=$(id -u $UA) uid_b=$(id -u $UB)
 # env_of OUTPUT VAR: one variable of `sbx request` output.
