@@ -515,3 +515,59 @@ Test(limits, revoke_counts_return_to_zero)
 	release(1000, "a", &c);
 	expect_empty();
 }
+
+/* ---- the keys, as config.c checks them ------------------------------------ */
+
+static int
+load(const char *keys, struct sbx_config *out, char *err, size_t len)
+{
+	char path[] = "/tmp/sbx-limits-conf.XXXXXX";
+	FILE *f;
+	int fd, rc;
+
+	cr_assert_neq(fd = mkstemp(path), -1);
+	cr_assert_not_null(f = fdopen(fd, "w"));
+	fprintf(f, "[sbx]\nruntime = /bin/true\n%s\n", keys);
+	fclose(f);
+	rc = config_load(path, out, err, len);
+	unlink(path);
+	return rc;
+}
+
+Test(limits, config_defaults_and_refusals)
+{
+	static struct sbx_config c;
+	char err[512];
+
+	cr_assert_eq(load("", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.max_sandboxes, 512);
+	cr_assert_eq(c.max_requests, 256);
+	cr_assert_eq(c.max_requests_per_uid, 32);
+	cr_assert_eq(c.max_waiters, 16);
+	cr_assert_eq(c.max_provisions, 24);
+	cr_assert_eq(c.max_provisions_per_uid, 4);
+	cr_assert_eq(c.max_open_files, 0);
+	cr_assert_eq(c.subuid, SUBUID_COUNT);
+	cr_assert_str_eq(c.subuid_file, "/etc/subuid");
+	cr_assert_eq(load("subuid = refuse\nmax_open_files = 64\n"
+	    "max_sandboxes = 0", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.subuid, SUBUID_REFUSE);
+	cr_assert_eq(c.max_open_files, 64);
+
+	cr_assert_eq(load("max_provisions = 32", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "max_workers"), "%s", err);
+	cr_assert_eq(load("max_provisions_per_uid = 30", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load("max_requests_per_uid = 300", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load("max_sandboxes = 8", &c, err, sizeof(err)), -1,
+	    "below max_sandboxes_per_uid (16)");
+	cr_assert_eq(load("max_waiters = 0", &c, err, sizeof(err)), -1);
+	cr_assert_eq(load("max_open_files = 16", &c, err, sizeof(err)), -1);
+	cr_assert_eq(load("subuid = maybe", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "count or refuse"), "%s", err);
+	cr_assert_eq(load("subuid_file = etc/subuid", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_eq(load("max_request = 5", &c, err, sizeof(err)), -1,
+	    "a typo is an error");
+}
