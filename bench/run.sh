@@ -52,6 +52,8 @@ write_conf() {  # dir [transport]
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
 	    -e "s|^max_connections_per_uid *=.*|max_connections_per_uid = 64|" \
+	    -e "s|^max_sandboxes *=.*|max_sandboxes = 0|" \
+	    -e "s|^max_provisions_per_uid *=.*|max_provisions_per_uid = 8|" \
 	    -e "s|^transport *=.*|transport = ${2:-unix}|" \
 	    policy/local.conf > "$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"

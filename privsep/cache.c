@@ -9,7 +9,12 @@
  *  - operations on one key serialise: a request arriving while a
  *    provision runs waits for it and gets its result;
  *  - keys are (peer uid, agent): no operation ever reaches another uid's
- *    entry, because the uid is part of every lookup.
+ *    entry, because the uid is part of every lookup;
+ *  - limits (issue #15): a request past one is answered busy at once,
+ *    with a sentence naming the limit, and touches nothing of anyone
+ *    else's. Per-uid limits are counted per owner (struct sbx_quota).
+ *    The monitor sizes max_fds from its descriptor budget, so that a
+ *    release, an expiry and a teardown always have descriptors left.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +36,16 @@ key_cmp(const struct sbx_sandbox *a, const struct sbx_sandbox *b)
 }
 
 RB_GENERATE_STATIC(sbx_tree, sbx_sandbox, node, key_cmp)
+
+static int
+quota_cmp(const struct sbx_quota *a, const struct sbx_quota *b)
+{
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	return 0;
+}
+
+RB_GENERATE_STATIC(sbx_quotas, sbx_quota, node, quota_cmp)
 
 static void cache_run(struct sbx_sandbox *);
 
@@ -54,10 +69,13 @@ cache_init(struct cache *c, struct sbx_runtime rt, struct cache_limits lim,
     int64_t (*clock)(void))
 {
 	RB_INIT(&c->tree);
+	RB_INIT(&c->quotas);
 	c->rt = rt;
 	c->lim = lim;
-	c->count = 0;
+	c->count = c->nrequests = c->nprovisions = c->nfds = c->nstalled = 0;
 	c->clock = clock;
+	c->owner_of = NULL;
+	c->owner_arg = NULL;
 }
 
 struct sbx_sandbox *
@@ -71,28 +89,67 @@ cache_find(struct cache *c, uid_t uid, const char *agent)
 	return RB_FIND(sbx_tree, &c->tree, &probe);
 }
 
-static size_t
-count_uid(struct cache *c, uid_t uid)
+static struct sbx_quota *
+quota_find(struct cache *c, uid_t owner)
 {
-	struct sbx_sandbox probe, *sb;
-	size_t n = 0;
+	struct sbx_quota probe = { .owner = owner };
 
-	memset(&probe, 0, sizeof(probe));
-	probe.key.uid = uid;
-	for (sb = RB_NFIND(sbx_tree, &c->tree, &probe);
-	    sb != NULL && sb->key.uid == uid;
-	    sb = RB_NEXT(sbx_tree, &c->tree, sb))
-		n++;
-	return n;
+	return RB_FIND(sbx_quotas, &c->quotas, &probe);
+}
+
+/* An owner's record lives while it holds an entry. */
+static void
+quota_put(struct cache *c, struct sbx_quota *q)
+{
+	if (q->sandboxes > 0)
+		return;
+	RB_REMOVE(sbx_quotas, &c->quotas, q);
+	free(q);
+}
+
+/*
+ * Every state change goes through here: it keeps the counts the limits
+ * look at. An entry that is not empty holds (or is about to hold) one
+ * descriptor per service; the runtime closes them before it says a
+ * provision failed, and cache_torn_down() has them closed.
+ */
+static void
+set_state(struct sbx_sandbox *sb, enum sbx_state st)
+{
+	struct cache *c = sb->cache;
+
+	if (sb->state == SB_PROVISIONING) {
+		c->nprovisions--;
+		sb->quota->provisions--;
+	}
+	if (st == SB_PROVISIONING) {
+		c->nprovisions++;
+		sb->quota->provisions++;
+	}
+	c->nfds -= sb->fds;
+	sb->fds = st == SB_EMPTY ? 0 : (unsigned)sb->nservices;
+	c->nfds += sb->fds;
+	sb->state = st;
 }
 
 static struct sbx_sandbox *
-entry_new(struct cache *c, uid_t uid, const char *agent)
+entry_new(struct cache *c, uid_t uid, uid_t owner, const char *agent)
 {
 	struct sbx_sandbox *sb;
+	struct sbx_quota *q;
 
-	if ((sb = calloc(1, sizeof(*sb))) == NULL)
+	if ((q = quota_find(c, owner)) == NULL) {
+		if ((q = calloc(1, sizeof(*q))) == NULL)
+			return NULL;
+		q->owner = owner;
+		RB_INSERT(sbx_quotas, &c->quotas, q);
+	}
+	if ((sb = calloc(1, sizeof(*sb))) == NULL) {
+		quota_put(c, q);
 		return NULL;
+	}
+	sb->quota = q;
+	q->sandboxes++;
 	sb->key.uid = uid;
 	strlcpy(sb->key.agent, agent, sizeof(sb->key.agent));
 	sb->state = SB_EMPTY;
@@ -132,6 +189,8 @@ entry_free(struct sbx_sandbox *sb)
 		c->rt.ops->gone(c->rt.impl, sb);
 	RB_REMOVE(sbx_tree, &c->tree, sb);
 	c->count--;
+	sb->quota->sandboxes--;
+	quota_put(c, sb->quota);
 	svc_free(sb);
 	explicit_bzero(sb, sizeof(*sb));
 	free(sb);
@@ -191,9 +250,24 @@ waiter_new(enum sbx_req_type op, struct sbx_reply reply)
 }
 
 static void
+waiter_add(struct sbx_sandbox *sb, struct sbx_waiter *w, bool head)
+{
+	if (head)
+		TAILQ_INSERT_HEAD(&sb->waiters, w, entry);
+	else
+		TAILQ_INSERT_TAIL(&sb->waiters, w, entry);
+	sb->nwaiters++;
+	sb->quota->requests++;
+	sb->cache->nrequests++;
+}
+
+static void
 waiter_done(struct sbx_sandbox *sb, struct sbx_waiter *w)
 {
 	TAILQ_REMOVE(&sb->waiters, w, entry);
+	sb->nwaiters--;
+	sb->quota->requests--;
+	sb->cache->nrequests--;
 	free(w);
 }
 
@@ -209,8 +283,10 @@ start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	/* Sized to the set, not SBX_MAX_SERVICES: 1,000 cached sandboxes of
 	 * two services are then ~1 MiB, not ~7 (bench/README.md, figure 5). */
 	svc_free(sb);
-	if ((sb->svc = calloc(w->nservices, sizeof(*sb->svc))) == NULL)
+	if ((sb->svc = calloc(w->nservices, sizeof(*sb->svc))) == NULL) {
+		set_state(sb, SB_EMPTY);
 		return false;
+	}
 	strlcpy(sb->project, w->project, sizeof(sb->project));
 	sb->nservices = w->nservices;
 	for (i = 0; i < w->nservices; i++) {
@@ -221,10 +297,10 @@ start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 		sb->svc[i].pidfd = -1;
 	}
 	sb->generation++;
-	sb->state = SB_PROVISIONING;
+	set_state(sb, SB_PROVISIONING);
 	sb->started_ms = c->clock();
 	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
-		sb->state = SB_EMPTY;
+		set_state(sb, SB_EMPTY);
 		return false;
 	}
 	return true;
@@ -250,7 +326,7 @@ reshape_undo(struct sbx_sandbox *sb)
 	sb->nservices = sb->nprev;
 	sb->prev = NULL;
 	sb->nprev = 0;
-	sb->state = SB_READY;
+	set_state(sb, SB_READY);
 }
 
 /* What the runtime reports, but the passwords stay the ones we made. */
@@ -301,7 +377,7 @@ start_reshape(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	sb->svc = nv;
 	sb->nservices = w->nservices;
 	sb->generation++;
-	sb->state = SB_PROVISIONING;
+	set_state(sb, SB_PROVISIONING);
 	sb->started_ms = c->clock();
 	if (c->rt.ops->provision(c->rt.impl, sb) == -1) {
 		reshape_undo(sb);
@@ -315,11 +391,11 @@ start_teardown(struct sbx_sandbox *sb)
 {
 	struct cache *c = sb->cache;
 
-	sb->state = SB_TEARING;
+	set_state(sb, SB_TEARING);
 	sb->started_ms = c->clock();
 	if (c->rt.ops->teardown(c->rt.impl, sb) == -1) {
 		/* Keep what we know: a later release or expiry tries again. */
-		sb->state = SB_READY;
+		set_state(sb, SB_READY);
 		return false;
 	}
 	return true;
@@ -340,6 +416,61 @@ same_set(const struct sbx_sandbox *sb, const struct sbx_waiter *w)
 }
 
 /*
+ * May a provision of w's set start for sb now? NULL if so, else why not.
+ * The entry's own descriptors go when it is provisioned again.
+ */
+static const char *
+provision_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
+    char *msg, size_t len)
+{
+	const struct cache *c = sb->cache;
+	const struct cache_limits *l = &c->lim;
+
+	if (l->max_provisions_per_uid > 0 &&
+	    sb->quota->provisions >= l->max_provisions_per_uid)
+		snprintf(msg, len, "this user already has %u sandboxes being "
+		    "provisioned, the most one user may "
+		    "(max_provisions_per_uid); try again soon.",
+		    sb->quota->provisions);
+	else if (l->max_provisions > 0 && c->nprovisions >= l->max_provisions)
+		snprintf(msg, len, "the host is provisioning %zu sandboxes, "
+		    "the most it runs at once (max_provisions); try again soon.",
+		    c->nprovisions);
+	else if (l->max_fds > 0 &&
+	    c->nfds - sb->fds + w->nservices > l->max_fds)
+		snprintf(msg, len, "the monitor's descriptor budget for "
+		    "sandboxes is spent (%zu of %u held); try again after a "
+		    "release.", c->nfds, l->max_fds);
+	else
+		return NULL;
+	return msg;
+}
+
+static void
+refuse_head(struct sbx_sandbox *sb, struct sbx_waiter *w, const char *msg)
+{
+	audit_refuse(w->op, sb->key.uid, sb->key.agent, w->project,
+	    (const char (*)[SBX_SLUG_MAX])w->services, w->nservices,
+	    SBX_E_BUSY);
+	reply_error(w->reply, w->op, SBX_E_BUSY, msg);
+	waiter_done(sb, w);
+}
+
+/*
+ * No worker could take the teardown now (provisions leave some to
+ * teardowns, but a burst of expiries may take them all): the release
+ * waits at the head, and cache_retry() starts it again.
+ */
+static void
+stall(struct sbx_sandbox *sb)
+{
+	if (!sb->stalled) {
+		sb->stalled = true;
+		sb->cache->nstalled++;
+	}
+}
+
+/*
  * Serve the head of the queue. Returns true when it was answered at once
  * (look at the next one), false when work was started for it or the
  * entry is busy.
@@ -348,6 +479,7 @@ static bool
 serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 {
 	struct cache *c = sb->cache;
+	char why[SBX_MESSAGE_MAX];
 
 	if (w->op == SBX_REQ_RELEASE) {
 		if (sb->state == SB_EMPTY) {
@@ -356,14 +488,9 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 			waiter_done(sb, w);
 			return true;
 		}
-		if (start_teardown(sb))
-			return false;
-		audit_sandbox(AUDIT_RELEASE, sb, SBX_E_RUNTIME_FAILED,
-		    "released=no");
-		reply_error(w->reply, SBX_REQ_RELEASE, SBX_E_RUNTIME_FAILED,
-		    "the runtime could not start the teardown.");
-		waiter_done(sb, w);
-		return true;
+		if (!start_teardown(sb))
+			stall(sb);
+		return false;
 	}
 	if (sb->state == SB_READY && strcmp(sb->project, w->project) != 0) {
 		char msg[SBX_MESSAGE_MAX];
@@ -382,6 +509,10 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		int64_t now = c->clock(), idle = now - sb->used_ms;
 
 		if (!same_set(sb, w)) {
+			if (provision_refused(sb, w, why, sizeof(why))) {
+				refuse_head(sb, w, why);
+				return true;
+			}
 			if (start_reshape(sb, w))
 				return false;
 			reply_error(w->reply, SBX_REQ_SANDBOX,
@@ -391,10 +522,15 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 			return true;
 		}
 		sb->used_ms = now;
+		sb->expiring = false;
 		reply_sandbox(sb, w->reply);	/* answer first, then log */
 		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)idle / 1000);
 		waiter_done(sb, w);
+		return true;
+	}
+	if (provision_refused(sb, w, why, sizeof(why)) != NULL) {
+		refuse_head(sb, w, why);
 		return true;
 	}
 	if (sb->state == SB_READY)
@@ -425,23 +561,65 @@ cache_run(struct sbx_sandbox *sb)
 		entry_free(sb);
 }
 
+/*
+ * May w wait in the monitor? NULL if so, else why not. q is what the
+ * owner holds (NULL: nothing), sb the entry (NULL: none yet). A release
+ * is never refused for the host's totals: it gives back.
+ */
+static const char *
+enqueue_refused(const struct cache *c, const struct sbx_quota *q,
+    const struct sbx_sandbox *sb, const struct sbx_waiter *w, char *msg,
+    size_t len)
+{
+	const struct cache_limits *l = &c->lim;
+	bool takes = w->op == SBX_REQ_SANDBOX;
+
+	if (l->max_requests_per_uid > 0 && q != NULL &&
+	    q->requests >= l->max_requests_per_uid)
+		snprintf(msg, len, "this user already has %u requests waiting, "
+		    "the most one user may (max_requests_per_uid).",
+		    q->requests);
+	else if (sb != NULL && l->max_waiters > 0 &&
+	    sb->nwaiters >= l->max_waiters)
+		snprintf(msg, len, "%u requests already wait for this agent's "
+		    "sandbox, the most one may have (max_waiters).",
+		    sb->nwaiters);
+	else if (takes && l->max_requests > 0 &&
+	    c->nrequests >= l->max_requests)
+		snprintf(msg, len, "the monitor holds %zu requests, the most it "
+		    "takes at once (max_requests); try again soon.",
+		    c->nrequests);
+	else if (takes && sb == NULL && l->max_per_uid > 0 && q != NULL &&
+	    q->sandboxes >= l->max_per_uid)
+		snprintf(msg, len, "this user already holds %u sandboxes, the "
+		    "most one user may (max_sandboxes_per_uid).", q->sandboxes);
+	else if (takes && sb == NULL && l->max_sandboxes > 0 &&
+	    c->count >= l->max_sandboxes)
+		snprintf(msg, len, "the host holds %zu sandboxes, the most it "
+		    "may (max_sandboxes); try again later.", c->count);
+	else
+		return NULL;
+	return msg;
+}
+
 static void
-enqueue(struct cache *c, uid_t uid, const char *agent, struct sbx_waiter *w)
+enqueue(struct cache *c, uid_t uid, uid_t owner, const char *agent,
+    struct sbx_waiter *w)
 {
 	struct sbx_sandbox *sb = cache_find(c, uid, agent);
+	char why[SBX_MESSAGE_MAX];
 
+	if (enqueue_refused(c, sb != NULL ? sb->quota : quota_find(c, owner),
+	    sb, w, why, sizeof(why)) != NULL) {
+		audit_refuse(w->op, uid, agent, w->project,
+		    (const char (*)[SBX_SLUG_MAX])w->services, w->nservices,
+		    SBX_E_BUSY);
+		reply_error(w->reply, w->op, SBX_E_BUSY, why);
+		free(w);
+		return;
+	}
 	if (sb == NULL) {
-		if (c->lim.max_per_uid > 0 &&
-		    count_uid(c, uid) >= c->lim.max_per_uid) {
-			audit_refuse(w->op, uid, agent, w->project,
-			    (const char (*)[SBX_SLUG_MAX])w->services,
-			    w->nservices, SBX_E_BUSY);
-			reply_error(w->reply, w->op, SBX_E_BUSY,
-			    "this user already holds the maximum number of sandboxes.");
-			free(w);
-			return;
-		}
-		if ((sb = entry_new(c, uid, agent)) == NULL) {
+		if ((sb = entry_new(c, uid, owner, agent)) == NULL) {
 			audit_refuse(w->op, uid, agent, w->project,
 			    (const char (*)[SBX_SLUG_MAX])w->services,
 			    w->nservices, SBX_E_INTERNAL);
@@ -451,13 +629,13 @@ enqueue(struct cache *c, uid_t uid, const char *agent, struct sbx_waiter *w)
 			return;
 		}
 	}
-	TAILQ_INSERT_TAIL(&sb->waiters, w, entry);
+	waiter_add(sb, w, false);
 	if (TAILQ_FIRST(&sb->waiters) == w)
 		cache_run(sb);
 }
 
 void
-cache_request(struct cache *c, uid_t uid, const char *agent,
+cache_request(struct cache *c, uid_t uid, uid_t owner, const char *agent,
     const char *project, const char (*services)[SBX_SLUG_MAX],
     size_t nservices, struct sbx_reply reply)
 {
@@ -482,11 +660,11 @@ cache_request(struct cache *c, uid_t uid, const char *agent,
 	w->nservices = nservices;
 	for (i = 0; i < nservices; i++)
 		strlcpy(w->services[i], services[i], sizeof(w->services[i]));
-	enqueue(c, uid, agent, w);
+	enqueue(c, uid, owner, agent, w);
 }
 
 void
-cache_release(struct cache *c, uid_t uid, const char *agent,
+cache_release(struct cache *c, uid_t uid, uid_t owner, const char *agent,
     struct sbx_reply reply)
 {
 	struct sbx_waiter *w;
@@ -504,7 +682,7 @@ cache_release(struct cache *c, uid_t uid, const char *agent,
 		    "the monitor is out of memory.");
 		return;
 	}
-	enqueue(c, uid, agent, w);
+	enqueue(c, uid, owner, agent, w);
 }
 
 /*
@@ -537,7 +715,7 @@ reshaped(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 	sb->prev = NULL;
 	sb->nprev = 0;
 	sb->used_ms = sb->cache->clock();
-	sb->state = SB_READY;
+	set_state(sb, SB_READY);
 }
 
 void
@@ -551,10 +729,10 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 		reshaped(sb, o);
 	else if (o->code == SBX_OK) {
 		take_outcome(sb, o);
-		sb->state = SB_READY;
+		set_state(sb, SB_READY);
 		sb->created_ms = sb->used_ms = sb->cache->clock();
 	} else
-		sb->state = SB_EMPTY;
+		set_state(sb, SB_EMPTY);
 	audit_sandbox(AUDIT_PROVISION, sb, o->code, "ms=%lld",
 	    (long long)(sb->cache->clock() - sb->started_ms));
 	provision_metrics(sb, o->code);
@@ -575,8 +753,12 @@ void
 cache_torn_down(struct sbx_sandbox *sb)
 {
 	struct sbx_waiter *w = TAILQ_FIRST(&sb->waiters);
+	struct cache *c = sb->cache;
 
-	sb->state = SB_EMPTY;
+	/* Its descriptors go now, not when the entry is reused or freed. */
+	if (c->rt.ops->forget != NULL)
+		c->rt.ops->forget(c->rt.impl, sb);
+	set_state(sb, SB_EMPTY);
 	if (w != NULL && w->op == SBX_REQ_RELEASE) {
 		audit_sandbox(AUDIT_RELEASE, sb, SBX_OK, "released=yes ms=%lld",
 		    (long long)(sb->cache->clock() - sb->started_ms));
@@ -627,12 +809,36 @@ cache_expire(struct cache *c)
 		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters) ||
 		    now - sb->used_ms < c->lim.idle_ttl_ms)
 			continue;
-		audit_sandbox(AUDIT_EXPIRE, sb, SBX_OK, "idle_s=%lld",
-		    (long long)(now - sb->used_ms) / 1000);
+		/* Once per expiry, however many ticks it waits for a worker. */
+		if (!sb->expiring)
+			audit_sandbox(AUDIT_EXPIRE, sb, SBX_OK, "idle_s=%lld",
+			    (long long)(now - sb->used_ms) / 1000);
+		sb->expiring = true;
 		if (start_teardown(sb))
 			n++;
 	}
 	return n;
+}
+
+/*
+ * Start the releases that found no worker. From the monitor's loop (a
+ * tick, a worker done), never from a completion: a runtime that
+ * completes at once would free entries under this walk.
+ */
+void
+cache_retry(struct cache *c)
+{
+	struct sbx_sandbox *sb, *next;
+
+	if (c->nstalled == 0)
+		return;
+	RB_FOREACH_SAFE(sb, sbx_tree, &c->tree, next) {
+		if (!sb->stalled)
+			continue;
+		sb->stalled = false;
+		c->nstalled--;
+		cache_run(sb);
+	}
 }
 
 /* Entries with work in flight, for a clean shutdown. */
@@ -656,7 +862,8 @@ cache_adopt(struct cache *c, uid_t uid, const char *agent,
 	struct sbx_sandbox *sb;
 
 	if (n == 0 || n > SBX_MAX_SERVICES || cache_find(c, uid, agent) != NULL ||
-	    (sb = entry_new(c, uid, agent)) == NULL)
+	    (sb = entry_new(c, uid, c->owner_of != NULL ?
+	    c->owner_of(c->owner_arg, uid) : uid, agent)) == NULL)
 		return NULL;
 	if ((sb->svc = calloc(n, sizeof(*sb->svc))) == NULL) {
 		entry_free(sb);
@@ -665,7 +872,7 @@ cache_adopt(struct cache *c, uid_t uid, const char *agent,
 	memcpy(sb->svc, svc, n * sizeof(*svc));
 	sb->nservices = n;
 	strlcpy(sb->project, project, sizeof(sb->project));
-	sb->state = SB_READY;
+	set_state(sb, SB_READY);
 	sb->generation = 1;	/* a later provision removes what is left */
 	sb->created_ms = created_ms;
 	sb->used_ms = used_ms;
@@ -693,7 +900,7 @@ revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)
 		strlcpy(w->services[i], keep[i], sizeof(w->services[i]));
 	audit_sandbox(AUDIT_REVOKE, sb, SBX_OK, "kept=%zu of=%zu", n,
 	    sb->nservices);
-	TAILQ_INSERT_HEAD(&sb->waiters, w, entry);
+	waiter_add(sb, w, true);
 	cache_run(sb);
 }
 

@@ -58,9 +58,29 @@ struct sbx_waiter {
 	struct sbx_reply reply;
 };
 
+/*
+ * What one owner holds: the uid itself, or for a subordinate uid the
+ * user whose /etc/subuid range it is in (subuid.c). Every per-uid limit
+ * is counted here.
+ */
+struct sbx_quota {
+	RB_ENTRY(sbx_quota) node;
+	uid_t		owner;
+	unsigned	sandboxes;	/* entries */
+	unsigned	requests;	/* waiters on them */
+	unsigned	provisions;	/* entries in SB_PROVISIONING */
+};
+
+RB_HEAD(sbx_quotas, sbx_quota);
+
 struct sbx_sandbox {
 	RB_ENTRY(sbx_sandbox) node;
 	struct sbx_key	key;
+	struct sbx_quota *quota;
+	unsigned	nwaiters;
+	unsigned	fds;		/* service descriptors counted held */
+	bool		stalled;	/* a release waits for a worker */
+	bool		expiring;	/* its expiry is audited */
 	enum sbx_state	state;
 	char		project[SBX_SLUG_MAX];
 	size_t		nservices;
@@ -105,17 +125,33 @@ struct sbx_runtime {
 	void		*impl;
 };
 
+/* Every limit but idle_ttl_ms: 0 is unlimited. Per uid means per owner. */
 struct cache_limits {
-	unsigned	max_per_uid;	/* 0: unlimited */
+	unsigned	max_per_uid;	/* sandboxes (entries) */
 	int64_t		idle_ttl_ms;	/* 0: never expire */
+	unsigned	max_sandboxes;	/* entries in all */
+	unsigned	max_fds;	/* service descriptors (pidfds) in all */
+	unsigned	max_requests;	/* request_sandbox waiting, in all */
+	unsigned	max_requests_per_uid;	/* requests and releases */
+	unsigned	max_waiters;	/* on one entry */
+	unsigned	max_provisions;	/* running, in all */
+	unsigned	max_provisions_per_uid;
 };
 
 struct cache {
 	struct sbx_tree	tree;
+	struct sbx_quotas quotas;
 	struct sbx_runtime rt;
 	struct cache_limits lim;
-	size_t		count;
+	size_t		count;		/* entries */
+	size_t		nrequests;	/* waiters, all entries */
+	size_t		nprovisions;
+	size_t		nfds;
+	size_t		nstalled;
 	int64_t		(*clock)(void);
+	/* Whose quotas an adopted sandbox counts toward (NULL: its uid). */
+	uid_t		(*owner_of)(void *arg, uid_t);
+	void		*owner_arg;
 };
 
 /* A provision's outcome, as the runtime reports it. */
@@ -127,11 +163,13 @@ struct sbx_outcome {
 
 void	cache_init(struct cache *, struct sbx_runtime, struct cache_limits,
 	    int64_t (*clock)(void));
-void	cache_request(struct cache *, uid_t, const char *agent,
+/* owner: whose quotas the request counts toward (uid, or its subuid owner). */
+void	cache_request(struct cache *, uid_t, uid_t owner, const char *agent,
 	    const char *project, const char (*services)[SBX_SLUG_MAX],
 	    size_t nservices, struct sbx_reply);
-void	cache_release(struct cache *, uid_t, const char *agent,
+void	cache_release(struct cache *, uid_t, uid_t owner, const char *agent,
 	    struct sbx_reply);
+void	cache_retry(struct cache *);
 struct sbx_sandbox *cache_find(struct cache *, uid_t, const char *agent);
 size_t	cache_status(struct cache *, struct sbx_status_rec *, size_t max);
 size_t	cache_expire(struct cache *);

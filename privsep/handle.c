@@ -3,6 +3,7 @@
  * (from SO_PEERCRED, read by the monitor itself), the config and the
  * project policies. Slow work goes to the cache and its runtime.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "audit.h"
@@ -21,12 +22,27 @@ answer_ok(struct sbx_ans *a, enum sbx_req_type type)
 	answer_error(a, type, SBX_OK, "ok");
 }
 
+/*
+ * Whose quotas a uid's requests count toward: the user who owns the
+ * subordinate range it is in, else its own. false: refused (subuid =
+ * refuse), *owner is the owner for the refusal's sentence.
+ */
+static bool
+quota_owner(const struct handler_env *e, uid_t uid, uid_t *owner)
+{
+	*owner = uid;
+	if (!subuid_owner(e->subuids, uid, owner))
+		return true;
+	return e->cfg->subuid != SUBUID_REFUSE;
+}
+
 static void
 handle_available(const struct handler_env *e, uid_t uid,
     const struct sbx_req_available *rq, struct sbx_reply r)
 {
 	const struct project *p;
 	struct sbx_ans a;
+	uid_t owner;
 	size_t i;
 
 	answer_ok(&a, SBX_REQ_AVAILABLE);
@@ -37,7 +53,8 @@ handle_available(const struct handler_env *e, uid_t uid,
 		return;
 	}
 	p = project_find(e->projects, rq->project);
-	if (p != NULL && p->valid && project_allows(p, uid))
+	if (p != NULL && p->valid && project_allows(p, uid) &&
+	    quota_owner(e, uid, &owner))
 		for (i = 0; i < p->nservices; i++)
 			strlcpy(a.services[a.nservices++].name, p->services[i],
 			    SBX_SLUG_MAX);
@@ -72,12 +89,21 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
     const struct sbx_req_sandbox *rq, struct sbx_reply r)
 {
 	const struct project *p;
+	char why[SBX_MESSAGE_MAX];
+	uid_t owner;
 	uint32_t i;
 
 	/* The flag first: off means no project lookup at all. */
 	if (!e->cfg->enabled) {
 		refuse(r, uid, rq, SBX_E_DISABLED,
 		    "sandboxes are disabled on this host.");
+		return;
+	}
+	if (!quota_owner(e, uid, &owner)) {
+		snprintf(why, sizeof(why), "uid %u is a subordinate uid of uid "
+		    "%u, and this host refuses those (subuid = refuse).",
+		    (unsigned)uid, (unsigned)owner);
+		refuse(r, uid, rq, SBX_E_FORBIDDEN, why);
 		return;
 	}
 	p = project_find(e->projects, rq->project);
@@ -103,7 +129,7 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 			    "sandbox_services.");
 			return;
 		}
-	cache_request(e->cache, uid, rq->agent, p->slug,
+	cache_request(e->cache, uid, owner, rq->agent, p->slug,
 	    (const char (*)[SBX_SLUG_MAX])p->services, p->nservices, r);
 }
 
@@ -130,6 +156,7 @@ handle_request(const struct handler_env *e, uid_t uid,
     const union sbx_req_any *rq, struct sbx_reply r)
 {
 	struct sbx_ans a;
+	uid_t owner;
 
 	switch (rq->hdr.type) {
 	case SBX_REQ_PING:
@@ -143,7 +170,9 @@ handle_request(const struct handler_env *e, uid_t uid,
 		handle_sandbox(e, uid, &rq->sandbox, r);
 		break;
 	case SBX_REQ_RELEASE:
-		cache_release(e->cache, uid, rq->release.agent, r);
+		/* Always allowed: a refused uid holds nothing to release. */
+		quota_owner(e, uid, &owner);
+		cache_release(e->cache, uid, owner, rq->release.agent, r);
 		break;
 	case SBX_REQ_STATUS:
 		handle_status(e, uid, r);

@@ -5,11 +5,13 @@
 #include "cache.h"
 #include "config.h"
 #include "project.h"
+#include "subuid.h"
 
 struct handler_env {
 	const struct sbx_config		*cfg;
 	const struct project_table	*projects;
 	struct cache			*cache;
+	const struct subuid_table	*subuids;	/* NULL: none */
 };
 
 /* Answers through r, now or when the cache's work completes. A status

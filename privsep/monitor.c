@@ -38,6 +38,7 @@
 #include "project.h"
 #include "record.h"
 #include "runtime.h"
+#include "subuid.h"
 #include "supervise.h"
 
 #define MAX_POLL	1024
@@ -53,6 +54,13 @@ struct outq {
 };
 
 #define FD_RESERVE	2	/* a broker message carries two */
+/*
+ * Descriptors the budget keeps free beyond those counted: syslog's
+ * socket, a hit's liveness connect, the two ends of a worker's pipe
+ * before it closes one, /proc and /etc reads (SIGHUP), a sandbox's
+ * socket directory being made.
+ */
+#define FD_SPARE	8
 
 struct monitor {
 	struct sbx_config	cfg;
@@ -63,6 +71,7 @@ struct monitor {
 	int64_t			metrics_at;	/* next metrics_file write */
 	struct broker_proc	broker;
 	struct handler_env	env;
+	struct subuid_table	subuids;
 	int			listen_fd;
 	int			sigfd;
 	int			reserve[FD_RESERVE];	/* see reserve_held() */
@@ -260,6 +269,38 @@ still_allowed(void *arg, const struct sbx_sandbox *sb,
 	return n;
 }
 
+/* /etc/subuid (subuid_file); a file that cannot be used keeps the last. */
+static void
+subuids_load(struct monitor *m)
+{
+	struct subuid_table t;
+	char err[256];
+
+	if (subuid_load(m->cfg.subuid_file, &t, err, sizeof(err)) == -1) {
+		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
+		    "before", err, m->subuids.n);
+		return;
+	}
+	subuid_free(&m->subuids);
+	m->subuids = t;
+	log_info("subordinate uids: %zu ranges from %s (%s)%s", t.n,
+	    m->cfg.subuid_file, m->cfg.subuid == SUBUID_REFUSE ?
+	    "refused" : "counted toward their owners",
+	    t.skipped ? ", some lines skipped" : "");
+}
+
+/* An adopted sandbox's owner, as handle.c finds a request's. */
+static uid_t
+owner_of(void *arg, uid_t uid)
+{
+	struct monitor *m = arg;
+	uid_t owner = uid;
+
+	if (m->cfg.subuid == SUBUID_COUNT)
+		subuid_owner(&m->subuids, uid, &owner);
+	return owner;
+}
+
 static void
 on_signal(struct monitor *m)
 {
@@ -281,6 +322,7 @@ on_signal(struct monitor *m)
 				    cache_revoke(&m->cache, still_allowed,
 				    &m->projects));
 			}
+			subuids_load(m);
 			notify_reloaded(m->cache.count);
 			break;
 		case SIGTERM:
@@ -367,6 +409,7 @@ tick(struct monitor *m, int64_t now)
 			outq_free(m, q);
 	if (!m->stopping)
 		cache_expire(&m->cache);
+	cache_retry(&m->cache);
 	notify_tick(now, m->cache.count);
 	write_metrics(m, now);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
@@ -417,6 +460,7 @@ loop(struct monitor *m)
 		if (pfd[1].revents & POLLIN)
 			on_broker_message(m);
 		workers_events(&m->pool, pfd + 2, nw);
+		cache_retry(&m->cache);	/* a worker may be free now */
 		for (i = 2 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
@@ -504,6 +548,92 @@ find_broker(struct broker_proc *b)
 		fatal("broker %s", b->path);
 }
 
+/*
+ * RLIMIT_NOFILE: the soft limit up to the hard one, or to max_open_files
+ * (raising the hard limit too if root may). Every ready service holds a
+ * pidfd, every worker a pipe, every waiting request its answer socket:
+ * the default 1024 would cap the host at about 500 sandboxes.
+ */
+static void
+raise_nofile(const struct sbx_config *cfg)
+{
+	struct rlimit was, rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &was) == -1)
+		fatal("getrlimit");
+	rl = was;
+	rl.rlim_cur = cfg->max_open_files ? cfg->max_open_files : was.rlim_max;
+	if (rl.rlim_cur > rl.rlim_max)
+		rl.rlim_max = rl.rlim_cur;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		rl.rlim_max = was.rlim_max;	/* past fs.nr_open */
+		if (rl.rlim_cur > rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit");
+	log_info("RLIMIT_NOFILE %llu (hard %llu; was %llu, wanted %s%u)",
+	    (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max,
+	    (unsigned long long)was.rlim_cur,
+	    cfg->max_open_files ? "" : "the hard limit, ",
+	    cfg->max_open_files ? cfg->max_open_files :
+	    (unsigned)(was.rlim_max > UINT_MAX ? UINT_MAX : was.rlim_max));
+}
+
+static unsigned
+min_u(unsigned a, unsigned b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The descriptor budget, once the broker runs: what is open now, the
+ * reserve and spare, one per worker and one per waiting request, and
+ * the rest for services' pidfds (cache max_fds), so that whatever the
+ * sandboxes hold, a release, an expiry and a teardown find a worker
+ * pipe and an answer socket. A small limit shrinks the worker and
+ * request shares to a quarter of what is left each, and says so.
+ */
+static void
+fd_budget(struct monitor *m)
+{
+	struct sbx_config *c = &m->cfg;
+	struct cache_limits *l = &m->cache.lim;
+	struct rlimit rl;
+	unsigned held = (unsigned)open_fds(), left, svc;
+
+	/* Adopted services' pidfds are open now: they are the services'. */
+	if (held > m->cache.nfds)
+		held -= (unsigned)m->cache.nfds;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit");
+	if (rl.rlim_cur > UINT_MAX / 2)
+		rl.rlim_cur = UINT_MAX / 2;
+	svc = c->nservices ? (unsigned)c->nservices : 1;
+	if (rl.rlim_cur < held + FD_RESERVE + FD_SPARE + 2 + 1 + svc)
+		fatalx("RLIMIT_NOFILE %llu leaves no descriptors for one "
+		    "sandbox (%u are open)", (unsigned long long)rl.rlim_cur,
+		    held);
+	left = (unsigned)rl.rlim_cur - held - FD_RESERVE - FD_SPARE;
+	c->max_workers = min_u(c->max_workers, left / 4 > 2 ? left / 4 : 2);
+	c->max_provisions = min_u(c->max_provisions, c->max_workers - 1);
+	c->max_requests = min_u(c->max_requests, left / 4 ? left / 4 : 1);
+	m->pool.max = c->max_workers;
+	l->max_provisions = c->max_provisions;
+	l->max_provisions_per_uid = min_u(c->max_provisions_per_uid,
+	    c->max_provisions);
+	l->max_requests = c->max_requests;
+	l->max_requests_per_uid = min_u(c->max_requests_per_uid,
+	    c->max_requests);
+	l->max_fds = left - c->max_workers - c->max_requests;
+	log_info("descriptors: %llu: %u open, %u spare, %u for workers, %u "
+	    "for requests, %u for services (%u sandboxes of %u services)",
+	    (unsigned long long)rl.rlim_cur, held, FD_RESERVE + FD_SPARE,
+	    c->max_workers, c->max_requests, l->max_fds, l->max_fds / svc, svc);
+}
+
 static void
 setup(struct monitor *m, const char *path, int fg)
 {
@@ -520,6 +650,7 @@ setup(struct monitor *m, const char *path, int fg)
 	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
 	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
 		fatalx("%s", err);
+	raise_nofile(&m->cfg);	/* after the refusals: one line on stderr */
 	if ((m->sigfd = signals_to_fd()) == -1)
 		fatal("signals");
 	for (i = 0; i < FD_RESERVE; i++)
@@ -534,7 +665,12 @@ setup(struct monitor *m, const char *path, int fg)
 		fatal("uid ranges");
 	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },
 	    (struct cache_limits){ .max_per_uid = m->cfg.max_sandboxes_per_uid,
-	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000 }, now_ms);
+	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000,
+	    .max_sandboxes = m->cfg.max_sandboxes,
+	    .max_waiters = m->cfg.max_waiters }, now_ms);	/* + fd_budget() */
+	subuids_load(m);	/* adopted sandboxes count toward owners too */
+	m->cache.owner_of = owner_of;
+	m->cache.owner_arg = m;
 	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
 		fatalx("cannot list the runtime's containers (%s ps): which "
 		    "sandboxes and uid ranges are in use is unknown", m->cfg.runtime);
@@ -542,7 +678,8 @@ setup(struct monitor *m, const char *path, int fg)
 		log_info("enabled = no: nothing new is provisioned; %zu adopted "
 		    "sandboxes are left up until released or idle", m->cache.count);
 	m->env = (struct handler_env){ .cfg = &m->cfg,
-	    .projects = &m->projects, .cache = &m->cache };
+	    .projects = &m->projects, .cache = &m->cache,
+	    .subuids = &m->subuids };
 	TAILQ_INIT(&m->outq);
 }
 
@@ -569,6 +706,7 @@ main(int argc, char *argv[])
 		log_init("sbx-monitor", 0);
 	if (broker_start(&m.broker, &m.cfg, m.listen_fd, now_ms()) == -1)
 		fatal("starting the broker");
+	fd_budget(&m);
 	log_info("serving %s (%s), %zu services, %zu projects",
 	    m.cfg.socket, m.cfg.enabled ? "enabled" : "disabled",
 	    m.cfg.nservices, m.projects.n);

@@ -125,6 +125,40 @@ set_runtime_args(struct parse *p, const char *v)
 	return 1;
 }
 
+/* The limits of issue #15: who may hold how much of the monitor. */
+static int
+limit_key(struct parse *p, const char *k, const char *v)
+{
+	struct sbx_config *c = p->cfg;
+
+	if (!strcmp(k, "max_open_files"))
+		return set_uint(p, k, v, 1U << 30, &c->max_open_files);
+	if (!strcmp(k, "max_sandboxes"))
+		return set_uint(p, k, v, 1000000, &c->max_sandboxes);
+	if (!strcmp(k, "max_requests"))
+		return set_uint(p, k, v, 100000, &c->max_requests);
+	if (!strcmp(k, "max_requests_per_uid"))
+		return set_uint(p, k, v, 100000, &c->max_requests_per_uid);
+	if (!strcmp(k, "max_waiters"))
+		return set_uint(p, k, v, 100000, &c->max_waiters);
+	if (!strcmp(k, "max_provisions"))
+		return set_uint(p, k, v, 256, &c->max_provisions);
+	if (!strcmp(k, "max_provisions_per_uid"))
+		return set_uint(p, k, v, 256, &c->max_provisions_per_uid);
+	if (!strcmp(k, "subuid_file"))
+		return set_str(p, k, v, c->subuid_file, sizeof(c->subuid_file));
+	if (!strcmp(k, "subuid")) {
+		if (!strcmp(v, "count"))
+			c->subuid = SUBUID_COUNT;
+		else if (!strcmp(v, "refuse"))
+			c->subuid = SUBUID_REFUSE;
+		else
+			return perr(p, "subuid must be count or refuse");
+		return 1;
+	}
+	return perr(p, "unknown key [sbx] %s", k);
+}
+
 static int
 sbx_key(struct parse *p, const char *k, const char *v)
 {
@@ -190,7 +224,7 @@ sbx_key(struct parse *p, const char *k, const char *v)
 		return set_uint(p, k, v, UINT32_MAX, &c->userns_base);
 	if (!strcmp(k, "userns_slots"))
 		return set_uint(p, k, v, 65535, &c->userns_slots);
-	return perr(p, "unknown key [sbx] %s", k);
+	return limit_key(p, k, v);
 }
 
 static struct service_cfg *
@@ -369,6 +403,14 @@ defaults(struct sbx_config *c)
 	c->runtime_timeout = 120;
 	c->userns_base = 2147483648u;	/* setup-host.sh's "containers" */
 	c->userns_slots = 1024;	/* 2^30 uids with SBX_MAX_SERVICES */
+	c->max_sandboxes = 512;
+	c->max_requests = 256;
+	c->max_requests_per_uid = 32;
+	c->max_waiters = 16;
+	c->max_provisions = 24;	/* of max_workers: the rest tear down */
+	c->max_provisions_per_uid = 4;
+	c->subuid = SUBUID_COUNT;
+	strlcpy(c->subuid_file, "/etc/subuid", sizeof(c->subuid_file));
 }
 
 /* Resolve a runtime name through PATH, as execvp would, once. */
@@ -442,6 +484,38 @@ check_per_uid(struct parse *p)
 	return 1;
 }
 
+/*
+ * Teardowns must always find a worker: provisions may take at most all
+ * but one of them. A per-uid share above its total would mean nothing.
+ */
+static int
+check_limits(struct parse *p)
+{
+	struct sbx_config *c = p->cfg;
+
+	if (c->max_requests == 0 || c->max_requests_per_uid == 0 ||
+	    c->max_waiters == 0 || c->max_provisions == 0 ||
+	    c->max_provisions_per_uid == 0)
+		return perr(p, "max_requests, max_requests_per_uid, max_waiters, "
+		    "max_provisions and max_provisions_per_uid must be > 0");
+	if (c->max_provisions >= c->max_workers)
+		return perr(p, "max_provisions (%u) must be below max_workers "
+		    "(%u): teardowns need workers too", c->max_provisions,
+		    c->max_workers);
+	if (c->max_requests_per_uid > c->max_requests ||
+	    c->max_provisions_per_uid > c->max_provisions ||
+	    (c->max_sandboxes != 0 &&
+	    c->max_sandboxes_per_uid > c->max_sandboxes))
+		return perr(p, "a per-uid limit is above its total "
+		    "(max_requests, max_provisions, max_sandboxes)");
+	if (c->max_open_files != 0 && c->max_open_files < 32)
+		return perr(p, "max_open_files must be 0 (the hard limit) or "
+		    "at least 32");
+	if (c->subuid_file[0] != '/')
+		return perr(p, "subuid_file must be an absolute path");
+	return 1;
+}
+
 static int
 check(struct parse *p)
 {
@@ -463,7 +537,7 @@ check(struct parse *p)
 	    c->request_timeout == 0 || c->runtime_timeout == 0)
 		return perr(p, "max_children, max_workers, request_timeout and "
 		    "runtime_timeout must be > 0");
-	if (!check_per_uid(p))
+	if (!check_per_uid(p) || !check_limits(p))
 		return 0;
 	if (c->userns_base == 0 || c->userns_slots == 0 ||
 	    (uint64_t)c->userns_base + (uint64_t)c->userns_slots *

@@ -17,6 +17,10 @@
 
 enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
 
+/* A uid in another user's /etc/subuid range: its quotas are the owner's,
+ * or it is refused. */
+enum subuid_mode { SUBUID_COUNT, SUBUID_REFUSE };
+
 /* How a sandbox's service is reached (a bit mask: both = unix | tcp). */
 enum transport { TRANSPORT_UNIX = 1, TRANSPORT_TCP = 2, TRANSPORT_BOTH = 3 };
 
@@ -73,6 +77,16 @@ struct sbx_config {
 	char		metrics_file[CFG_STR];	/* "": none */
 	unsigned	userns_base;		/* first host uid for containers */
 	unsigned	userns_slots;		/* ranges of 65536 from there */
+	/* Fairness and the descriptor budget (issue #15; sbx.conf(5)). */
+	unsigned	max_open_files;		/* RLIMIT_NOFILE target, 0 = hard */
+	unsigned	max_sandboxes;		/* in all, 0 = the budget's */
+	unsigned	max_requests;		/* waiting in the monitor, all */
+	unsigned	max_requests_per_uid;
+	unsigned	max_waiters;		/* queued on one sandbox */
+	unsigned	max_provisions;		/* running at once, all */
+	unsigned	max_provisions_per_uid;
+	enum subuid_mode subuid;		/* subordinate uids: count, refuse */
+	char		subuid_file[CFG_STR];
 	size_t		nservices;
 	struct service_cfg services[SBX_MAX_SERVICES];
 };

@@ -7,10 +7,12 @@
 TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
-UNIT_TESTS = seed cache wire dispatch drop seccomp client argv fair
+UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair
 
 test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
+test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC)
+test_subuid_SRC   = tests/unit/test_subuid.c privsep/subuid.c
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \

@@ -379,11 +379,103 @@ check "it did not take it for a hostile one" lacks "killing the broker" "$(cat "
 # broker logs each.
 n_int=$(sed -n 's/.*internal=\([0-9]*\).*/\1/p' <<<"$many")
 n_rf=$(sed -n 's/.*runtime_failed=\([0-9]*\).*/\1/p' <<<"$many")
+n_busy=$(sed -n 's/.*busy=\([0-9]*\).*/\1/p' <<<"$many")
 n_relay=$(grep -c '^sbx-broker: relay to monitor: Too many references' "$LOG")
-check "every request got runtime_failed or internal ($n_rf + $n_int), nothing else" test "$(sed 's/ *$//' <<<"$many")" = "password=0 busy=0 internal=$n_int timeout=0 runtime_failed=$n_rf closed=0 other=0" -a $((n_int + n_rf)) -eq 100
+# busy: past the requests one uid may have waiting, which the budget
+# of 64 descriptors shrinks to its share (the log's "N for requests").
+n_share=$(sed -n 's/.*descriptors: 64: .* \([0-9]*\) for requests.*/\1/p' "$LOG" | tail -1)
+check "every request got runtime_failed, busy or internal ($n_rf + $n_busy + $n_int), nothing else" test "$(sed 's/ *$//' <<<"$many")" = "password=0 busy=$n_busy internal=$n_int timeout=0 runtime_failed=$n_rf closed=0 other=0" -a $((n_int + n_rf + n_busy)) -eq 100
+check "at most the budget's share of requests waited ($n_rf <= ${n_share:-?}), the rest busy, each audited" test -n "$n_share" -a "$n_rf" -le "${n_share:-0}" -a "$(grep -c 'agent=fx .*result=busy op=request_sandbox' "$LOG")" -eq "$n_busy"
 check "each internal is a relay the kernel refused ($n_relay logged)" test "$n_int" -eq "$n_relay"
 check "the runtime was run, and hung, for them" test -s "$WORK/hang.at"
 check "the monitor still serves" pings
+
+echo "# the descriptor budget: a monitor at 64 descriptors, real podman"
+# max_open_files 64 sets the monitor's soft limit (the hard one stays, so
+# podman, which raises its own, still runs). The budget the log states
+# is what fills: one pidfd per redis sandbox. Filled to busy, every
+# release and every expiry must still work, and nothing may leak.
+# Nothing of the sections before is adopted: the budget is all ours.
+stop_monitor
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+restart_with max_open_files 64 idle_ttl 15 max_sandboxes_per_uid 0
+mpid=$MON_PID
+check "the monitor runs with a soft RLIMIT_NOFILE of 64" grep -Eq '^Max open files +64 ' "/proc/$mpid/limits"
+nsvc=$(sed -n 's/.*descriptors: 64: .* \([0-9]*\) for services.*/\1/p' "$LOG" | tail -1)
+check "it states its budget: ${nsvc:-?} descriptors for services" test -n "$nsvc" -a "${nsvc:-0}" -gt 4
+note "$(grep 'descriptors: 64:' "$LOG" | tail -1)"
+wait_for 10 no_workers
+fds0=$(rest_fds)
+fill=$(( ${nsvc:-0} + 3 ))
+# Four at a time: the provisions one uid may run at once.
+seq "$fill" | xargs -P 4 -I{} sh -c \
+    '"$1" -S "$2" request -a d{} -p cache-only redis > "$3/d{}.out" 2>&1' _ "$SBX" "$SOCK" "$WORK"
+n_ok=$(grep -l 'REDIS_PASSWORD=' "$WORK"/d*.out | wc -l)
+n_busy=$(grep -lx "sbx: busy: the monitor's descriptor budget for sandboxes is spent ($nsvc of $nsvc held); try again after a release." "$WORK"/d*.out | wc -l)
+note "answers other than a sandbox: $(grep -Lh 'REDIS_PASSWORD=' "$WORK"/d*.out | xargs -r cat | sort | uniq -c | tr '\n' ' ')"
+check "filled to busy: $n_ok sandboxes (the budget), $n_busy busy naming it, no other answer" test "$n_ok" -eq "${nsvc:-0}" -a "$n_busy" -eq 3
+check "each sandbox is one redis container ($(labelled) labelled)" test "$(labelled)" -eq "$n_ok"
+wait_for 10 no_workers
+held=$(rest_fds)
+check "the monitor holds one pidfd per sandbox ($fds0 + $n_ok = $held of 64)" test "$held" -eq $((fds0 + n_ok)) -a "$held" -le 64
+check "no descriptor ran out in the monitor" lacks "Too many open files" "$(cat "$LOG")"
+first=$(grep -l 'REDIS_PASSWORD=' "$WORK"/d*.out | head -1)
+a1=$(basename "$first" .out)
+check "a hit at the limit: same credentials" test "$(sbx request -a "$a1" -p cache-only redis 2>&1)" = "$(cat "$first")"
+# Release every other sandbox: each must answer "released".
+released=0 rel_total=0
+for f in $(grep -l 'REDIS_PASSWORD=' "$WORK"/d*.out | awk 'NR % 2'); do
+	rel_total=$((rel_total + 1))
+	[ "$(sbx release -a "$(basename "$f" .out)" 2>&1)" = released ] && released=$((released + 1))
+done
+check "every release at the limit worked ($released of $rel_total)" test "$released" -eq "$rel_total" -a "$rel_total" -gt 0
+check "the monitor never failed to start a teardown" lacks "could not start the teardown" "$(cat "$LOG")"
+out=$(sbx request -a dnew -p cache-only redis 2>&1)
+check "after the releases a new sandbox fits again" grep -q 'REDIS_PASSWORD=' <<<"$out"
+left=$(( n_ok - rel_total + 1 ))
+# The rest expire (idle_ttl 15 s): every one of them.
+none_left() { [ "$(labelled)" -eq 0 ] && [ "$(sbx status --json | grep -c '"agent"')" -eq 0 ]; }
+wait_for 60 none_left
+n_exp=$(grep -c 'audit event=expire .*agent=d' "$LOG")
+check "every remaining sandbox expired ($n_exp of $left), no container left" test "$n_exp" -eq "$left" -a "$(labelled)" -eq 0
+wait_for 20 no_workers
+wait_for 10 fds_are "$fds0"
+check "no leaked fd: the monitor at rest holds what it held before the fill ($fds0 -> $(fd_count "$mpid"))" fds_are "$fds0"
+wait_for 5 no_zombies
+check "no zombie under the monitor or the broker" no_zombies
+check "the same monitor throughout" test "$MON_PID" = "$mpid" -a -e "/proc/$mpid"
+
+echo "# a pidfd that cannot be opened does not leak its container"
+# A runtime that names a pid that cannot exist, in the pid file of a
+# unix-only service (and in inspect, for tcp): the provision fails at
+# pidfd_open, after the container started. Named podman, so that the
+# monitor gives it podman's argv (its own uid range, --pidfile).
+mkdir -p "$WORK/lie"
+cat > "$WORK/lie/podman" <<'EOF'
+#!/bin/sh
+# podman, except that the container's pid it reports cannot exist.
+pf=
+for a; do
+	case $a in
+	--pidfile=*) pf=${a#--pidfile=} ;;
+	inspect) out=$(podman "$@") || exit $?; echo "999999999 ${out#* }"; exit 0 ;;
+	esac
+done
+podman "$@"; rc=$?
+[ -n "$pf" ] && [ "$rc" -eq 0 ] && echo 999999999 > "$pf"
+exit $rc
+EOF
+chmod 0755 "$WORK/lie/podman"
+restart_with runtime "$WORK/lie/podman"
+wait_for 10 no_workers
+fds0=$(rest_fds)
+out=$(sbx request -a pf1 -p cache-only redis 2>&1)
+check "the request fails: runtime_failed, the service is gone" test "$out" = "sbx: runtime_failed: redis exited right after it became ready."
+wait_for 30 made_is pf1 0
+check "its container was removed, not leaked" made_is pf1 0
+wait_for 20 no_workers
+wait_for 10 fds_are "$fds0"
+check "no leaked fd ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
 
 echo "# the client goes away while its sandbox is provisioned"
 restart_with
@@ -414,5 +506,69 @@ check "the next request is a hit, fast (${hit_ms} ms)" test "$hit_ms" -lt 1000
 check "and no extra container exists" test "$(containers f9 0)" = "$ids9" -a "$(ncont f9)" -eq 2
 eval "$env9"
 check "the sandbox works" uses_sandbox
+
+echo "# one uid at its limits costs another nothing"
+# A runtime that holds every run for root's agents g1..g5 until
+# $WORK/go exists (each held run appends a line to $WORK/held); the
+# runs of other uids go straight through. Named podman: podman's argv.
+mkdir -p "$WORK/slow"
+{
+	printf '#!/bin/sh\n# podman, holding the runs of agents g*.\n'
+	printf 'for a; do case $a in --label=sbx.agent=g*)\n'
+	printf '\techo $$ >> %s/held\n' "$WORK"
+	printf '\twhile [ ! -e %s/go ]; do sleep 0.05; done ;;\n' "$WORK"
+	printf 'esac; done\nexec podman "$@"\n'
+} > "$WORK/slow/podman"
+chmod 0755 "$WORK/slow/podman"
+rm -f "$WORK/held" "$WORK/go"
+restart_with runtime "$WORK/slow/podman"
+held_is() { [ "$(cat "$WORK/held" 2>/dev/null | wc -l)" -eq "$1" ]; }
+gpids=
+for i in 1 2 3 4; do
+	sbx request -a g$i -p cache-only redis > "$WORK/g$i.out" 2>&1 &
+	gpids="$gpids $!"
+done
+wait_for 30 held_is 4
+check "root runs 4 provisions (max_provisions_per_uid), all held" held_is 4
+t0=$(date +%s%N)
+out=$(sbx request -a g5 -p cache-only redis 2>&1)
+g5_ms=$(ms_since "$t0")
+check "its fifth is busy at once (${g5_ms} ms), naming the limit" test "$out" = "sbx: busy: this user already has 4 sandboxes being provisioned, the most one user may (max_provisions_per_uid); try again soon." -a "$g5_ms" -lt 1000
+t0=$(date +%s%N)
+out=$(sbx_as nobody request -a n1 -p cache-only redis 2>&1)
+n1_ms=$(ms_since "$t0")
+check "another uid's miss is provisioned meanwhile (${n1_ms} ms), root's 4 still held" test -n "$(grep REDIS_PASSWORD= <<<"$out")" -a "$(held_is 4 && echo held)" = held -a ! -e "$WORK/go"
+t0=$(date +%s%N)
+sbx_as nobody request -a n1 -p cache-only redis > /dev/null 2>&1
+hit_ms=$(ms_since "$t0")
+check "and its hit is fast (${hit_ms} ms, runuser included)" test "$hit_ms" -lt 100
+: > "$WORK/go"
+wait $gpids	# not a bare wait: the monitor is a job of ours too
+n_g=$(grep -l REDIS_PASSWORD= "$WORK"/g[1-4].out | wc -l)
+check "once let go, root's 4 provisions answer with sandboxes ($n_g)" test "$n_g" -eq 4
+for i in 1 2 3 4; do sbx release -a g$i >/dev/null; done
+
+echo "# subordinate uids count toward their owner, or are refused"
+# nobody owns 300000-300009 in a subuid file of our own; uid 300001 is
+# what nobody would be inside a user namespace. nobody holds n1.
+printf 'nobody:300000:10\n' > "$WORK/subuid"
+restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" max_sandboxes_per_uid 1
+check "nobody's sandbox was adopted" test -n "$(sbx status --json | grep '"n1"')"
+as_uid() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$WORK/sbx" -S "$SOCK" "$@"; }
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "subuid = count: 300001 is busy on nobody's quota" test "$out" = "sbx: busy: this user already holds 1 sandboxes, the most one user may (max_sandboxes_per_uid)."
+out=$(as_uid 300010 request -a s1 -p cache-only redis 2>&1)
+check "300010, past the range, is a user of its own: a sandbox" grep -q REDIS_PASSWORD= <<<"$out"
+as_uid 300010 release -a s1 >/dev/null
+sbx_as nobody release -a n1 >/dev/null
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "once nobody released, 300001 gets one" grep -q REDIS_PASSWORD= <<<"$out"
+as_uid 300001 release -a s1 >/dev/null
+restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" subuid refuse
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "subuid = refuse: 300001 is forbidden, the sentence says why" test "$out" = "sbx: forbidden: uid 300001 is a subordinate uid of uid 65534, and this host refuses those (subuid = refuse)."
+check "and available offers it nothing" test -z "$(as_uid 300001 available cache-only 2>&1)"
+check "nobody itself is served" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n2 -p cache-only redis 2>&1)"
+sbx_as nobody release -a n2 >/dev/null
 
 finish

@@ -25,6 +25,7 @@ struct rtdouble {
 	bool		live;		/* what is_live answers */
 	bool		deferred;	/* provisions wait for rtd_complete() */
 	enum sbx_code	fail_with;	/* SBX_OK: succeed */
+	int		refuse_teardowns; /* the next N cannot start (no worker) */
 	int		provisions, teardowns, is_live_calls;
 	struct rtd_call	prov[RTD_MAX_CALLS];
 	struct rtd_call	live_calls[RTD_MAX_CALLS];
@@ -104,6 +105,10 @@ rtd_teardown(void *impl, struct sbx_sandbox *sb)
 {
 	struct rtdouble *d = impl;
 
+	if (d->refuse_teardowns > 0) {
+		d->refuse_teardowns--;
+		return -1;
+	}
 	d->teardowns++;
 	cache_torn_down(sb);
 	return 0;

@@ -22,7 +22,8 @@ limits(unsigned max_per_uid, int64_t idle_ttl_ms)
 {
 	cr_assert_eq(cache.count, 0, "set limits on an empty cache");
 	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
-	    (struct cache_limits){ max_per_uid, idle_ttl_ms }, clock_fake);
+	    (struct cache_limits){ .max_per_uid = max_per_uid,
+	    .idle_ttl_ms = idle_ttl_ms }, clock_fake);
 }
 
 static void
@@ -43,7 +44,7 @@ setup(void)
 	rtd.live = true;
 	fake_now = 1000;
 	limits(0, 0);
-	env = (struct handler_env){ &cfg, &projects, &cache };
+	env = (struct handler_env){ &cfg, &projects, &cache, NULL };
 }
 
 TestSuite(cache, .init = setup);

@@ -38,7 +38,7 @@ setup(void)
 	fake_now = 1000;
 	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
 	    (struct cache_limits){ 0 }, clock_fake);
-	env = (struct handler_env){ &cfg, &projects, &cache };
+	env = (struct handler_env){ &cfg, &projects, &cache, NULL };
 }
 
 TestSuite(seed, .init = setup);

@@ -1,0 +1,34 @@
+/*
+ * subuid.h - /etc/subuid, as the monitor reads it at start and on SIGHUP:
+ * which user owns the subordinate uid a request comes from.
+ */
+#ifndef SBX_SUBUID_H
+#define SBX_SUBUID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SUBUID_MAX_RANGES	65536
+
+struct subuid_range {
+	uint32_t	start;
+	uint32_t	count;
+	uid_t		owner;
+};
+
+struct subuid_table {
+	struct subuid_range *v;		/* sorted by start, no overlap */
+	size_t		n, cap;
+	size_t		skipped;	/* lines that were not a range */
+};
+
+/* 0 (a missing file is an empty table), or -1 with one line in err. */
+int	subuid_load(const char *path, struct subuid_table *, char *err,
+	    size_t errlen);
+void	subuid_free(struct subuid_table *);
+/* Is uid in someone's range? Then *owner is that user. Never for root. */
+bool	subuid_owner(const struct subuid_table *, uid_t uid, uid_t *owner);
+
+#endif

@@ -1,0 +1,573 @@
+/*
+ * test_limits.c - issue #15, points 2 and 3, in the monitor's cache and
+ * request handling: the descriptor budget (max_fds), sandboxes in all,
+ * requests per uid and in all, waiters per entry, provisions per uid
+ * and in all, releases that wait for a worker, and subordinate uids
+ * counted toward their owner or refused. Each limit: the request past
+ * it gets busy with a sentence naming it, nobody else is touched, and
+ * the counts go back to zero (nothing leaks). Runtime double, no podman.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "config.h"
+#include "handle.h"
+#include "project.h"
+#include "subuid.h"
+#include "fixture.h"
+
+static struct subuid_range ranges[2];
+static struct subuid_table subuids;
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&rtd, 0, sizeof(rtd));
+	cfg.enabled = true;
+	add_service("postgres", 5432);
+	add_service("redis", 6379);
+	set_project(&proj[0], "both", "postgres", "redis");
+	set_project(&proj[1], "empty", NULL, NULL);
+	set_project(&proj[2], "locked", "postgres", NULL);
+	set_project(&proj[3], "roboco-api", "postgres", NULL);
+	projects.v = proj;
+	projects.n = 4;
+	rtd.live = true;
+	fake_now = 1000;
+	/* uid 1000 owns 100000-165535; 1001 owns 200000-200009 */
+	ranges[0] = (struct subuid_range){ 100000, 65536, 1000 };
+	ranges[1] = (struct subuid_range){ 200000, 10, 1001 };
+	subuids = (struct subuid_table){ .v = ranges, .n = 2, .cap = 2 };
+	env = (struct handler_env){ &cfg, &projects, &cache, &subuids };
+}
+
+TestSuite(limits, .init = setup);
+
+static void
+with(struct cache_limits l)
+{
+	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd }, l,
+	    clock_fake);
+}
+
+static void
+release(uid_t uid, const char *agent, struct capture *c)
+{
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = SBX_REQ_RELEASE;
+	strlcpy(rq.release.agent, agent, SBX_SLUG_MAX);
+	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+}
+
+static void
+expect_ok(const struct capture *c, int i)
+{
+	cr_assert_gt(c->n, i, "answer %d missing", i);
+	cr_assert_eq(c->ans[i].code, SBX_OK, "answer %d: %s: %s", i,
+	    sbx_code_name((enum sbx_code)c->ans[i].code), c->ans[i].message);
+}
+
+/* Busy, and the sentence names the limit. */
+static void
+expect_busy(const struct capture *c, int i, const char *limit)
+{
+	cr_assert_gt(c->n, i, "answer %d missing", i);
+	cr_assert_eq(c->ans[i].code, SBX_E_BUSY, "answer %d: %s: %s", i,
+	    sbx_code_name((enum sbx_code)c->ans[i].code), c->ans[i].message);
+	cr_assert_not_null(strstr(c->ans[i].message, limit),
+	    "message names %s: %s", limit, c->ans[i].message);
+	cr_assert_eq(c->ans[i].nservices, 0);
+}
+
+/* Everything released or expired: no count is left anywhere. */
+static void
+expect_empty(void)
+{
+	cr_assert_eq(cache.count, 0, "entries left: %zu", cache.count);
+	cr_assert_eq(cache.nrequests, 0);
+	cr_assert_eq(cache.nprovisions, 0);
+	cr_assert_eq(cache.nfds, 0, "descriptors counted: %zu", cache.nfds);
+	cr_assert_eq(cache.nstalled, 0);
+	cr_assert(RB_EMPTY(&cache.quotas), "an owner's record is left");
+}
+
+static void
+agent(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "a%d", i);
+}
+
+/* ---- the descriptor budget ------------------------------------------- */
+
+/*
+ * max_fds 9, two-service sandboxes: four fit (8 descriptors), the fifth
+ * is busy, a one-service sandbox takes the last. Then every release and
+ * every expiry still works, and the budget is whole again.
+ */
+Test(limits, fd_budget_fill_to_busy_then_release_and_expire_all)
+{
+	struct capture c = { 0 };
+	char a[16];
+	int i;
+
+	with((struct cache_limits){ .max_fds = 9, .idle_ttl_ms = 60000 });
+	for (i = 0; i < 4; i++) {
+		agent(a, sizeof(a), i);
+		ensure(1000 + (uid_t)i, a, "both", "postgres", NULL, &c);
+		expect_ok(&c, i);
+	}
+	cr_assert_eq(cache.nfds, 8);
+	ensure(1010, "a9", "both", "postgres", NULL, &c);
+	expect_busy(&c, 4, "descriptor budget");
+	cr_assert_null(cache_find(&cache, 1010, "a9"), "nothing kept for it");
+	ensure(1011, "one", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 5);
+	cr_assert_eq(cache.nfds, 9);
+	ensure(1000, "a0", "both", "postgres", NULL, &c);
+	expect_ok(&c, 6);	/* a hit costs nothing */
+	cr_assert_eq(rtd.provisions, 5);
+
+	release(1000, "a0", &c);
+	expect_ok(&c, 7);
+	cr_assert_eq(c.ans[7].released, 1, "a release works at the limit");
+	ensure(1010, "a9", "both", "postgres", NULL, &c);
+	expect_ok(&c, 8);	/* its two descriptors were given back */
+
+	fake_now += 60001;
+	cr_assert_eq(cache_expire(&cache), 5, "every sandbox expires");
+	cr_assert_eq(rtd.teardowns, 6);
+	expect_empty();
+}
+
+/* A dead sandbox's provision again reuses its own descriptors. */
+Test(limits, fd_budget_reprovision_counts_own_descriptors)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_fds = 2 });
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	rtd.live = false;
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	expect_ok(&c, 1);
+	cr_assert_eq(rtd.provisions, 2);
+	cr_assert_eq(cache.nfds, 2);
+	release(1000, "a", &c);
+	expect_empty();
+}
+
+/* ---- sandboxes in all -------------------------------------------------- */
+
+Test(limits, max_sandboxes)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_sandboxes = 2 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
+	ensure(1002, "c", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	expect_ok(&c, 1);
+	expect_busy(&c, 2, "max_sandboxes");
+	cr_assert_eq(cache.count, 2);
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 3);	/* a hit at the limit */
+	release(1001, "b", &c);
+	ensure(1002, "c", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 5);
+	release(1000, "a", &c);
+	release(1002, "c", &c);
+	expect_empty();
+}
+
+Test(limits, max_sandboxes_per_uid_names_the_limit)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_per_uid = 1 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	expect_busy(&c, 1, "max_sandboxes_per_uid");
+	expect_ok(&c, 2);	/* another uid is not touched */
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+Test(limits, requests_per_uid_cost_nobody_else)
+{
+	struct capture c = { 0 }, other = { 0 };
+	char a[16];
+	int i;
+
+	with((struct cache_limits){ .max_requests_per_uid = 3 });
+	rtd.deferred = true;
+	for (i = 0; i < 4; i++) {
+		agent(a, sizeof(a), i);
+		ensure(1000, a, "roboco-api", "postgres", NULL, &c);
+	}
+	cr_assert_eq(c.n, 1, "three wait, the fourth is answered at once");
+	expect_busy(&c, 0, "max_requests_per_uid");
+	release(1000, "a0", &c);
+	expect_busy(&c, 1, "max_requests_per_uid");
+	ensure(1001, "a0", "roboco-api", "postgres", NULL, &other);
+	cr_assert_eq(cache.nrequests, 4, "the other uid's request waits too");
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 5);
+	expect_ok(&c, 2);
+	expect_ok(&c, 3);
+	expect_ok(&c, 4);
+	expect_ok(&other, 0);
+	cr_assert_eq(cache.nrequests, 0);
+	ensure(1000, "a3", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.npending, 1, "after the answers it may ask again");
+}
+
+Test(limits, waiters_per_entry)
+{
+	struct capture c = { 0 }, other = { 0 };
+	int i;
+
+	with((struct cache_limits){ .max_waiters = 2 });
+	rtd.deferred = true;
+	for (i = 0; i < 3; i++)
+		ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_busy(&c, 0, "max_waiters");
+	ensure(1000, "b", "roboco-api", "postgres", NULL, &other);
+	cr_assert_eq(rtd.npending, 2, "another agent of the same uid is not held");
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 3);
+	expect_ok(&c, 1);
+	expect_ok(&c, 2);
+	cr_assert_eq(rtd.provisions, 2, "one provision for the agent's two");
+	expect_ok(&other, 0);
+}
+
+Test(limits, requests_in_all_but_releases_pass)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_requests = 2 });
+	ensure(1000, "r", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	rtd.deferred = true;
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
+	ensure(1002, "c", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_busy(&c, 1, "max_requests");
+	release(1000, "r", &c);	/* gives back: never refused for totals */
+	cr_assert_eq(c.n, 3);
+	expect_ok(&c, 2);
+	cr_assert_eq(c.ans[2].released, 1);
+	rtd_complete(&rtd);
+	cr_assert_eq(cache.nrequests, 0);
+}
+
+/* ---- provisions ------------------------------------------------------------ */
+
+Test(limits, provisions_per_uid_cost_nobody_else)
+{
+	struct capture c = { 0 }, other = { 0 };
+
+	with((struct cache_limits){ .max_provisions_per_uid = 2 });
+	rtd.deferred = true;
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_busy(&c, 0, "max_provisions_per_uid");
+	cr_assert_null(cache_find(&cache, 1000, "c"), "no entry kept");
+	ensure(1001, "a", "roboco-api", "postgres", NULL, &other);
+	cr_assert_eq(rtd.npending, 3, "another uid provisions at once");
+	cr_assert_eq(cache.nprovisions, 3);
+	rtd_complete(&rtd);
+	expect_ok(&c, 1);
+	expect_ok(&c, 2);
+	expect_ok(&other, 0);
+	cr_assert_eq(cache.nprovisions, 0);
+	rtd.deferred = false;
+	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 3);
+}
+
+Test(limits, provisions_in_all)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_provisions = 2 });
+	rtd.deferred = true;
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1002, "a", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_busy(&c, 0, "max_provisions");
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(cache.count, 2);
+}
+
+/* ---- releases and expiry without a worker ---------------------------------- */
+
+Test(limits, release_waits_for_a_worker_and_is_retried)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ 0 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	rtd.refuse_teardowns = 2;
+	release(1000, "a", &c);
+	cr_assert_eq(c.n, 1, "no answer while no worker can take it");
+	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
+	cr_assert_eq(cache.nstalled, 1);
+	cache_retry(&cache);
+	cr_assert_eq(c.n, 1, "still none free");
+	cache_retry(&cache);
+	cr_assert_eq(c.n, 2);
+	expect_ok(&c, 1);
+	cr_assert_eq(c.ans[1].released, 1);
+	expect_empty();
+}
+
+Test(limits, expiry_retried_until_a_worker_takes_it)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .idle_ttl_ms = 1000 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	fake_now += 1001;
+	rtd.refuse_teardowns = 1;
+	cr_assert_eq(cache_expire(&cache), 0);
+	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
+	cr_assert_eq(cache_expire(&cache), 1, "the next tick tries again");
+	expect_empty();
+	/* audited once: tests/stress/faults.sh counts the lines */
+}
+
+/* ---- subordinate uids ------------------------------------------------------ */
+
+Test(limits, subuids_count_toward_their_owner)
+{
+	struct capture c = { 0 };
+
+	cfg.subuid = SUBUID_COUNT;
+	with((struct cache_limits){ .max_per_uid = 2 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(100005, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(165535, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	expect_ok(&c, 1);
+	expect_busy(&c, 2, "max_sandboxes_per_uid");
+	/* each its own key: a subordinate uid never reaches the owner's */
+	cr_assert_not_null(cache_find(&cache, 100005, "a"));
+	cr_assert_neq(cache_find(&cache, 100005, "a"),
+	    cache_find(&cache, 1000, "a"));
+	/* past the range, and another owner's range: their own quotas */
+	ensure(165536, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(200000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(200009, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 3);
+	expect_ok(&c, 4);
+	expect_ok(&c, 5);
+	expect_busy(&c, 6, "max_sandboxes_per_uid");
+	release(100005, "a", &c);
+	ensure(165535, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 8);
+}
+
+Test(limits, subuids_count_for_provisions_and_requests_too)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_provisions_per_uid = 1,
+	    .max_requests_per_uid = 5 });
+	rtd.deferred = true;
+	ensure(100001, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(100002, "a", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_busy(&c, 0, "max_provisions_per_uid");
+	rtd_complete(&rtd);
+}
+
+Test(limits, subuids_refused)
+{
+	struct capture c = { 0 };
+
+	cfg.subuid = SUBUID_REFUSE;
+	with((struct cache_limits){ 0 });
+	ensure(100005, "a", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.ans[0].code, SBX_E_FORBIDDEN);
+	cr_assert_not_null(strstr(c.ans[0].message, "subuid = refuse"),
+	    "%s", c.ans[0].message);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_eq(cache.count, 0);
+	available(100005, "roboco-api", &c);
+	cr_assert_eq(c.ans[1].code, SBX_OK);
+	cr_assert_eq(c.ans[1].nservices, 0, "available says: no sandbox");
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 2);	/* the owner itself is not subordinate */
+	release(100005, "a", &c);
+	cr_assert_eq(c.ans[3].code, SBX_OK);
+	cr_assert_eq(c.ans[3].released, 0);
+}
+
+/* ---- all of them at once: nothing leaks --------------------------------- */
+
+Test(limits, counts_return_to_zero)
+{
+	struct capture c = { 0 };
+	char a[16];
+	int i;
+
+	with((struct cache_limits){ .max_per_uid = 3, .max_sandboxes = 5,
+	    .max_fds = 8, .max_requests = 6, .max_requests_per_uid = 4,
+	    .max_waiters = 2, .max_provisions = 4,
+	    .max_provisions_per_uid = 2 });
+	rtd.deferred = true;
+	for (i = 0; i < 40; i++) {
+		agent(a, sizeof(a), i % 4);
+		ensure((uid_t)(1000 + i % 3 + (i % 5 == 0 ? 99000 : 0)), a,
+		    i % 2 ? "both" : "roboco-api", "postgres", NULL, &c);
+		if (i % 7 == 0)
+			rtd_complete(&rtd);
+		if (i % 11 == 0)
+			release((uid_t)(1000 + i % 3), a, &c);
+	}
+	rtd_complete(&rtd);
+	cr_assert_leq(cache.nfds, 8);
+	cr_assert_leq(cache.count, 5);
+	for (i = 0; i < 3; i++) {
+		int j;
+
+		for (j = 0; j < 4; j++) {
+			agent(a, sizeof(a), j);
+			release((uid_t)(1000 + i), a, &c);
+			release((uid_t)(100000 + i), a, &c);
+		}
+	}
+	expect_empty();
+}
+
+/* ---- reshapes (a project's set changed) --------------------------------- */
+
+/* A grown set needs descriptors too: past the budget it is busy, and the
+ * live sandbox stays as it was. */
+Test(limits, reshape_past_the_budget_is_busy_and_keeps_the_sandbox)
+{
+	struct capture c = { 0 };
+	char pw[SBX_SECRET_MAX];
+
+	with((struct cache_limits){ .max_fds = 2 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	expect_ok(&c, 1);
+	strlcpy(pw, c.ans[0].services[0].password, sizeof(pw));
+	set_project(&proj[3], "roboco-api", "postgres", "redis");
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_busy(&c, 2, "descriptor budget");
+	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
+	cr_assert_eq(cache.nfds, 2);
+	release(1001, "b", &c);
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 4);
+	cr_assert_eq(c.ans[4].nservices, 2);
+	cr_assert_str_eq(c.ans[4].services[0].password, pw,
+	    "the kept service keeps its password");
+	cr_assert_eq(cache.nfds, 2);
+	release(1000, "a", &c);
+	expect_empty();
+}
+
+static size_t
+keep_postgres(void *arg, const struct sbx_sandbox *sb,
+    char (*out)[SBX_SLUG_MAX])
+{
+	(void)arg;
+	(void)sb;
+	strlcpy(out[0], "postgres", SBX_SLUG_MAX);
+	return 1;
+}
+
+Test(limits, revoke_counts_return_to_zero)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_fds = 4, .max_requests = 1 });
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	cr_assert_eq(cache.nfds, 2);
+	cr_assert_eq(cache_revoke(&cache, keep_postgres, NULL), 1);
+	cr_assert_eq(cache.nfds, 1, "the dropped service's descriptor is free");
+	cr_assert_eq(cache.nrequests, 0, "the revocation's own request is gone");
+	release(1000, "a", &c);
+	expect_empty();
+}
+
+/* ---- the keys, as config.c checks them ------------------------------------ */
+
+static int
+load(const char *keys, struct sbx_config *out, char *err, size_t len)
+{
+	char path[] = "/tmp/sbx-limits-conf.XXXXXX";
+	FILE *f;
+	int fd, rc;
+
+	cr_assert_neq(fd = mkstemp(path), -1);
+	cr_assert_not_null(f = fdopen(fd, "w"));
+	fprintf(f, "[sbx]\nruntime = /bin/true\n%s\n", keys);
+	fclose(f);
+	rc = config_load(path, out, err, len);
+	unlink(path);
+	return rc;
+}
+
+Test(limits, config_defaults_and_refusals)
+{
+	static struct sbx_config c;
+	char err[512];
+
+	cr_assert_eq(load("", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.max_sandboxes, 512);
+	cr_assert_eq(c.max_requests, 256);
+	cr_assert_eq(c.max_requests_per_uid, 32);
+	cr_assert_eq(c.max_waiters, 16);
+	cr_assert_eq(c.max_provisions, 24);
+	cr_assert_eq(c.max_provisions_per_uid, 4);
+	cr_assert_eq(c.max_open_files, 0);
+	cr_assert_eq(c.subuid, SUBUID_COUNT);
+	cr_assert_str_eq(c.subuid_file, "/etc/subuid");
+	cr_assert_eq(load("subuid = refuse\nmax_open_files = 64\n"
+	    "max_sandboxes = 0", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.subuid, SUBUID_REFUSE);
+	cr_assert_eq(c.max_open_files, 64);
+
+	cr_assert_eq(load("max_provisions = 32", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "max_workers"), "%s", err);
+	cr_assert_eq(load("max_provisions_per_uid = 30", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load("max_requests_per_uid = 300", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load("max_sandboxes = 8", &c, err, sizeof(err)), -1,
+	    "below max_sandboxes_per_uid (16)");
+	cr_assert_eq(load("max_waiters = 0", &c, err, sizeof(err)), -1);
+	cr_assert_eq(load("max_open_files = 16", &c, err, sizeof(err)), -1);
+	cr_assert_eq(load("subuid = maybe", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "count or refuse"), "%s", err);
+	cr_assert_eq(load("subuid_file = etc/subuid", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_eq(load("max_request = 5", &c, err, sizeof(err)), -1,
+	    "a typo is an error");
+}
