@@ -145,6 +145,11 @@ check "status --json is JSON with the sandboxes" bash -c "'$SBX' -S '$SOCK' stat
 
 sbx release -a au1 >/dev/null
 sbx release -a au1 >/dev/null
+# Nothing held: a restart adopts what is, and the next monitor allows
+# uid 0 one sandbox.
+sbx release -a py1 >/dev/null
+sbx release -a c1 >/dev/null
+check "nothing is held now" test -z "$(sbx status | sed 1d)"
 stop_monitor
 
 # The per-uid limit: a monitor with max_sandboxes_per_uid = 1 (and no
