@@ -29,8 +29,10 @@ start_monitor || { finish; exit 1; }
 # The tests' directory is copied too: pytest must import the installed
 # package, never the source tree.
 cp -r tests/python "$WORK/pytests"
+cp client/python/README.md "$WORK/pytests/README.md"
 chmod -R a+rX "$WORK/venv" "$WORK/pytests"
-if (cd "$WORK/pytests" && SBX_TEST_SOCKET=$SOCK "$V/bin/python" -m pytest \
+if (cd "$WORK/pytests" && SBX_TEST_SOCKET=$SOCK SBX_TEST_README=$WORK/pytests/README.md \
+    "$V/bin/python" -m pytest \
     -p no:cacheprovider -q -rfE .); then
 	ok "pytest tests/python"
 else

@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Iterator
 
@@ -294,3 +295,34 @@ def test_malformed_entries_are_protocol_errors() -> None:
     with pytest.raises(sbx_client.ProtocolError):
         parse_service("redis", {"socket": "/s", "user": "u",
                                 "database": "0"})
+
+
+# ---- the README's orchestrator example, as written ----
+
+def test_readme_orchestrator_example(sock: str,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = os.environ.get("SBX_TEST_README", "")
+    with open(readme, encoding="utf-8") as f:
+        blocks = f.read().split("```python\n")[1:]
+    code = blocks[-1].split("```")[0]
+    assert "class AgentOrchestrator" in code
+    ns: dict = {}
+    exec(compile(code, readme, "exec"), ns)
+    orch = ns["AgentOrchestrator"]()
+
+    async def main(gone: str) -> None:
+        monkeypatch.setenv("SBX_SOCKET", sock)
+        assert sorted(await orch._sandbox_available_services("demo")) == \
+            ["postgres", "redis"]
+        env = await orch.ensure_sandbox("py-readme", "demo", ["postgres"])
+        assert pg_answer(env["DATABASE_URL"]) == 42
+        assert redis_roundtrip(redis.Redis.from_url(env["REDIS_URL"]),
+                               "readme") == b"readme"
+        await orch.on_agent_exit("py-readme")
+        # sbx unreachable: the probe degrades to no sandbox
+        monkeypatch.setenv("SBX_SOCKET", gone)
+        assert await orch._sandbox_available_services("demo") == []
+
+    with tempfile.TemporaryDirectory() as d:
+        asyncio.run(main(os.path.join(d, "gone.sock")))
+    assert all(r.agent != "py-readme" for r in sbx_client.status(socket=sock))
