@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1388,6 +1389,127 @@ Test(alias, a_service_named_database_keeps_its_own)
 	free(v);
 	mem_free(&m);
 	obj_free(&o);
+}
+
+/* ---- bash completion (contrib/sbx.bash-completion) --------------------- */
+
+#define COMPLETION	"contrib/sbx.bash-completion"
+
+/*
+ * Completes the words of WORDS (a bash array's body, the last one being
+ * completed) with the completion file sourced in a clean bash, after the
+ * commands PRE.  Returns "[COMPREPLY joined by spaces]" (malloc'd).
+ */
+static char *
+complete_words(const char *pre, const char *words)
+{
+	char script[1024];
+
+	cr_assert_eq(access(COMPLETION, R_OK), 0, "%s: run from the top "
+	    "of the checkout", COMPLETION);
+	snprintf(script, sizeof(script), "exec bash --norc --noprofile -c '"
+	    "source " COMPLETION " || exit 1; %s; COMP_WORDS=(%s); "
+	    "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _sbx; "
+	    "printf \"[%%s]\" \"${COMPREPLY[*]}\"'", pre, words);
+	return sh_run(script, "");
+}
+
+#define COMPLETES(pre, words, expect) do {				\
+	char *c_ = complete_words((pre), (words));			\
+	cr_expect_str_eq(c_, (expect), "completing %s", (words));	\
+	free(c_);							\
+} while (0)
+
+Test(completion, commands_options_formats)
+{
+	COMPLETES(":", "sbx \"\"", "[ping available request release status "
+	    "help]");
+	COMPLETES(":", "sbx re", "[request release]");
+	COMPLETES(":", "sbx -S /x.sock st", "[status]");
+	COMPLETES(":", "sbx --t", "[--timeout]");
+	COMPLETES(":", "sbx request -a a1 --f", "[--format]");
+	COMPLETES(":", "sbx release -", "[-a --agent -S --socket -t --timeout "
+	    "-j --json -h --help -V --version]");
+	COMPLETES(":", "sbx request -f \"\"", "[env dotenv json]");
+	COMPLETES(":", "sbx request -a a1 --format d", "[dotenv]");
+	/* `=` breaks words: --format=j is --format = j, and --format= */
+	COMPLETES(":", "sbx request --format = j", "[json]");
+	COMPLETES(":", "sbx request --format =", "[env dotenv json]");
+	/* a timeout or an agent is the user's to type */
+	COMPLETES(":", "sbx -t \"\"", "[]");
+	COMPLETES(":", "sbx release -a \"\"", "[]");
+	/* registered for the command */
+	{
+		char *c = sh_run("exec bash --norc --noprofile -c 'source "
+		    COMPLETION "; complete -p sbx'", "");
+
+		cr_expect_str_eq(c, "complete -F _sbx sbx\n");
+		free(c);
+	}
+}
+
+/*
+ * Projects from the projects directory that SBX_CONF names, and after
+ * -p PROJECT the services that `sbx available PROJECT` answers, asked of
+ * the socket of -S: a stub sbx (the line's first word) answers them.
+ */
+Test(completion, projects_and_services)
+{
+	char dir[] = "/tmp/sbx-comp.XXXXXX", path[256], words[512], pre[300];
+	FILE *f;
+	char *rm;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/projects", dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/projects/demo.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/projects/docs.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/projects/cache.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/projects/notes.txt", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sbx.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f, "[sbx]\nsocket = /x.sock\nprojects = %s/projects ; mine\n",
+	    dir);
+	fclose(f);
+	/* the stub answers only `-S /t.sock -t 2 available demo` */
+	snprintf(path, sizeof(path), "%s/sbx", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fputs("#!/bin/sh\n[ \"$*\" = \"-S /t.sock -t 2 available demo\" ] "
+	    "|| exit 1\nprintf 'postgres\\nredis\\n'\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(path, 0755), 0);
+
+	snprintf(pre, sizeof(pre), "export SBX_CONF=%s/sbx.conf", dir);
+	COMPLETES(pre, "sbx available \"\"", "[cache demo docs]");
+	COMPLETES(pre, "sbx request -a a1 -p d", "[demo docs]");
+	COMPLETES(pre, "sbx request --project = c", "[cache]");
+	COMPLETES(pre, "sbx available demo \"\"", "[]");
+
+	snprintf(words, sizeof(words), "%s/sbx -S /t.sock request -a a1 "
+	    "-p demo \"\"", dir);
+	COMPLETES(":", words, "[postgres redis]");
+	snprintf(words, sizeof(words), "%s/sbx -S /t.sock request -a a1 "
+	    "-p demo postgres \"\"", dir);
+	COMPLETES(":", words, "[redis]");
+	/* another socket: the stub refuses, nothing is offered */
+	snprintf(words, sizeof(words), "%s/sbx -S /u.sock request -a a1 "
+	    "-p demo \"\"", dir);
+	COMPLETES(":", words, "[]");
+	/* no project yet: no services */
+	snprintf(words, sizeof(words), "%s/sbx -S /t.sock request -a a1 "
+	    "\"\"", dir);
+	COMPLETES(":", words, "[]");
+
+	rm = sh_run("rm -rf \"$1\"", dir);
+	free(rm);
 }
 
 Test(reply, status_table)

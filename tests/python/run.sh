@@ -39,5 +39,39 @@ else
 	nok "pytest tests/python" "monitor log: $LOG"
 	tail -20 "$LOG"
 fi
+
+echo "# sbx request --format against the same monitor"
+j=$(sbx request -a cli1 -p demo -f json postgres 2>&1)
+PYJ='import json, sys, psycopg2, redis
+d = json.loads(sys.stdin.read())
+c = psycopg2.connect(d["postgres"]["url"], connect_timeout=5)
+cur = c.cursor(); cur.execute("select 40 + 2"); assert cur.fetchone()[0] == 42
+assert redis.Redis.from_url(d["redis"]["url"]).ping()
+print(sorted(d), d["postgres"]["password"])'
+jo=$(printf '%s' "$j" | "$V/bin/python" -c "$PYJ" 2>&1)
+check "request -f json: psycopg2 and redis-py connect with its urls" \
+    test "${jo%% *}" = "['postgres',"
+pw=${jo##* }
+PYS='import sys, sbx_client
+sb = sbx_client.ensure_sandbox("cli1", "demo", socket=sys.argv[1])
+print(sb["postgres"].password, sb.env()["DATABASE_URL"])'
+read -r ppw purl <<<"$("$V/bin/python" -c "$PYS" "$SOCK" 2>&1)"
+check "sbx_client sees the same sandbox (a hit, same password)" \
+    test -n "$pw" -a "$ppw" = "$pw"
+e=$(sbx request -a cli1 -p demo 2>&1)
+check "request (env): DATABASE_URL is POSTGRES_URL, and psql takes it" \
+    bash -c "eval \"\$1\"; [ \"\$DATABASE_URL\" = \"\$POSTGRES_URL\" ] &&
+    [ \"\$DATABASE_URL\" = '$purl' ] &&
+    [ \"\$(psql \"\$DATABASE_URL\" -tAc 'select 40+2')\" = 42 ]" _ "$e"
+d=$(sbx request -a cli1 -p demo -f dotenv 2>&1)
+check "request -f dotenv: the same variables, no export" bash -c \
+    "! grep -q '^export ' <<<\"\$1\" && [ \"\$(sed 's/^/export /' <<<\"\$1\")\" = \"\$2\" ]" _ "$d" "$e"
+check "request -f dotenv: what a .env reader takes connects" bash -c \
+    "set -a; eval \"\$1\"; [ \"\$(psql \"\$DATABASE_URL\" -tAc 'select 40+2')\" = 42 ] &&
+    [ \"\$(redis-cli -s \"\$REDIS_SOCKET\" --user \"\$REDIS_USER\" -a \"\$REDIS_PASSWORD\" --no-auth-warning ping)\" = PONG ]" _ "$d"
+sbx request -a cli1 -p demo -f yaml >/dev/null 2>&1
+check "request -f yaml is a usage error (exit 2)" test $? -eq 2
+sbx release -a cli1 >/dev/null 2>&1
+
 stop_monitor
 finish
