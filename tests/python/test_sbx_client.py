@@ -326,3 +326,22 @@ def test_readme_orchestrator_example(sock: str,
     with tempfile.TemporaryDirectory() as d:
         asyncio.run(main(os.path.join(d, "gone.sock")))
     assert all(r.agent != "py-readme" for r in sbx_client.status(socket=sock))
+
+
+def test_every_protocol_code_has_its_exception() -> None:
+    from sbx_client import _proto
+    codes = ["bad_request", "disabled", "unknown_project", "not_opted_in",
+             "forbidden", "conflict", "runtime_failed", "timeout", "busy",
+             "internal"]
+    for code in codes:
+        with pytest.raises(sbx_client.ServerError) as e:
+            _proto.checked({"ok": False, "error": code, "message": "m."})
+        assert e.value.code == code and type(e.value) is not \
+            sbx_client.ServerError and str(e.value) == f"{code}: m."
+    assert len({type(sbx_client.errors.server_error(c, "")) for c in codes}) \
+        == len(codes)
+    with pytest.raises(sbx_client.ServerError) as e:
+        _proto.checked({"ok": False, "error": "new_code"})
+    assert e.value.code == "new_code"
+    with pytest.raises(sbx_client.ProtocolError):
+        _proto.checked({"error": "busy"})
