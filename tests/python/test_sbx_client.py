@@ -345,3 +345,81 @@ def test_every_protocol_code_has_its_exception() -> None:
     assert e.value.code == "new_code"
     with pytest.raises(sbx_client.ProtocolError):
         _proto.checked({"error": "busy"})
+
+
+def test_an_answer_before_the_request_is_read(tmp_path: "os.PathLike[str]") -> None:
+    """A server that answers busy at once and closes (as the broker does
+    at max_children): the client reads that answer, whatever its send
+    met."""
+    import threading
+
+    import msgpack
+
+    path = os.path.join(str(tmp_path), "busy.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(4)
+
+    def serve(n: int) -> None:
+        for _ in range(n):
+            c, _a = srv.accept()
+            c.sendall(msgpack.packb({"ok": False, "error": "busy",
+                                     "message": "try later."}))
+            c.close()
+
+    t = threading.Thread(target=serve, args=(2,), daemon=True)
+    t.start()
+    try:
+        with pytest.raises(sbx_client.BusyError) as e:
+            sbx_client.Client(path, timeout=5).ensure_sandbox("a", "b")
+        assert e.value.message == "try later."
+
+        async def main() -> None:
+            with pytest.raises(sbx_client.BusyError):
+                await aio.AsyncClient(path, timeout=5).release("a")
+
+        asyncio.run(main())
+        t.join(5)
+        assert not t.is_alive()
+    finally:
+        srv.close()
+
+
+def test_a_refusal_timeout_is_the_servers_not_the_clients(
+        tmp_path: "os.PathLike[str]") -> None:
+    """{ok: false, error: timeout} is ServerTimeoutError (a TimeoutError
+    as well), never taken for the client's own ClientTimeoutError."""
+    import threading
+
+    import msgpack
+
+    path = os.path.join(str(tmp_path), "late.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(4)
+
+    def serve(n: int) -> None:
+        for _ in range(n):
+            c, _a = srv.accept()
+            c.recv(65536)
+            c.sendall(msgpack.packb({"ok": False, "error": "timeout",
+                                     "message": "too slow."}))
+            c.close()
+
+    t = threading.Thread(target=serve, args=(2,), daemon=True)
+    t.start()
+    try:
+        with pytest.raises(sbx_client.ServerTimeoutError) as e:
+            sbx_client.Client(path, timeout=5).ping()
+        assert not isinstance(e.value, sbx_client.ClientTimeoutError)
+        assert isinstance(e.value, TimeoutError)
+
+        async def main() -> None:
+            with pytest.raises(sbx_client.ServerTimeoutError):
+                await aio.AsyncClient(path, timeout=5).ping()
+
+        asyncio.run(main())
+        t.join(5)
+        assert not t.is_alive()
+    finally:
+        srv.close()

@@ -5,6 +5,7 @@ calls for one agent share one provision)."""
 from __future__ import annotations
 
 import asyncio
+import socket as _socket
 from typing import Any, Dict, List, Optional, Sequence
 
 import msgpack
@@ -32,55 +33,61 @@ class AsyncClient:
     def __repr__(self) -> str:
         return f"AsyncClient({self.socket!r})"
 
-    async def _exchange(self, reader: asyncio.StreamReader,
-                        writer: asyncio.StreamWriter,
-                        data: bytes) -> Dict[str, Any]:
-        writer.write(data)
-        await writer.drain()
+    @staticmethod
+    async def _exchange(loop: asyncio.AbstractEventLoop, s: _socket.socket,
+                        data: bytes) -> Any:
+        try:
+            await loop.sock_sendall(s, data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it may have answered first (busy): read that
         u = _proto.unpacker()
         while True:
-            chunk = await reader.read(65536)
+            chunk = await loop.sock_recv(s, 65536)
             if not chunk:
                 raise ProtocolError("the server closed the connection "
                                     "without a complete reply")
             u.feed(chunk)
             for obj in u:
-                return _proto.checked(obj)
+                return obj
 
     async def call(self, req: Dict[str, Any]) -> Dict[str, Any]:
         """One request map, one reply map (raw, ``ok`` checked)."""
         data = _proto.pack(req)
+        loop = asyncio.get_running_loop()
+        # A bare socket and the loop's sock_* calls, not streams: a
+        # stream that fails to write drops what the server had answered.
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_unix_connection(self.socket),
-                self.connect_timeout)
-        except asyncio.TimeoutError:
-            raise ClientTimeoutError(
-                f"no connection to {self.socket} within "
-                f"{self.connect_timeout:g} s", "connect") from None
-        except OSError as e:
-            raise ConnectError(f"cannot connect to {self.socket}: "
-                               f"{e.strerror or e}") from None
-        try:
-            return await asyncio.wait_for(
-                self._exchange(reader, writer, data), self.timeout)
-        except asyncio.TimeoutError:
-            raise ClientTimeoutError(
-                f"no complete answer from {self.socket} within "
-                f"{self.timeout:g} s", "answer") from None
-        except (BrokenPipeError, ConnectionResetError) as e:
-            raise ProtocolError(f"connection lost: {e.strerror}") from None
-        except (ValueError, msgpack.UnpackException) as e:
-            raise ProtocolError(f"unreadable reply: {e}") from None
-        except OSError as e:  # ENOTCONN: a connect the loop took as done
-            raise ConnectError(f"cannot talk to {self.socket}: "
-                               f"{e.strerror or e}") from None
-        finally:
-            writer.close()
+            s.setblocking(False)
             try:
-                await writer.wait_closed()
-            except OSError:
-                pass
+                await asyncio.wait_for(loop.sock_connect(s, self.socket),
+                                       self.connect_timeout)
+            except asyncio.TimeoutError:
+                raise ClientTimeoutError(
+                    f"no connection to {self.socket} within "
+                    f"{self.connect_timeout:g} s", "connect") from None
+            except OSError as e:
+                raise ConnectError(f"cannot connect to {self.socket}: "
+                                   f"{e.strerror or e}") from None
+            try:
+                reply = await asyncio.wait_for(
+                    self._exchange(loop, s, data), self.timeout)
+            except asyncio.TimeoutError:
+                raise ClientTimeoutError(
+                    f"no complete answer from {self.socket} within "
+                    f"{self.timeout:g} s", "answer") from None
+            except ConnectionResetError as e:
+                raise ProtocolError(f"connection lost: {e.strerror}") \
+                    from None
+            except (ValueError, msgpack.UnpackException) as e:
+                raise ProtocolError(f"unreadable reply: {e}") from None
+            except OSError as e:
+                raise ConnectError(f"cannot talk to {self.socket}: "
+                                   f"{e.strerror or e}") from None
+        finally:
+            s.close()
+        # outside the try: a refusal "timeout" is a TimeoutError too
+        return _proto.checked(reply)
 
     async def ping(self) -> str:
         return _proto.ping_result(await self.call({"op": "ping"}))

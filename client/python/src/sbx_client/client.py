@@ -76,6 +76,7 @@ class Client:
         try:
             deadline = time.monotonic() + self.timeout
             u = _proto.unpacker()
+            reply: Any = None
 
             def left() -> float:
                 t = deadline - time.monotonic()
@@ -85,8 +86,12 @@ class Client:
 
             try:
                 s.settimeout(left())
-                s.sendall(data)
-                while True:
+                try:
+                    s.sendall(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # it may have answered first (busy): read that
+                got = False
+                while not got:
                     s.settimeout(left())
                     chunk = s.recv(65536)
                     if not chunk:
@@ -94,8 +99,9 @@ class Client:
                                             "connection without a "
                                             "complete reply")
                     u.feed(chunk)
-                    for obj in u:
-                        return _proto.checked(obj)
+                    for reply in u:
+                        got = True
+                        break
             except _socket.timeout:
                 raise ClientTimeoutError(
                     f"no complete answer from {self.socket} within "
@@ -107,6 +113,8 @@ class Client:
                 raise ProtocolError(f"unreadable reply: {e}") from None
         finally:
             s.close()
+        # outside the try: a refusal "timeout" is a TimeoutError too
+        return _proto.checked(reply)
 
     def ping(self) -> str:
         """The server's version."""
