@@ -481,19 +481,81 @@ pct_str(FILE *f, const char *s)
 	pct(f, s, strlen(s), false);
 }
 
+/* ---- request_sandbox -> env, dotenv, json ---- */
+
+int
+sbxf_format_parse(const char *s, enum sbxf_format *fmt)
+{
+	if (strcmp(s, "env") == 0)
+		*fmt = SBXF_FMT_ENV;
+	else if (strcmp(s, "dotenv") == 0)
+		*fmt = SBXF_FMT_DOTENV;
+	else if (strcmp(s, "json") == 0)
+		*fmt = SBXF_FMT_JSON;
+	else
+		return -1;
+	return 0;
+}
+
+void
+sbxf_dotenv_quote(FILE *f, const char *s, size_t len)
+{
+	size_t i;
+	bool dq = false;
+
+	for (i = 0; i < len; i++)
+		if (!shell_safe((unsigned char)s[i]))
+			break;
+	if (len > 0 && i == len) {
+		fwrite(s, 1, len, f);
+		return;
+	}
+	for (i = 0; i < len; i++)
+		if (s[i] == '\'' || s[i] == '\\' || s[i] == '\n' ||
+		    s[i] == '\r')
+			dq = true;
+	if (!dq) {
+		putc('\'', f);
+		fwrite(s, 1, len, f);
+		putc('\'', f);
+		return;
+	}
+	putc('"', f);
+	for (i = 0; i < len; i++) {
+		switch (s[i]) {
+		case '\\':	fputs("\\\\", f); break;
+		case '"':	fputs("\\\"", f); break;
+		case '\n':	fputs("\\n", f); break;
+		case '\r':	fputs("\\r", f); break;
+		default:	putc(s[i], f); break;
+		}
+	}
+	putc('"', f);
+}
+
+/* One NAME=value line in the chosen format (env or dotenv). */
 static void
-export_var(FILE *f, const char *env, const char *suffix, const char *v,
+put_var(FILE *f, enum sbxf_format fmt, const char *name, const char *v,
     size_t n)
 {
-	fprintf(f, "export %s_%s=", env, suffix);
-	sbxf_shell_quote(f, v, n);
+	if (fmt == SBXF_FMT_ENV) {
+		fprintf(f, "export %s=", name);
+		sbxf_shell_quote(f, v, n);
+	} else {
+		fprintf(f, "%s=", name);
+		sbxf_dotenv_quote(f, v, n);
+	}
 	putc('\n', f);
 }
 
 static void
-export_str(FILE *f, const char *env, const char *suffix, const char *v)
+put_str(FILE *f, enum sbxf_format fmt, const char *env, const char *suffix,
+    const char *v)
 {
-	export_var(f, env, suffix, v, strlen(v));
+	char name[SBXF_ENV_MAX + 16];
+
+	snprintf(name, sizeof(name), "%s_%s", env, suffix);
+	put_var(f, fmt, name, v, strlen(v));
 }
 
 /*
@@ -592,21 +654,13 @@ url_body(FILE *m, const char *scheme, const struct sbxc_service *s)
 	return 1;
 }
 
-static void
-export_pg(FILE *f, const char *suffix, const char *v, size_t n)
-{
-	fprintf(f, "export PG%s=", suffix);
-	sbxf_shell_quote(f, v, n);
-	putc('\n', f);
-}
-
 /*
  * libpq's own variables, so that a bare `psql` (or any libpq program)
  * reaches the sandbox: the socket directory when there is one, as in the
  * URL, else the loopback host.
  */
 static bool
-export_libpq(FILE *f, const struct sbxc_service *s)
+put_libpq(FILE *f, enum sbxf_format fmt, const struct sbxc_service *s)
 {
 	const char *dir = s->host;
 	size_t dirlen = strlen(s->host);
@@ -616,46 +670,102 @@ export_libpq(FILE *f, const struct sbxc_service *s)
 	if (!pg_socket(s, &dir, &dirlen, &port) && s->host[0] == '\0')
 		return false;
 	snprintf(num, sizeof(num), "%u", port);
-	export_pg(f, "HOST", dir, dirlen);
-	export_pg(f, "PORT", num, strlen(num));
-	export_pg(f, "USER", s->user, strlen(s->user));
-	export_pg(f, "PASSWORD", s->password, strlen(s->password));
-	export_pg(f, "DATABASE", s->database, strlen(s->database));
+	put_var(f, fmt, "PGHOST", dir, dirlen);
+	put_var(f, fmt, "PGPORT", num, strlen(num));
+	put_var(f, fmt, "PGUSER", s->user, strlen(s->user));
+	put_var(f, fmt, "PGPASSWORD", s->password, strlen(s->password));
+	put_var(f, fmt, "PGDATABASE", s->database, strlen(s->database));
 	return true;
 }
 
+/*
+ * The URL of a service (malloc'd) in *url, or NULL in it when the scheme
+ * has no URL for what the service offers.  -1: out of memory.
+ */
 static int
-write_url(FILE *f, FILE *warnf, const char *env, const char *scheme,
-    const struct sbxc_service *s)
+make_url(const char *scheme, const struct sbxc_service *s, char **url)
 {
-	char *url = NULL;
 	size_t len = 0;
 	FILE *m;
 	int r;
 
-	if ((m = open_memstream(&url, &len)) == NULL)
+	*url = NULL;
+	if ((m = open_memstream(url, &len)) == NULL)
 		return -1;
 	r = url_body(m, scheme, s);
-	if (fclose(m) != 0 || url == NULL) {
-		free(url);
+	if (fclose(m) != 0 || *url == NULL) {
+		free(*url);
+		*url = NULL;
 		return -1;
 	}
-	if (r == 1)
-		export_var(f, env, "URL", url, len);
-	else if (warnf != NULL)
-		fprintf(warnf, "sbx: warning: no %s_URL: the service has no "
-		    "socket or host that a %s URL can name\n", env, scheme);
-	free(url);
+	if (r == 0) {
+		free(*url);
+		*url = NULL;
+	}
 	return 0;
 }
 
+/*
+ * DATABASE_URL and REDIS_URL, the names most frameworks read: the URL of
+ * the reply's only postgres and its only redis service.  None when there
+ * are two of a kind (which one would be a guess), or when a service's own
+ * variables already take the name (a service called "redis" has its
+ * REDIS_URL, the same).
+ */
+enum { AL_PG, AL_REDIS, AL_N };
+
+static const char *const alias_env[AL_N] = { "DATABASE", "REDIS" };
+
+struct aliases {
+	unsigned	 n[AL_N];	/* services of the kind */
+	char		*url[AL_N];	/* the first one's URL, if any */
+	bool		 taken[AL_N];	/* a service's env prefix is it */
+};
+
+static void
+alias_note(struct aliases *al, const char *env, const char *scheme,
+    char **url)
+{
+	int k;
+
+	for (k = 0; k < AL_N; k++)
+		if (strcmp(env, alias_env[k]) == 0)
+			al->taken[k] = true;
+	if (scheme == NULL)
+		return;
+	k = strcmp(scheme, "postgresql") == 0 ? AL_PG : AL_REDIS;
+	if (al->n[k]++ == 0) {
+		al->url[k] = *url;	/* the alias owns it now */
+		*url = NULL;
+	}
+}
+
+static void
+alias_put(FILE *f, enum sbxf_format fmt, const struct aliases *al)
+{
+	int k;
+
+	for (k = 0; k < AL_N; k++)
+		if (al->n[k] == 1 && al->url[k] != NULL && !al->taken[k])
+			put_str(f, fmt, alias_env[k], "URL", al->url[k]);
+}
+
+static void
+alias_free(struct aliases *al)
+{
+	int k;
+
+	for (k = 0; k < AL_N; k++)
+		free(al->url[k]);
+}
+
 static int
-env_service(FILE *m, FILE *warnf, const msgpack_object_kv *kv,
-    char (*seen)[SBXF_ENV_MAX + 1], uint32_t idx, bool *pg_done, char *err,
-    size_t cap)
+env_service(FILE *m, FILE *warnf, enum sbxf_format fmt,
+    const msgpack_object_kv *kv, char (*seen)[SBXF_ENV_MAX + 1],
+    uint32_t idx, bool *pg_done, struct aliases *al, char *err, size_t cap)
 {
 	const char *scheme;
-	char port[8], *env = seen[idx];
+	char port[8], *env = seen[idx], *url = NULL;
 	struct sbxc_service s;
 	struct sbxc_error e;
 	uint32_t j;
@@ -671,30 +781,84 @@ env_service(FILE *m, FILE *warnf, const msgpack_object_kv *kv,
 			    "%s_*; the last one wins\n", env);
 	/* each only where the transport gives it (sbxc_service) */
 	if (s.socket[0] != '\0')
-		export_str(m, env, "SOCKET", s.socket);
+		put_str(m, fmt, env, "SOCKET", s.socket);
 	if (s.host[0] != '\0') {
 		snprintf(port, sizeof(port), "%u", s.port);
-		export_str(m, env, "HOST", s.host);
-		export_str(m, env, "PORT", port);
+		put_str(m, fmt, env, "HOST", s.host);
+		put_str(m, fmt, env, "PORT", port);
 	}
-	export_str(m, env, "USER", s.user);
-	export_str(m, env, "PASSWORD", s.password);
-	export_str(m, env, "DATABASE", s.database);
-	if ((scheme = url_scheme(&kv->val, s.name, strlen(s.name))) != NULL &&
-	    write_url(m, warnf, env, scheme, &s) == -1)
+	put_str(m, fmt, env, "USER", s.user);
+	put_str(m, fmt, env, "PASSWORD", s.password);
+	put_str(m, fmt, env, "DATABASE", s.database);
+	scheme = url_scheme(&kv->val, s.name, strlen(s.name));
+	if (scheme != NULL && make_url(scheme, &s, &url) == -1)
 		return bad(err, cap, "%s", "out of memory");
+	if (url != NULL)
+		put_str(m, fmt, env, "URL", url);
+	else if (scheme != NULL && warnf != NULL)
+		fprintf(warnf, "sbx: warning: no %s_URL: the service has no "
+		    "socket or host that a %s URL can name\n", env, scheme);
 	/* PG*: the first postgres service's, as libpq has one of each */
 	if (scheme != NULL && strcmp(scheme, "postgresql") == 0 && !*pg_done)
-		*pg_done = export_libpq(m, &s);
+		*pg_done = put_libpq(m, fmt, &s);
+	alias_note(al, env, scheme, &url);
+	free(url);
+	return 0;
+}
+
+/* One service as a JSON member: "name": {socket, host, port, user,
+ * password, database, url}, each only where there is one. */
+static int
+json_service(FILE *m, const msgpack_object_kv *kv, uint32_t idx, char *err,
+    size_t cap)
+{
+	const char *scheme;
+	struct sbxc_service s;
+	struct sbxc_error e;
+	char *url = NULL;
+
+	if (sbxc_service_parse(&kv->key, &kv->val, &s, &e) != SBXC_OK)
+		return bad(err, cap, "%s", e.msg);
+	scheme = url_scheme(&kv->val, s.name, strlen(s.name));
+	if (scheme != NULL && make_url(scheme, &s, &url) == -1)
+		return bad(err, cap, "%s", "out of memory");
+	if (idx > 0)
+		putc(',', m);
+	sbxf_json_string(m, s.name, strlen(s.name));
+	putc(':', m);
+	putc('{', m);
+	if (s.socket[0] != '\0') {
+		fputs("\"socket\":", m);
+		sbxf_json_string(m, s.socket, strlen(s.socket));
+		putc(',', m);
+	}
+	if (s.host[0] != '\0') {
+		fputs("\"host\":", m);
+		sbxf_json_string(m, s.host, strlen(s.host));
+		fprintf(m, ",\"port\":%u,", s.port);
+	}
+	fputs("\"user\":", m);
+	sbxf_json_string(m, s.user, strlen(s.user));
+	fputs(",\"password\":", m);
+	sbxf_json_string(m, s.password, strlen(s.password));
+	fputs(",\"database\":", m);
+	sbxf_json_string(m, s.database, strlen(s.database));
+	if (url != NULL) {
+		fputs(",\"url\":", m);
+		sbxf_json_string(m, url, strlen(url));
+	}
+	putc('}', m);
+	free(url);
 	return 0;
 }
 
 int
-sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
-    size_t cap)
+sbxf_request(FILE *f, FILE *warnf, enum sbxf_format fmt,
+    const msgpack_object *reply, char *err, size_t cap)
 {
 	const msgpack_object *s = sbxc_map_get(reply, "services");
 	char (*seen)[SBXF_ENV_MAX + 1];
+	struct aliases al;
 	char *buf = NULL;
 	size_t len = 0;
 	uint32_t i;
@@ -704,25 +868,44 @@ sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
 
 	if (s == NULL || s->type != MSGPACK_OBJECT_MAP)
 		return bad(err, cap, "the reply has no %s", "'services' map");
-	if (s->via.map.size == 0)
+	if (s->via.map.size == 0 && fmt != SBXF_FMT_JSON)
 		return 0;
 	pg_done = false;
-	if ((seen = calloc(s->via.map.size, sizeof(*seen))) == NULL)
+	memset(&al, 0, sizeof(al));
+	if ((seen = calloc(s->via.map.size + 1, sizeof(*seen))) == NULL)
 		return bad(err, cap, "%s", "out of memory");
 	if ((m = open_memstream(&buf, &len)) == NULL) {
 		free(seen);
 		return bad(err, cap, "%s", "out of memory");
 	}
-	for (i = 0; i < s->via.map.size && rc == 0; i++)
-		rc = env_service(m, warnf, &s->via.map.ptr[i], seen, i,
-		    &pg_done, err, cap);
+	if (fmt == SBXF_FMT_JSON)
+		putc('{', m);
+	for (i = 0; i < s->via.map.size && rc == 0; i++) {
+		if (fmt == SBXF_FMT_JSON)
+			rc = json_service(m, &s->via.map.ptr[i], i, err, cap);
+		else
+			rc = env_service(m, warnf, fmt, &s->via.map.ptr[i],
+			    seen, i, &pg_done, &al, err, cap);
+	}
+	if (fmt == SBXF_FMT_JSON)
+		fputs("}\n", m);
+	else if (rc == 0)
+		alias_put(m, fmt, &al);
 	if (fclose(m) != 0 && rc == 0)
 		rc = bad(err, cap, "%s", "out of memory");
 	if (rc == 0 && buf != NULL)
 		fwrite(buf, 1, len, f);
 	free(buf);
 	free(seen);
+	alias_free(&al);
 	return rc;
+}
+
+int
+sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
+    size_t cap)
+{
+	return sbxf_request(f, warnf, SBXF_FMT_ENV, reply, err, cap);
 }
 
 /* ---- status -> table ---- */

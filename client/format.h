@@ -74,6 +74,34 @@ int	sbxf_available(FILE *, const msgpack_object *reply, char *err,
 	    size_t cap);
 int	sbxf_env(FILE *, FILE *warnf, const msgpack_object *reply, char *err,
 	    size_t cap);
+
+/*
+ * The output formats of `sbx request --format`: env (export lines for
+ * eval, sbxf_env), dotenv (NAME=value lines, quoted as .env readers take
+ * them, sbxf_dotenv_quote), json (the services as one JSON object, each
+ * with its "url" where it has one).  env and dotenv end with DATABASE_URL
+ * and REDIS_URL, the URLs of the reply's only postgres and only redis.
+ */
+enum sbxf_format {
+	SBXF_FMT_ENV,
+	SBXF_FMT_DOTENV,
+	SBXF_FMT_JSON,
+};
+
+/* "env", "dotenv" or "json"; -1 for anything else. */
+int	sbxf_format_parse(const char *s, enum sbxf_format *fmt);
+/* A request_sandbox reply in fmt; all or nothing, as sbxf_env. */
+int	sbxf_request(FILE *, FILE *warnf, enum sbxf_format fmt,
+	    const msgpack_object *reply, char *err, size_t cap);
+
+/*
+ * A dotenv value: as is when it is made of [A-Za-z0-9_@%+=:,./-] only
+ * (and not empty); else in single quotes, which docker compose, node's
+ * dotenv, python-dotenv and systemd take literally; a value holding a
+ * ', a \ or a line break in double quotes with \\, \", \n and \r
+ * escaped.
+ */
+void	sbxf_dotenv_quote(FILE *, const char *s, size_t len);
 int	sbxf_release(FILE *, const msgpack_object *reply, char *err,
 	    size_t cap);
 int	sbxf_status(FILE *, const msgpack_object *reply, char *err,

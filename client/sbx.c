@@ -42,12 +42,15 @@ static const char usage_text[] =
 "commands:\n"
 "  ping                                  print the server's version\n"
 "  available PROJECT                     services PROJECT offers, one a line\n"
-"  request -a AGENT -p PROJECT SERVICE...\n"
+"  request -a AGENT -p PROJECT [-f FORMAT] SERVICE...\n"
 "                                        provision (or reuse) AGENT's sandbox;\n"
 "                                        prints export lines for eval:\n"
 "                                        NAME_SOCKET NAME_HOST NAME_PORT (where\n"
 "                                        the transport gives them) NAME_USER\n"
-"                                        NAME_PASSWORD NAME_DATABASE NAME_URL\n"
+"                                        NAME_PASSWORD NAME_DATABASE NAME_URL,\n"
+"                                        PG* for the first postgres, and\n"
+"                                        DATABASE_URL, REDIS_URL for the only\n"
+"                                        postgres, the only redis\n"
 "  release -a AGENT                      tear AGENT's sandbox down\n"
 "  status                                all sandboxes (root only)\n"
 "  help                                  this help\n"
@@ -58,6 +61,9 @@ static const char usage_text[] =
 "  -t, --timeout SECONDS  overall timeout (default 120)\n"
 "  -a, --agent AGENT      agent slug\n"
 "  -p, --project PROJECT  project slug\n"
+"  -f, --format FORMAT    request's output: env (export lines, the default),\n"
+"                         dotenv (NAME=value lines for .env files), json\n"
+"                         (the services as a JSON object, with their url)\n"
 "  -j, --json             print the server's reply as JSON\n"
 "  -h, --help             this help\n"
 "  -V, --version          the client's version\n"
@@ -69,7 +75,8 @@ static const char usage_text[] =
 "exit status: 0 ok, 1 the server refused (sbx: CODE: message),\n"
 "2 usage, 3 cannot connect, 4 bad or no reply, 5 timeout.\n"
 "\n"
-"example: eval \"$(sbx request -a my-agent -p my-project postgres)\"\n";
+"example: eval \"$(sbx request -a my-agent -p my-project postgres)\"\n"
+"         sbx request -a my-agent -p my-project -f dotenv postgres > .env\n";
 
 struct cmdline {
 	const char	*cmd;
@@ -80,6 +87,8 @@ struct cmdline {
 	size_t		 nargs;
 	int64_t		 timeout_ms;
 	int		 json;
+	int		 format_set;
+	enum sbxf_format format;
 };
 
 typedef int format_fn(FILE *, const msgpack_object *, char *, size_t);
@@ -148,6 +157,7 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 		{ "agent",	required_argument,	NULL, 'a' },
 		{ "project",	required_argument,	NULL, 'p' },
 		{ "json",	no_argument,		NULL, 'j' },
+		{ "format",	required_argument,	NULL, 'f' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL,		0,			NULL, 0 }
@@ -164,7 +174,7 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 	opterr = 0;
 	/* Leading '-': operands come back in order as ch == 1, so options
 	 * may follow the command whatever POSIXLY_CORRECT says. */
-	while ((ch = getopt_long(argc, argv, "-:S:t:a:p:jhV", longopts,
+	while ((ch = getopt_long(argc, argv, "-:S:t:a:p:f:jhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 1:
@@ -189,6 +199,14 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 			break;
 		case 'j':
 			cl->json = 1;
+			break;
+		case 'f':
+			if (optarg == NULL ||
+			    sbxf_format_parse(optarg, &cl->format) == -1)
+				return usage_error("unknown format '%s': "
+				    "expected env, dotenv or json",
+				    optarg != NULL ? optarg : "");
+			cl->format_set = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -384,15 +402,20 @@ run(const struct cmdline *cl, const struct sbxc_req *req, format_fn *fmt)
 
 /* ---- commands ---- */
 
+static enum sbxf_format request_format = SBXF_FMT_ENV;
+
 static int
-env_fmt(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+request_fmt(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 {
-	return sbxf_env(f, stderr, reply, err, cap);
+	return sbxf_request(f, stderr, request_format, reply, err, cap);
 }
 
 static int
 no_extra(const struct cmdline *cl, int agent, int project, size_t maxargs)
 {
+	if (cl->format_set)
+		return usage_error("'%s' takes no --format: it is request's",
+		    cl->cmd);
 	if (!agent && cl->agent != NULL)
 		return usage_error("'%s' takes no -a AGENT", cl->cmd);
 	if (!project && cl->project != NULL)
@@ -456,11 +479,15 @@ cmd_request(const struct cmdline *cl)
 				return usage_error("service '%s' is named "
 				    "twice", cl->args[i]);
 	}
+	if (cl->format_set && cl->json)
+		return usage_error("%s", "give --json (the reply as is) or "
+		    "--format, not both");
 	req.agent = cl->agent;
 	req.project = cl->project;
 	req.services = cl->args;
 	req.nservices = cl->nargs;
-	return run(cl, &req, env_fmt);
+	request_format = cl->format;
+	return run(cl, &req, request_fmt);
 }
 
 static int

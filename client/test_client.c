@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -626,7 +627,8 @@ static const char env_expected[] =
     "export MY_TCP_2_PORT=7000\n"
     "export MY_TCP_2_USER=''\n"
     "export MY_TCP_2_PASSWORD=''\n"
-    "export MY_TCP_2_DATABASE=''\n";
+    "export MY_TCP_2_DATABASE=''\n"
+    "export DATABASE_URL=postgresql://sbx:p%27w%20d%24x@127.0.0.1:5432/app\n";
 
 static const msgpack_object *
 sandbox_reply(struct obj *o)
@@ -812,7 +814,9 @@ static const char env_unix_expected[] =
     "export REDIS_PASSWORD=51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d\n"
     "export REDIS_DATABASE=0\n"
     "export REDIS_URL='unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d"
-    "@/run/sbx/1000/a1.redis/redis.sock?db=0'\n";
+    "@/run/sbx/1000/a1.redis/redis.sock?db=0'\n"
+    "export DATABASE_URL='postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35"
+    "@/sbx?host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n";
 
 Test(reply, env_unix)
 {
@@ -891,7 +895,9 @@ Test(reply, env_both)
 	    "export REDIS_PASSWORD=pw\n"
 	    "export REDIS_DATABASE=0\n"
 	    "export REDIS_URL='unix://default:pw@"
-	    "/run/sbx/1000/a1.redis/redis.sock?db=0'\n");
+	    "/run/sbx/1000/a1.redis/redis.sock?db=0'\n"
+	    "export DATABASE_URL='postgresql://sbx:pw@/sbx?"
+	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n");
 	mem_free(&m);
 	obj_free(&o);
 }
@@ -1079,6 +1085,431 @@ Test(reply, env_name_collision_warns)
 	mem_free(&m);
 	mem_free(&w);
 	obj_free(&o);
+}
+
+/* ---- request --format: dotenv, json; DATABASE_URL and REDIS_URL ------- */
+
+Test(format, parse)
+{
+	enum sbxf_format f = SBXF_FMT_JSON;
+
+	cr_expect_eq(sbxf_format_parse("env", &f), 0);
+	cr_expect_eq(f, SBXF_FMT_ENV);
+	cr_expect_eq(sbxf_format_parse("dotenv", &f), 0);
+	cr_expect_eq(f, SBXF_FMT_DOTENV);
+	cr_expect_eq(sbxf_format_parse("json", &f), 0);
+	cr_expect_eq(f, SBXF_FMT_JSON);
+	cr_expect_eq(sbxf_format_parse("", &f), -1);
+	cr_expect_eq(sbxf_format_parse("ENV", &f), -1);
+	cr_expect_eq(sbxf_format_parse("yaml", &f), -1);
+	cr_expect_eq(sbxf_format_parse("env ", &f), -1);
+	cr_expect_eq(f, SBXF_FMT_JSON, "a refusal leaves the format");
+}
+
+static char *
+dotenv_of(const char *s, size_t len)
+{
+	struct mem m;
+
+	sbxf_dotenv_quote(mem_open(&m), s, len);
+	(void)mem_text(&m);
+	return m.buf;
+}
+
+#define DOTENV_IS(lit, expect) do {					\
+	char *d_ = dotenv_of((lit), sizeof(lit) - 1);			\
+	cr_expect_str_eq(d_, (expect), "dotenv of %s", #lit);		\
+	free(d_);							\
+} while (0)
+
+Test(format, dotenv_quoting)
+{
+	DOTENV_IS("9f2c0b7e", "9f2c0b7e");
+	DOTENV_IS("/run/sbx/1000/a1.redis/redis.sock",
+	    "/run/sbx/1000/a1.redis/redis.sock");
+	DOTENV_IS("", "''");
+	DOTENV_IS("a b", "'a b'");
+	DOTENV_IS("x#y", "'x#y'");		/* not a comment */
+	DOTENV_IS("$HOME ${X}", "'$HOME ${X}'");	/* not expanded */
+	DOTENV_IS("u:p@/d?host=%2Fx&port=1", "'u:p@/d?host=%2Fx&port=1'");
+	DOTENV_IS("it's", "\"it's\"");
+	DOTENV_IS("a\\b", "\"a\\\\b\"");
+	DOTENV_IS("a\"b'c", "\"a\\\"b'c\"");
+	DOTENV_IS("l1\nl2\r", "\"l1\\nl2\\r\"");
+}
+
+/* A dotenv file of single-quoted and bare values is also what sh reads
+ * with `set -a; . FILE`: the same values as env's eval. */
+Test(format, dotenv_sh_roundtrip)
+{
+	char err[128], *out;
+	struct obj o;
+	struct mem m;
+
+	cr_assert_eq(sbxf_request(mem_open(&m), NULL, SBXF_FMT_DOTENV,
+	    unix_reply(&o), err, sizeof(err)), 0, "%s", err);
+	cr_expect(strstr(mem_text(&m), "export") == NULL);
+	out = sh_run("set -a; eval \"$1\"; printf '%s|%s|%s|%s' "
+	    "\"$POSTGRES_URL\" \"$DATABASE_URL\" \"$REDIS_URL\" \"$PGHOST\"",
+	    m.buf);
+	cr_expect_str_eq(out,
+	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
+	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432|"
+	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
+	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432|"
+	    "unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d@"
+	    "/run/sbx/1000/a1.redis/redis.sock?db=0|/run/sbx/1000/a1.postgres");
+	free(out);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(format, dotenv_lines)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	cr_assert_eq(sbxf_request(mem_open(&m), NULL, SBXF_FMT_DOTENV,
+	    sandbox_reply(&o), err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m),
+	    "POSTGRES_HOST=127.0.0.1\n"
+	    "POSTGRES_PORT=5432\n"
+	    "POSTGRES_USER=sbx\n"
+	    "POSTGRES_PASSWORD=\"p'w d$x\"\n"
+	    "POSTGRES_DATABASE=app\n"
+	    "POSTGRES_URL=postgresql://sbx:p%27w%20d%24x@127.0.0.1:5432/app\n"
+	    "PGHOST=127.0.0.1\n"
+	    "PGPORT=5432\n"
+	    "PGUSER=sbx\n"
+	    "PGPASSWORD=\"p'w d$x\"\n"
+	    "PGDATABASE=app\n"
+	    "REDIS_HOST=127.0.0.1\n"
+	    "REDIS_PORT=6379\n"
+	    "REDIS_USER=default\n"
+	    "REDIS_PASSWORD=0123456789abcdef\n"
+	    "REDIS_DATABASE=0\n"
+	    "REDIS_URL=redis://default:0123456789abcdef@127.0.0.1:6379/0\n"
+	    "MY_TCP_2_HOST=::1\n"
+	    "MY_TCP_2_PORT=7000\n"
+	    "MY_TCP_2_USER=''\n"
+	    "MY_TCP_2_PASSWORD=''\n"
+	    "MY_TCP_2_DATABASE=''\n"
+	    "DATABASE_URL=postgresql://sbx:p%27w%20d%24x@127.0.0.1:5432/app\n");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(format, json_services)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	cr_assert_eq(sbxf_request(mem_open(&m), NULL, SBXF_FMT_JSON,
+	    unix_reply(&o), err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m), "{\"postgres\":{"
+	    "\"socket\":\"/run/sbx/1000/a1.postgres/.s.PGSQL.5432\","
+	    "\"host\":\"/run/sbx/1000/a1.postgres\",\"port\":5432,"
+	    "\"user\":\"sbx\","
+	    "\"password\":\"9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35\","
+	    "\"database\":\"sbx\","
+	    "\"url\":\"postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
+	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432\"},"
+	    "\"redis\":{\"socket\":\"/run/sbx/1000/a1.redis/redis.sock\","
+	    "\"user\":\"default\","
+	    "\"password\":\"51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d\","
+	    "\"database\":\"0\","
+	    "\"url\":\"unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d@"
+	    "/run/sbx/1000/a1.redis/redis.sock?db=0\"}}\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	/* tcp, a password to escape, a service with no URL: no "url" key;
+	 * no aliases in JSON */
+	cr_assert_eq(sbxf_request(mem_open(&m), NULL, SBXF_FMT_JSON,
+	    sandbox_reply(&o), err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m), "{\"postgres\":{\"host\":\"127.0.0.1\","
+	    "\"port\":5432,\"user\":\"sbx\",\"password\":\"p'w d$x\","
+	    "\"database\":\"app\","
+	    "\"url\":\"postgresql://sbx:p%27w%20d%24x@127.0.0.1:5432/app\"},"
+	    "\"redis\":{\"host\":\"127.0.0.1\",\"port\":6379,"
+	    "\"user\":\"default\",\"password\":\"0123456789abcdef\","
+	    "\"database\":\"0\","
+	    "\"url\":\"redis://default:0123456789abcdef@127.0.0.1:6379/0\"},"
+	    "\"my-tcp.2\":{\"host\":\"::1\",\"port\":7000,\"user\":\"\","
+	    "\"password\":\"\",\"database\":\"\"}}\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	/* an empty set is an empty object */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 0);
+	cr_assert_eq(sbxf_request(mem_open(&m), NULL, SBXF_FMT_JSON,
+	    obj_end(&o), err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(mem_text(&m), "{}\n");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* dotenv and json are all or nothing too. */
+Test(format, all_or_nothing)
+{
+	static const enum sbxf_format fmts[] = { SBXF_FMT_DOTENV,
+	    SBXF_FMT_JSON };
+	char err[128];
+	struct obj o;
+	struct mem m;
+	size_t i;
+
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		obj_begin(&o);
+		pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+		pk_svc(&o.p, "redis", "/r/redis.sock", NULL, 0, "u", "p", "0");
+		pk_svc(&o.p, "postgres", NULL, NULL, 0, "sbx", "pw", "sbx");
+		cr_expect_eq(sbxf_request(mem_open(&m), NULL, fmts[i],
+		    obj_end(&o), err, sizeof(err)), -1);
+		cr_expect_str_eq(mem_text(&m), "", "format %zu", i);
+		cr_expect_str_eq(err, "service 'postgres' has neither a "
+		    "'socket' nor a 'host'");
+		mem_free(&m);
+		obj_free(&o);
+	}
+}
+
+/* Lines of out that start with NAME=  (after "export "). */
+static int
+lines_named(const char *out, const char *name)
+{
+	char pfx[64];
+	const char *p;
+	int n = 0;
+
+	snprintf(pfx, sizeof(pfx), "export %s=", name);
+	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p = p != NULL ? p + 1 : NULL)
+		if (strncmp(p, pfx, strlen(pfx)) == 0)
+			n++;
+	return n;
+}
+
+Test(alias, one_postgres_and_one_redis)
+{
+	char err[128], *a, *b;
+	struct obj o;
+	struct mem m;
+
+	/* names that are not "postgres" and "redis": the aliases are the
+	 * only DATABASE_URL and REDIS_URL */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_svc(&o.p, "pg", "/s/pg/.s.PGSQL.5432", "/s/pg", 5432, "u", "p", "d");
+	pk_svc(&o.p, "valkey", "/s/v/valkey.sock", NULL, 0, "default", "q",
+	    "0");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	(void)mem_text(&m);
+	cr_expect_eq(lines_named(m.buf, "DATABASE_URL"), 1);
+	cr_expect_eq(lines_named(m.buf, "REDIS_URL"), 1);
+	a = value_of(m.buf, "DATABASE_URL");
+	b = value_of(m.buf, "PG_URL");
+	cr_expect_str_eq(a, b);
+	cr_expect_str_eq(a, "postgresql://u:p@/d?host=%2Fs%2Fpg&port=5432");
+	free(a);
+	free(b);
+	a = value_of(m.buf, "REDIS_URL");
+	b = value_of(m.buf, "VALKEY_URL");
+	cr_expect_str_eq(a, b);
+	cr_expect_str_eq(a, "unix://default:q@/s/v/valkey.sock?db=0");
+	free(a);
+	free(b);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(alias, none_for_two_of_a_kind)
+{
+	char err[128], *v;
+	struct obj o;
+	struct mem m;
+
+	/* two postgres: no DATABASE_URL (which one?); the one redis,
+	 * named redis, has its own REDIS_URL, printed once */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 3);
+	pk_conn(&o.p, "postgres", "127.0.0.1", 5432, "u", "p", "d");
+	pk_conn(&o.p, "pg-2", "127.0.0.1", 5433, "u", "p", "d");
+	pk_conn(&o.p, "redis", "127.0.0.1", 6379, "u", "p", "0");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	(void)mem_text(&m);
+	cr_expect_eq(lines_named(m.buf, "DATABASE_URL"), 0, "%s", m.buf);
+	cr_expect_eq(lines_named(m.buf, "REDIS_URL"), 1, "%s", m.buf);
+	v = value_of(m.buf, "REDIS_URL");
+	cr_expect_str_eq(v, "redis://u:p@127.0.0.1:6379/0");
+	free(v);
+	mem_free(&m);
+	obj_free(&o);
+
+	/* two redis, no postgres: neither alias */
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 2);
+	pk_conn(&o.p, "redis-a", "127.0.0.1", 6379, "u", "p", "0");
+	pk_conn(&o.p, "redis-b", "127.0.0.1", 6380, "u", "p", "0");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	(void)mem_text(&m);
+	cr_expect_eq(lines_named(m.buf, "DATABASE_URL"), 0);
+	cr_expect_eq(lines_named(m.buf, "REDIS_URL"), 0);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* A service whose own variables are DATABASE_*: its DATABASE_URL is
+ * printed once, never overwritten by the alias. */
+Test(alias, a_service_named_database_keeps_its_own)
+{
+	char err[128], *v;
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s m", 2, "ok", "services", 1);
+	pk(&o.p, "s m", "database", 6);
+	pk(&o.p, "s s s u s s", "host", "127.0.0.1", "port", (uint64_t)5432,
+	    "user", "u");
+	pk(&o.p, "s s s s s s", "password", "p", "database", "d", "probe",
+	    "postgres");
+	cr_assert_eq(sbxf_env(mem_open(&m), NULL, obj_end(&o), err,
+	    sizeof(err)), 0, "%s", err);
+	(void)mem_text(&m);
+	cr_expect_eq(lines_named(m.buf, "DATABASE_URL"), 1, "%s", m.buf);
+	v = value_of(m.buf, "DATABASE_URL");
+	cr_expect_str_eq(v, "postgresql://u:p@127.0.0.1:5432/d");
+	free(v);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* ---- bash completion (contrib/sbx.bash-completion) --------------------- */
+
+#define COMPLETION	"contrib/sbx.bash-completion"
+
+/*
+ * Completes the words of WORDS (a bash array's body, the last one being
+ * completed) with the completion file sourced in a clean bash, after the
+ * commands PRE.  Returns "[COMPREPLY joined by spaces]" (malloc'd).
+ */
+static char *
+complete_words(const char *pre, const char *words)
+{
+	char script[1024];
+
+	cr_assert_eq(access(COMPLETION, R_OK), 0, "%s: run from the top "
+	    "of the checkout", COMPLETION);
+	snprintf(script, sizeof(script), "exec bash --norc --noprofile -c '"
+	    "source " COMPLETION " || exit 1; %s; COMP_WORDS=(%s); "
+	    "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _sbx; "
+	    "printf \"[%%s]\" \"${COMPREPLY[*]}\"'", pre, words);
+	return sh_run(script, "");
+}
+
+#define COMPLETES(pre, words, expect) do {				\
+	char *c_ = complete_words((pre), (words));			\
+	cr_expect_str_eq(c_, (expect), "completing %s", (words));	\
+	free(c_);							\
+} while (0)
+
+Test(completion, commands_options_formats)
+{
+	COMPLETES(":", "sbx \"\"", "[ping available request release status "
+	    "help]");
+	COMPLETES(":", "sbx re", "[request release]");
+	COMPLETES(":", "sbx -S /x.sock st", "[status]");
+	COMPLETES(":", "sbx --t", "[--timeout]");
+	COMPLETES(":", "sbx request -a a1 --f", "[--format]");
+	COMPLETES(":", "sbx release -", "[-a --agent -S --socket -t --timeout "
+	    "-j --json -h --help -V --version]");
+	COMPLETES(":", "sbx request -f \"\"", "[env dotenv json]");
+	COMPLETES(":", "sbx request -a a1 --format d", "[dotenv]");
+	/* `=` breaks words: --format=j is --format = j, and --format= */
+	COMPLETES(":", "sbx request --format = j", "[json]");
+	COMPLETES(":", "sbx request --format =", "[env dotenv json]");
+	/* a timeout or an agent is the user's to type */
+	COMPLETES(":", "sbx -t \"\"", "[]");
+	COMPLETES(":", "sbx release -a \"\"", "[]");
+	/* registered for the command */
+	{
+		char *c = sh_run("exec bash --norc --noprofile -c 'source "
+		    COMPLETION "; complete -p sbx'", "");
+
+		cr_expect_str_eq(c, "complete -F _sbx sbx\n");
+		free(c);
+	}
+}
+
+/*
+ * Projects from the projects directory that SBX_CONF names, and after
+ * -p PROJECT the services that `sbx available PROJECT` answers, asked of
+ * the socket of -S: a stub sbx (the line's first word) answers them.
+ */
+Test(completion, projects_and_services)
+{
+	char dir[] = "/tmp/sbx-comp.XXXXXX", path[256], words[512], pre[300];
+	FILE *f;
+	char *rm;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/projects", dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/projects/demo.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/projects/docs.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/projects/cache.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/projects/notes.txt", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sbx.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f, "[sbx]\nsocket = /x.sock\nprojects = %s/projects ; mine\n",
+	    dir);
+	fclose(f);
+	/* the stub answers only `-S /t.sock -t 2 available demo` */
+	snprintf(path, sizeof(path), "%s/sbx", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fputs("#!/bin/sh\n[ \"$*\" = \"-S /t.sock -t 2 available demo\" ] "
+	    "|| exit 1\nprintf 'postgres\\nredis\\n'\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(path, 0755), 0);
+
+	snprintf(pre, sizeof(pre), "export SBX_CONF=%s/sbx.conf", dir);
+	COMPLETES(pre, "sbx available \"\"", "[cache demo docs]");
+	COMPLETES(pre, "sbx request -a a1 -p d", "[demo docs]");
+	COMPLETES(pre, "sbx request --project = c", "[cache]");
+	COMPLETES(pre, "sbx available demo \"\"", "[]");
+
+	snprintf(words, sizeof(words), "%s/sbx -S /t.sock request -a a1 "
+	    "-p demo \"\"", dir);
+	COMPLETES(":", words, "[postgres redis]");
+	snprintf(words, sizeof(words), "%s/sbx -S /t.sock request -a a1 "
+	    "-p demo postgres \"\"", dir);
+	COMPLETES(":", words, "[redis]");
+	/* another socket: the stub refuses, nothing is offered */
+	snprintf(words, sizeof(words), "%s/sbx -S /u.sock request -a a1 "
+	    "-p demo \"\"", dir);
+	COMPLETES(":", words, "[]");
+	/* no project yet: no services */
+	snprintf(words, sizeof(words), "%s/sbx -S /t.sock request -a a1 "
+	    "\"\"", dir);
+	COMPLETES(":", words, "[]");
+
+	rm = sh_run("rm -rf \"$1\"", dir);
+	free(rm);
 }
 
 Test(reply, status_table)

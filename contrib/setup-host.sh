@@ -37,6 +37,8 @@ make gcc pkg-config clang libclang-rt-14-dev
 libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev
 libcriterion-dev libacl1-dev libsystemd-dev mandoc cppcheck clang-tidy
 python3-msgpack systemd valgrind strace acl util-linux
+python3-setuptools python3-wheel python3-venv python3-pip python3-pytest
+python3-psycopg2 python3-redis
 podman runc conmon netavark aardvark-dns iptables slirp4netns uidmap
 mmdebstrap redis-tools postgresql-client
 '

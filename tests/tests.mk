@@ -72,7 +72,8 @@ tidy: $(GEN_H)
 # Further suites (fuzzing, faults and load, benchmarks, host checks) live in
 # their own fragments and add their CI targets to EXTRA_TESTS.
 EXTRA_TESTS =
--include tests/fuzz/fuzz.mk tests/stress/stress.mk bench/bench.mk tests/host/host.mk
+-include tests/fuzz/fuzz.mk tests/stress/stress.mk bench/bench.mk tests/host/host.mk \
+	tests/python/python.mk
 
 # `make test` on a fresh host: the set-up first (once: a stamp), then every
 # suite in a second make, which sees the libraries the set-up installed.

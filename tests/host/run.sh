@@ -23,12 +23,15 @@ for f in sbin/sbx-monitor sbin/sbx-broker bin/sbx include/sbx.h \
     lib/pkgconfig/libsbx.pc share/man/man1/sbx.1 share/man/man5/sbx.conf.5 \
     share/man/man8/sbx-monitor.8 share/man/man8/sbx-broker.8 \
     share/doc/sbx/protocol.md share/doc/sbx/examples/sbx_request.py \
-    share/doc/sbx/examples/sbx_request.c lib/systemd/system/sbx-monitor.service; do
+    share/doc/sbx/examples/sbx_request.c lib/systemd/system/sbx-monitor.service \
+    share/bash-completion/completions/sbx; do
 	[ -e "$U/$f" ] || missing="$missing $f"
 done
 check "install puts everything under PREFIX in DESTDIR" test -z "$missing"
 check "install keeps an existing sbx.conf" has 'an admin wrote this' "$D/etc/sbx/sbx.conf"
 check "install adds the project example" test -f "$D/etc/sbx/projects.d/demo.conf.example"
+check "the installed bash completion completes sbx's commands" test \
+    "$(bash --norc --noprofile -c ". '$U/share/bash-completion/completions/sbx'; COMP_WORDS=(sbx re); COMP_CWORD=1; _sbx; echo \"\${COMPREPLY[*]}\"")" = "request release"
 check "the unit names the installed monitor" has "ExecStart=/usr/local/sbin/sbx-monitor -f /etc/sbx/sbx.conf" "$U/lib/systemd/system/sbx-monitor.service"
 exports=$(nm -D --defined-only "$U/lib/libsbx.so.0.1.0" | awk '{print $3}' | grep -v '^sbxc_.*@@LIBSBX_0$' | grep -v '^LIBSBX_0$')
 check "libsbx.so exports only sbxc_*" test -z "$exports"
