@@ -167,7 +167,7 @@ t1=$(date +%s%N); av=$(sbx available demo | tr '\n' ' '); av_ms=$(ms_since "$t1"
 check "available answers while the runtime hangs (${av_ms} ms)" test "$av" = "postgres redis " -a "$av_ms" -lt 1000
 wait "$cpid"
 req_ms=$(ms_since "$t0")
-check "the request is runtime_failed: the runtime did not answer in time" grep -q '^sbx: runtime_failed: the container runtime did not answer in time\.$' "$WORK/f5.out"
+check "the request is runtime_failed: the runtime did not answer in time" grep -q '^sbx: runtime_failed: redis: the container runtime did not answer in time\.$' "$WORK/f5.out"
 check "at the runtime deadline, not before, not forever (${req_ms} ms; runtime_timeout 3 s)" test "$req_ms" -ge 3000 -a "$req_ms" -lt 15000
 # The worker kills and reaps the runtime before it answers.
 check "the hung runtime process was killed" gone "$hung"
