@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "audit.h"
+#include "iox.h"
 #include "metrics.h"
+#include "ratelim.h"
 #include "log.h"
 
 /* 16 services of 63 bytes and the rest fit; log.c's buffer is as large. */
@@ -144,6 +146,31 @@ audit_sandbox(enum audit_event ev, const struct sbx_sandbox *sb,
 	va_end(ap);
 }
 
+/*
+ * A tenant decides how often it is refused: its refusal lines are
+ * limited per uid (ratelim.c, as the broker's are), so that its flood
+ * never pushes other tenants' lines past syslog's rate limit. What is
+ * dropped is counted in one "suppressed" line per window, and in the
+ * metrics, which count every refusal.
+ */
+static struct ratelim refusals;
+static bool refusals_ready;
+
+static void
+report_suppressed(uid_t uid, unsigned count, void *arg)
+{
+	(void)arg;
+	log_info("audit event=suppressed uid=%u agent=- project=- services=- "
+	    "result=refuse count=%u by=monitor", (unsigned)uid, count);
+}
+
+void
+audit_tick(int64_t now)
+{
+	if (refusals_ready)
+		rl_tick(&refusals, now);
+}
+
 void
 audit_refuse(enum sbx_req_type op, uid_t uid, const char *agent,
     const char *project, const char (*services)[SBX_SLUG_MAX], size_t n,
@@ -151,6 +178,14 @@ audit_refuse(enum sbx_req_type op, uid_t uid, const char *agent,
 {
 	const char *name = sbx_req_name(op);
 
+	if (!refusals_ready) {
+		rl_init(&refusals, 10, 1000, 5000, report_suppressed, NULL);
+		refusals_ready = true;
+	}
+	if (!rl_allow(&refusals, uid, now_ms())) {
+		metrics_event(AUDIT_REFUSE, code);
+		return;
+	}
 	audit(AUDIT_REFUSE, uid, agent, project, services,
 	    n < SBX_MAX_SERVICES ? n : SBX_MAX_SERVICES, code, "op=%s", name);
 }

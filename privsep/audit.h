@@ -18,6 +18,7 @@
 #define SBX_AUDIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cache.h"
@@ -52,5 +53,8 @@ void	audit_sandbox(enum audit_event, const struct sbx_sandbox *,
 void	audit_refuse(enum sbx_req_type, uid_t, const char *agent,
 	    const char *project, const char (*services)[SBX_SLUG_MAX],
 	    size_t n, enum sbx_code);
+
+/* From the loop: report the refusal lines a window dropped. */
+void	audit_tick(int64_t now);
 
 #endif /* SBX_AUDIT_H */

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "adopt.h"
+#include "audit.h"
 #include "cache.h"
 #include "config.h"
 #include "dispatch.h"
@@ -411,6 +412,7 @@ tick(struct monitor *m, int64_t now)
 		cache_expire(&m->cache);
 	cache_retry(&m->cache);
 	notify_tick(now, m->cache.count);
+	audit_tick(now);
 	write_metrics(m, now);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&

@@ -20,7 +20,7 @@ test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \
 test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
 		    privsep/sockdir.c
-test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c broker/ratelim.c \
+test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
 test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
 

@@ -134,4 +134,18 @@ check "the log says what it suppressed" grep -q "^sbx-broker: audit event=suppre
 check "no refusal at all for the other uid" test "$(grep -c "audit event=refuse uid=$uo " "$LOG")" -eq 0
 check "every one of its hits in the audit trail (1001)" test "$(grep -c "^sbx-monitor: audit event=hit uid=$uo agent=fair-hit " "$LOG")" -eq 1001
 check "the same broker throughout the flood" test "$(broker_pid)" = "$bpid"
+
+echo "# refusals the monitor makes, flooded by one uid"
+# Well-formed requests the monitor refuses (an unknown project): their
+# lines are limited per uid too, and the other uid's refusal still shows.
+n=0
+while [ "$n" -lt 60 ]; do sbx_as $UF request -a mflood -p no-such-project redis >/dev/null 2>&1; n=$((n + 1)); done
+sbx_as $UO request -a other -p no-such-project redis >/dev/null 2>&1
+mref() { grep -c "^sbx-monitor: audit event=refuse uid=$1 .*result=unknown_project" "$LOG"; }
+msup() { sed -n "s/^sbx-monitor: audit event=suppressed uid=$uf .* count=\([0-9]*\) by=monitor\$/\1/p" "$LOG" | awk '{ n += $1 } END { print n + 0 }'; }
+maccounted() { [ $(( $(mref "$uf") + $(msup) )) -eq 60 ]; }
+wait_for 15 maccounted
+check "60 refusals of one uid: $(mref "$uf") lines + $(msup) suppressed, none lost" maccounted
+check "fewer than 60 lines for it" test "$(mref "$uf")" -lt 60
+check "the other uid's refusal is logged" test "$(mref "$uo")" -eq 1
 finish
