@@ -10,6 +10,7 @@
  * children report in their exit status, are limited per uid (ratelim.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -21,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -30,6 +32,7 @@
 #include "log.h"
 #include "msg.h"
 #include "ratelim.h"
+#include "subrange.h"
 #include "sig.h"
 #include "scfilter.h"
 
@@ -54,6 +57,8 @@ struct broker {
 	struct conntab	tab;
 	struct ratelim	rl;
 	struct child_opts copts;
+	struct subuid_range *subuids;	/* from the monitor, fd 5 */
+	size_t		nsubuids;
 };
 
 /* {ok: false, error: "busy", message: ...}, encoded once by hand-checked
@@ -221,6 +226,9 @@ on_accept(struct broker *b)
 		return false;
 	}
 	uid = peer_uid(fd);
+	/* A subordinate uid's connections count toward its range's owner:
+	 * its 65536 uids share one place, not one each. */
+	(void)subrange_owner(b->subuids, b->nsubuids, uid, &uid);
 	switch (conntab_admit(&b->tab, uid)) {
 	case ADMIT_UID_FULL:
 		busy(b, fd, uid, busy_uid_reply, sizeof(busy_uid_reply) - 1,
@@ -258,6 +266,38 @@ poll_timeout(struct broker *b)
 		return -1;
 	now = now_ms();
 	return next <= now ? 0 : (int)(next - now);
+}
+
+/*
+ * The subordinate uid ranges the monitor resolved (fd 5, a sealed
+ * memfd; none when started otherwise). Read once, before the drop and
+ * the filter, and checked: a table we cannot trust is not used.
+ */
+#define FD_SUBUIDS	5
+
+static void
+read_subuids(struct broker *b)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fcntl(FD_SUBUIDS, F_GETFD) == -1)
+		return;
+	if (fstat(FD_SUBUIDS, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size % (off_t)sizeof(*b->subuids) != 0 ||
+	    (size_t)st.st_size > SUBUID_MAX_RANGES * sizeof(*b->subuids))
+		fatalx("fd %d is not a table of subordinate uid ranges",
+		    FD_SUBUIDS);
+	b->nsubuids = (size_t)st.st_size / sizeof(*b->subuids);
+	if (b->nsubuids > 0 &&
+	    (b->subuids = calloc(b->nsubuids, sizeof(*b->subuids))) == NULL)
+		fatal("subordinate uids");
+	n = b->nsubuids > 0 ? pread(FD_SUBUIDS, b->subuids,
+	    (size_t)st.st_size, 0) : 0;
+	close(FD_SUBUIDS);
+	if (n != st.st_size || !subrange_valid(b->subuids, b->nsubuids))
+		fatalx("the subordinate uid ranges from the monitor are not "
+		    "sound; refusing to serve");
 }
 
 static void
@@ -349,6 +389,7 @@ main(int argc, char *argv[])
 		    FD_CHAN);
 	if ((b.sigfd = signals_to_fd()) == -1)
 		fatal("signals");
+	read_subuids(&b);
 	if (drop_to_ids(uid, gid, root) == -1)
 		fatalx("cannot drop privileges to %s; refusing to serve", ids);
 	if (child_prepare() == -1)

@@ -284,6 +284,9 @@ subuids_load(struct monitor *m)
 	}
 	subuid_free(&m->subuids);
 	m->subuids = t;
+	/* The broker gets them at its next start (it has no NSS). */
+	m->broker.subuids = t.v;
+	m->broker.nsubuids = t.n;
 	log_info("subordinate uids: %zu ranges from %s (%s)%s", t.n,
 	    m->cfg.subuid_file, m->cfg.subuid == SUBUID_REFUSE ?
 	    "refused" : "counted toward their owners",

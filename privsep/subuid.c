@@ -189,22 +189,5 @@ subuid_free(struct subuid_table *t)
 bool
 subuid_owner(const struct subuid_table *t, uid_t uid, uid_t *owner)
 {
-	size_t lo = 0, hi, mid;
-
-	if (t == NULL || t->n == 0 || uid == 0)
-		return false;
-	/* The last range starting at or below uid is the only candidate. */
-	hi = t->n;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->v[mid].start <= (uint32_t)uid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || (uint64_t)t->v[lo - 1].start + t->v[lo - 1].count <=
-	    (uint32_t)uid)
-		return false;
-	*owner = t->v[lo - 1].owner;
-	return true;
+	return t != NULL && subrange_owner(t->v, t->n, uid, owner);
 }

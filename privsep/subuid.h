@@ -10,13 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SUBUID_MAX_RANGES	65536
-
-struct subuid_range {
-	uint32_t	start;
-	uint32_t	count;
-	uid_t		owner;
-};
+#include "subrange.h"
 
 struct subuid_table {
 	struct subuid_range *v;		/* sorted by start, no overlap */

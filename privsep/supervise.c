@@ -3,8 +3,9 @@
  *
  * The broker is fork+exec'd (a fresh address space: nothing of the
  * monitor's memory, the cache and its passwords included, survives into
- * it), with exactly two descriptors besides stdio: the agent socket on
- * fd 3 and its end of a private SOCK_SEQPACKET channel on fd 4. A broker
+ * it), with exactly three descriptors besides stdio: the agent socket on
+ * fd 3, its end of a private SOCK_SEQPACKET channel on fd 4, and on fd 5
+ * a sealed copy of the subordinate uid ranges (numbers only). A broker
  * that dies is started again after a backoff that doubles per quick
  * failure, up to 5 s; the cache lives in the monitor and is untouched.
  */
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +27,26 @@
 #define BACKOFF_MAX_MS	5000
 #define HEALTHY_MS	10000
 
+/* The ranges in a sealed memfd: the broker reads them, cannot change
+ * them, and checks them (subrange_valid) before use. */
+static int
+subuids_fd(const struct broker_proc *b)
+{
+	size_t len = b->nsubuids * sizeof(*b->subuids);
+	int fd;
+
+	if ((fd = memfd_create("sbx-subuids", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1)
+		return -1;
+	if ((len > 0 && write(fd, b->subuids, len) != (ssize_t)len) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_WRITE | F_SEAL_SEAL) == -1 || lseek(fd, 0, SEEK_SET) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void __attribute__((noreturn))
 exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
     int listen_fd, int chan)
@@ -35,16 +57,20 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	gid_t gid;
 	char *argv[16];
 	char *const envp[] = { NULL };
-	int i = 0;
+	int i = 0, ranges;
 
 	setpgid(0, 0);
 	proc_reset_signals();
-	/* chan may be 3 already: move both out of the way first. */
+	if ((ranges = subuids_fd(b)) == -1)
+		_exit(126);
+	/* chan may be 3 already: move all out of the way first. */
 	if ((listen_fd = fcntl(listen_fd, F_DUPFD, 10)) == -1 ||
 	    (chan = fcntl(chan, F_DUPFD, 10)) == -1 ||
-	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1)
+	    (ranges = fcntl(ranges, F_DUPFD, 10)) == -1 ||
+	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1 ||
+	    dup2(ranges, 5) == -1)
 		_exit(126);
-	closefrom(5);
+	closefrom(6);
 	/* The broker is static and has no NSS: it gets numbers. */
 	if (user_ids(cfg->broker_user, &uid, &gid) == -1)
 		_exit(126);

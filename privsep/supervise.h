@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "subrange.h"
 
 struct broker_proc {
 	pid_t		pid;		/* 0: not running */
@@ -15,6 +16,10 @@ struct broker_proc {
 	unsigned	failures;
 	char		path[4096];
 	int		foreground;
+	/* Handed to the broker at start, so that it counts a subordinate
+	 * uid's connections toward the user who owns the range. */
+	const struct subuid_range *subuids;
+	size_t		nsubuids;
 };
 
 int	broker_start(struct broker_proc *, const struct sbx_config *,

@@ -571,4 +571,28 @@ check "and available offers it nothing" test -z "$(as_uid 300001 available cache
 check "nobody itself is served" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n2 -p cache-only redis 2>&1)"
 sbx_as nobody release -a n2 >/dev/null
 
+echo "# the broker counts a subordinate uid's connections toward its owner"
+# max_connections_per_uid 2: two idle connections of 300001 and 300002
+# (both nobody's) fill nobody's share, so a third from 300003 is busy
+# for that reason, while 300010 (nobody's neighbour, its own user) and
+# root are served.
+restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" max_connections_per_uid 2
+hold() {  # uid: a connection that sends nothing, held until killed
+	setpriv --reuid="$1" --regid="$1" --clear-groups python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+print("up", flush=True); time.sleep(30)' "$SOCK" > "$WORK/hold-$1" 2>&1 &
+	HOLDERS="$HOLDERS $!"
+}
+HOLDERS=
+hold 300001; hold 300002
+# Counted once the broker has a child for each (accepted, not only queued).
+wait_for 10 nchildren "$(broker_pid)" 2
+check "the broker holds both connections" nchildren "$(broker_pid)" 2
+out=$(as_uid 300003 ping 2>&1)
+check "a third subordinate uid of nobody is busy: nobody's share is full" grep -q 'too many connections open for your uid' <<<"$out"
+check "300010, past the range, is served" test "$(as_uid 300010 ping 2>&1)" = "$("$SBX" -S "$SOCK" ping)"
+check "root is served" pings
+kill $HOLDERS 2>/dev/null; wait $HOLDERS 2>/dev/null
+
 finish

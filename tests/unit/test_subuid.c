@@ -162,3 +162,25 @@ Test(subuid, not_root_owned_refused)
 	cr_assert_eq(chown(path, 65534, 65534), 0);
 	cr_assert_eq(subuid_load(path, &t, err, sizeof(err)), -1);
 }
+
+/* What the broker gets from the monitor is checked before use. */
+Test(subuid, ranges_handed_to_the_broker_are_checked)
+{
+	struct subuid_range ok[] = { { 100000, 65536, 1000 },
+	    { 165536, 65536, 1001 } };
+	struct subuid_range overlap[] = { { 100000, 65536, 1000 },
+	    { 150000, 10, 1001 } };
+	struct subuid_range root[] = { { 0, 10, 1000 } };
+	struct subuid_range wrap[] = { { 4294967290u, 100, 1000 } };
+	uid_t owner = 0;
+
+	cr_assert(subrange_valid(ok, 2));
+	cr_assert(subrange_valid(NULL, 0));
+	cr_assert_not(subrange_valid(overlap, 2));
+	cr_assert_not(subrange_valid(root, 1));
+	cr_assert_not(subrange_valid(wrap, 1));
+	cr_assert(subrange_owner(ok, 2, 165537, &owner));
+	cr_assert_eq(owner, 1001);
+	cr_assert_not(subrange_owner(ok, 2, 99999, &owner));
+	cr_assert_not(subrange_owner(ok, 2, 231072, &owner));
+}
