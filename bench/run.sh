@@ -51,9 +51,12 @@ write_conf() {  # dir [transport]
 	    -e "s|^run_dir *=.*|run_dir = $RUNS/$(basename "$1")|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
-	    -e "s|^max_connections_per_uid *=.*|max_connections_per_uid = 64|" \
+	    -e "s|^max_connections_per_uid *=.*|max_connections_per_uid = 128|" \
+	    -e "s|^max_children *=.*|max_children = 256|" \
 	    -e "s|^max_sandboxes *=.*|max_sandboxes = 0|" \
 	    -e "s|^max_provisions_per_uid *=.*|max_provisions_per_uid = 8|" \
+	    -e "s|^max_requests_per_uid *=.*|max_requests_per_uid = 128|" \
+	    -e "s|^max_waiters *=.*|max_waiters = 128|" \
 	    -e "s|^transport *=.*|transport = ${2:-unix}|" \
 	    policy/local.conf > "$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"
