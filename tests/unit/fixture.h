@@ -78,6 +78,27 @@ set_project(struct project *p, const char *slug, const char *s1,
  * failure. An empty or NULL table would prove nothing: project_find
  * returns before touching an empty one.
  */
+/* The tables test_cache.c and test_limits.c start from: two services,
+ * four projects (sorted by slug, as projects_load leaves them), every
+ * container live, the clock at 1 s. */
+static void __attribute__((unused))
+fixture_four_projects(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&rtd, 0, sizeof(rtd));
+	cfg.enabled = true;
+	add_service("postgres", 5432);
+	add_service("redis", 6379);
+	set_project(&proj[0], "both", "postgres", "redis");
+	set_project(&proj[1], "empty", NULL, NULL);
+	set_project(&proj[2], "locked", "postgres", NULL);
+	set_project(&proj[3], "roboco-api", "postgres", NULL);
+	projects.v = proj;
+	projects.n = 4;
+	rtd.live = true;
+	fake_now = 1000;
+}
+
 static void __attribute__((unused))
 poison_projects(void)
 {

@@ -29,20 +29,7 @@ limits(unsigned max_per_uid, int64_t idle_ttl_ms)
 static void
 setup(void)
 {
-	memset(&cfg, 0, sizeof(cfg));
-	memset(&rtd, 0, sizeof(rtd));
-	cfg.enabled = true;
-	add_service("postgres", 5432);
-	add_service("redis", 6379);
-	/* sorted by slug, as projects_load leaves them */
-	set_project(&proj[0], "both", "postgres", "redis");
-	set_project(&proj[1], "empty", NULL, NULL);
-	set_project(&proj[2], "locked", "postgres", NULL);
-	set_project(&proj[3], "roboco-api", "postgres", NULL);
-	projects.v = proj;
-	projects.n = 4;
-	rtd.live = true;
-	fake_now = 1000;
+	fixture_four_projects();
 	limits(0, 0);
 	env = (struct handler_env){ &cfg, &projects, &cache, NULL };
 }

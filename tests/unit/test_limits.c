@@ -26,19 +26,7 @@ static struct subuid_table subuids;
 static void
 setup(void)
 {
-	memset(&cfg, 0, sizeof(cfg));
-	memset(&rtd, 0, sizeof(rtd));
-	cfg.enabled = true;
-	add_service("postgres", 5432);
-	add_service("redis", 6379);
-	set_project(&proj[0], "both", "postgres", "redis");
-	set_project(&proj[1], "empty", NULL, NULL);
-	set_project(&proj[2], "locked", "postgres", NULL);
-	set_project(&proj[3], "roboco-api", "postgres", NULL);
-	projects.v = proj;
-	projects.n = 4;
-	rtd.live = true;
-	fake_now = 1000;
+	fixture_four_projects();
 	/* uid 1000 owns 100000-165535; 1001 owns 200000-200009 */
 	ranges[0] = (struct subuid_range){ 100000, 65536, 1000 };
 	ranges[1] = (struct subuid_range){ 200000, 10, 1001 };
