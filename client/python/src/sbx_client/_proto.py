@@ -117,3 +117,19 @@ def status_result(reply: Dict[str, Any]) -> List[SandboxStatus]:
                                  age_s=_int(r, "age_s"),
                                  idle_s=_int(r, "idle_s")))
     return out
+
+
+class Options:
+    """The socket and timeouts both client flavours are made with."""
+
+    def __init__(self, socket: Optional[str] = None, *,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        if connect_timeout <= 0 or timeout <= 0:
+            raise ValueError("timeouts are seconds > 0")
+        self.socket = socket or default_socket()
+        self.connect_timeout = connect_timeout
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.socket!r})"

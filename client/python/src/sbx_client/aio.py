@@ -18,20 +18,9 @@ __all__ = ["AsyncClient", "ping", "available", "ensure_sandbox", "release",
            "status"]
 
 
-class AsyncClient:
+class AsyncClient(_proto.Options):
     """Like :class:`sbx_client.Client`; every call is a coroutine."""
 
-    def __init__(self, socket: Optional[str] = None, *,
-                 connect_timeout: float = _proto.DEFAULT_CONNECT_TIMEOUT,
-                 timeout: float = _proto.DEFAULT_TIMEOUT) -> None:
-        if connect_timeout <= 0 or timeout <= 0:
-            raise ValueError("timeouts are seconds > 0")
-        self.socket = socket or _proto.default_socket()
-        self.connect_timeout = connect_timeout
-        self.timeout = timeout
-
-    def __repr__(self) -> str:
-        return f"AsyncClient({self.socket!r})"
 
     @staticmethod
     async def _exchange(loop: asyncio.AbstractEventLoop, s: _socket.socket,

@@ -21,7 +21,7 @@ __all__ = ["Client", "ping", "available", "ensure_sandbox", "release",
 _RETRY_S = 0.02
 
 
-class Client:
+class Client(_proto.Options):
     """Talks to sbx's agent socket: one connection per call.
 
     ``socket``: the agent socket (default ``$SBX_SOCKET``, else
@@ -31,17 +31,6 @@ class Client:
     state, so one may be shared by threads.
     """
 
-    def __init__(self, socket: Optional[str] = None, *,
-                 connect_timeout: float = _proto.DEFAULT_CONNECT_TIMEOUT,
-                 timeout: float = _proto.DEFAULT_TIMEOUT) -> None:
-        if connect_timeout <= 0 or timeout <= 0:
-            raise ValueError("timeouts are seconds > 0")
-        self.socket = socket or _proto.default_socket()
-        self.connect_timeout = connect_timeout
-        self.timeout = timeout
-
-    def __repr__(self) -> str:
-        return f"Client({self.socket!r})"
 
     def _connect(self) -> _socket.socket:
         deadline = time.monotonic() + self.connect_timeout
