@@ -212,21 +212,29 @@ remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
 	return 0;
 }
 
+/* A reshape: did it drop sb->prev[i] (the new set lacks that service)? */
+static bool
+dropped(const struct sbx_sandbox *sb, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < sb->nservices; j++)
+		if (strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name) == 0)
+			return false;
+	return true;
+}
+
 /* A reshape: the services the sandbox had and no longer has. */
 static void
 remove_dropped(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
     int64_t deadline)
 {
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < sb->nprev; i++) {
-		for (j = 0; j < sb->nservices; j++)
-			if (!strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name))
-				break;
-		if (j == sb->nservices)
+	for (i = 0; i < sb->nprev; i++)
+		if (dropped(sb, i))
 			remove_service(cfg, &sb->key, sb->prev[i].conn.name,
 			    deadline);
-	}
 }
 
 /* "PID [PORT ...]" from inspect: decimal, in range, nothing half-read. */
@@ -695,7 +703,7 @@ open_pidfds(struct rt_cli *rt, struct sbx_sandbox *sb, struct sbx_outcome *o)
 static void
 close_pidfds(struct sbx_sandbox *sb, struct sbx_outcome *o)
 {
-	size_t i, j;
+	size_t i;
 
 	if (o->code != SBX_OK) {
 		for (i = 0; i < sb->nservices; i++)
@@ -703,15 +711,11 @@ close_pidfds(struct sbx_sandbox *sb, struct sbx_outcome *o)
 				close(o->svc[i].pidfd);
 		return;
 	}
-	for (i = 0; i < sb->nprev; i++) {
-		for (j = 0; j < sb->nservices; j++)
-			if (!strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name))
-				break;
-		if (j == sb->nservices && sb->prev[i].pidfd >= 0) {
-			close(sb->prev[i].pidfd);	/* dropped */
+	for (i = 0; i < sb->nprev; i++)
+		if (dropped(sb, i) && sb->prev[i].pidfd >= 0) {
+			close(sb->prev[i].pidfd);
 			sb->prev[i].pidfd = -1;
 		}
-	}
 }
 
 static void
