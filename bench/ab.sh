@@ -14,6 +14,7 @@ conf() {
 	sed -e "s|^socket *=.*|socket = $W/$1/sbx.sock|" \
 	    -e "s|^projects *=.*|projects = $W/$1/projects|" \
 	    -e "s|^state_dir *=.*|state_dir = $W/$1/state|" \
+	    -e "s|^warm *=.*|warm = 0|" \
 	    "$AFTER/policy/local.conf" > "$W/$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$W/$1/projects/rd.conf"
 }

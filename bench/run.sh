@@ -58,6 +58,7 @@ write_conf() {  # dir [transport]
 	    -e "s|^max_requests_per_uid *=.*|max_requests_per_uid = 128|" \
 	    -e "s|^max_waiters *=.*|max_waiters = 128|" \
 	    -e "s|^transport *=.*|transport = ${2:-unix}|" \
+	    -e "s|^warm *=.*|warm = ${WARM:-0}|" \
 	    policy/local.conf > "$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"
 	printf '[project]\nsandbox_services = postgres\n' > "$1/projects/pg.conf"

@@ -40,8 +40,36 @@ struct adoption {
 	size_t				 nseen;
 	struct rt_gone			*gone;		/* to tear down */
 	size_t				 ngone, capgone;
-	size_t				 adopted;
+	size_t				 adopted, warm;
+	char				(*kept)[SBX_SLUG_MAX * 3];
+	size_t				 nkept, capkept;	/* containers */
 };
+
+static void
+kept_add(struct adoption *ad, const char *name)
+{
+	char (*v)[SBX_SLUG_MAX * 3];
+
+	if (ad->nkept == ad->capkept) {
+		ad->capkept = ad->capkept ? ad->capkept * 2 : 16;
+		if ((v = reallocarray(ad->kept, ad->capkept,
+		    sizeof(*v))) == NULL)
+			fatal("adoption");
+		ad->kept = v;
+	}
+	strlcpy(ad->kept[ad->nkept++], name, sizeof(ad->kept[0]));
+}
+
+static bool
+kept_has(const struct adoption *ad, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ad->nkept; i++)
+		if (strcmp(ad->kept[i], name) == 0)
+			return true;
+	return false;
+}
 
 static const struct rt_seen *
 seen_find(const struct adoption *ad, const char *name)
@@ -67,18 +95,11 @@ gone_has_key(const struct adoption *ad, uid_t uid, const char *agent)
 	return false;
 }
 
-static void
-gone_add(struct adoption *ad, uid_t uid, const char *agent,
-    const char *service)
+static struct rt_gone *
+gone_new(struct adoption *ad)
 {
 	struct rt_gone *v;
-	size_t i;
 
-	for (i = 0; i < ad->ngone; i++)
-		if (ad->gone[i].key.uid == uid &&
-		    strcmp(ad->gone[i].key.agent, agent) == 0 &&
-		    strcmp(ad->gone[i].service, service) == 0)
-			return;
 	if (ad->ngone == ad->capgone) {
 		ad->capgone = ad->capgone ? ad->capgone * 2 : 16;
 		if ((v = reallocarray(ad->gone, ad->capgone,
@@ -87,10 +108,36 @@ gone_add(struct adoption *ad, uid_t uid, const char *agent,
 		ad->gone = v;
 	}
 	memset(&ad->gone[ad->ngone], 0, sizeof(ad->gone[0]));
-	ad->gone[ad->ngone].key.uid = uid;
-	strlcpy(ad->gone[ad->ngone].key.agent, agent, SBX_SLUG_MAX);
-	strlcpy(ad->gone[ad->ngone].service, service, SBX_SLUG_MAX);
-	ad->ngone++;
+	return &ad->gone[ad->ngone++];
+}
+
+static void
+gone_add(struct adoption *ad, uid_t uid, const char *agent,
+    const char *service)
+{
+	struct rt_gone *g;
+	size_t i;
+
+	for (i = 0; i < ad->ngone; i++)
+		if (ad->gone[i].key.uid == uid &&
+		    strcmp(ad->gone[i].key.agent, agent) == 0 &&
+		    strcmp(ad->gone[i].service, service) == 0 &&
+		    ad->gone[i].name[0] == '\0')
+			return;
+	g = gone_new(ad);
+	g->key.uid = uid;
+	strlcpy(g->key.agent, agent, SBX_SLUG_MAX);
+	strlcpy(g->service, service, SBX_SLUG_MAX);
+}
+
+/* A warm container nobody holds: by its name (it has no key labels). */
+static void
+gone_add_name(struct adoption *ad, const char *name)
+{
+	struct rt_gone *g = gone_new(ad);
+
+	g->key.uid = (uid_t)-1;
+	strlcpy(g->name, name, sizeof(g->name));
 }
 
 /* The project still opts in to exactly these services, for this uid. */
@@ -122,12 +169,59 @@ close_pidfds(struct sbx_svc *svc, size_t n)
 			close(svc[i].pidfd);
 }
 
+/* A service's container, by any name it may have (rt_svc_names). */
+static const struct rt_seen *
+svc_seen(const struct adoption *ad, uid_t uid, const char *agent,
+    const char *service, unsigned warm)
+{
+	char names[2][SBX_SLUG_MAX * 3];
+	const struct rt_seen *c = NULL;
+	size_t n = rt_svc_names(uid, agent, service, warm, names), i;
+
+	for (i = 0; i < n && c == NULL; i++)
+		c = seen_find(ad, names[i]);
+	return c;
+}
+
+/* The uid ranges of a record: the sandbox's and its claimed services'. */
+static int
+claim_slots(struct adoption *ad, const struct record *r)
+{
+	struct idmap *m = &ad->rt->idmap;
+	uint32_t i, j;
+
+	if (!rt_is_podman(ad->cfg))
+		return 0;
+	if (r->idmap != 0 && idmap_claim(m, r->idmap) == -1)
+		return -1;
+	for (i = 0; i < r->nservices; i++)
+		if (r->svc[i].warm != 0 && idmap_claim(m, r->svc[i].warm) == -1)
+			break;
+	if (i == r->nservices)
+		return 0;
+	for (j = 0; j < i; j++)
+		idmap_put(m, r->svc[j].warm);
+	idmap_put(m, r->idmap);
+	return -1;
+}
+
+static void
+put_slots(struct adoption *ad, const struct record *r)
+{
+	uint32_t i;
+
+	if (!rt_is_podman(ad->cfg))
+		return;
+	idmap_put(&ad->rt->idmap, r->idmap);
+	for (i = 0; i < r->nservices; i++)
+		idmap_put(&ad->rt->idmap, r->svc[i].warm);
+}
+
 /* Each service: configured as it was, its container running, listening. */
 static const char *
 services_refuse(const struct adoption *ad, const struct record *r,
     struct sbx_svc *svc)
 {
-	char name[SBX_SLUG_MAX * 3];
 	const struct service_cfg *s;
 	const struct rt_seen *c;
 	uint32_t i;
@@ -140,8 +234,8 @@ services_refuse(const struct adoption *ad, const struct record *r,
 			return "service_gone";
 		if (record_confhash(s) != r->svc[i].confhash)
 			return "service_changed";
-		if (rt_container_name(name, sizeof(name), r->uid, r->agent,
-		    s->name) == -1 || (c = seen_find(ad, name)) == NULL)
+		if ((c = svc_seen(ad, r->uid, r->agent, s->name,
+		    r->svc[i].warm)) == NULL)
 			return "container_missing";
 		if (c->pid <= 0)
 			return "container_stopped";
@@ -149,6 +243,7 @@ services_refuse(const struct adoption *ad, const struct record *r,
 		    (uint32_t)c->port != r->svc[i].conn.port)
 			return "port_changed";
 		svc[i].pid = c->pid;
+		svc[i].warm = r->svc[i].warm;
 		if ((svc[i].pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) ==
 		    -1)
 			return "container_stopped";
@@ -156,6 +251,36 @@ services_refuse(const struct adoption *ad, const struct record *r,
 			return "not_listening";
 	}
 	return NULL;
+}
+
+/* An adopted sandbox's claimed warm containers: not orphans. */
+static void
+keep_names(struct adoption *ad, const struct record *r)
+{
+	char names[2][SBX_SLUG_MAX * 3];
+	uint32_t i;
+
+	for (i = 0; i < r->nservices; i++)
+		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
+		    r->svc[i].conn.name, r->svc[i].warm, names) == 2) {
+			kept_add(ad, names[0]);
+			kept_add(ad, names[1]);
+		}
+}
+
+/* A discarded sandbox's claimed warm containers: by name. */
+static void
+discard_claimed(struct adoption *ad, const struct record *r)
+{
+	char names[2][SBX_SLUG_MAX * 3];
+	uint32_t i;
+
+	for (i = 0; i < r->nservices; i++)
+		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
+		    r->svc[i].conn.name, r->svc[i].warm, names) == 2) {
+			gone_add_name(ad, names[0]);
+			gone_add_name(ad, names[1]);
+		}
 }
 
 static void
@@ -175,20 +300,22 @@ adopt_one(struct adoption *ad, const char *file)
 	}
 	if ((why = policy_refuses(ad, &r)) == NULL &&
 	    (why = services_refuse(ad, &r, svc)) == NULL &&
-	    rt_is_podman(ad->cfg) && idmap_claim(&ad->rt->idmap, r.idmap) == -1)
+	    claim_slots(ad, &r) == -1)
 		why = "uid_range_taken";
 	if (why == NULL && (sb = cache_adopt(ad->cache, r.uid, r.agent,
 	    r.project, svc, r.nservices, now - (wall - r.created_wall_ms),
 	    now - (wall - used_wall))) != NULL) {
 		sb->idmap = rt_is_podman(ad->cfg) ? r.idmap : 0;
+		keep_names(ad, &r);
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)(wall - used_wall) / 1000);
 		ad->adopted++;
 	} else {
 		if (why == NULL) {
 			why = "duplicate";
-			idmap_put(&ad->rt->idmap, r.idmap);
+			put_slots(ad, &r);
 		}
+		discard_claimed(ad, &r);
 		close_pidfds(svc, r.nservices);
 		audit(AUDIT_DISCARD, r.uid, r.agent, r.project, NULL, 0,
 		    SBX_OK, "reason=%s", why);
@@ -199,8 +326,67 @@ adopt_one(struct adoption *ad, const char *file)
 	explicit_bzero(svc, sizeof(svc));
 }
 
+/*
+ * A warm container's record: adopted into the pool when its service is
+ * configured as it was, still warm, and its container runs and listens.
+ * One whose slot a sandbox's record holds was claimed (the last monitor
+ * stopped between the two writes): only the record goes.
+ */
 static void
-adopt_records(struct adoption *ad)
+adopt_warm(struct adoption *ad, const char *file)
+{
+	const struct service_cfg *s;
+	const struct rt_seen *c = NULL;
+	char name[SBX_SLUG_MAX * 3];
+	const char *why = NULL;
+	struct record r;
+	int64_t used;
+	int pidfd = -1;
+
+	if (record_read(file, &r, &used) == -1 || r.uid != RECORD_POOL_UID ||
+	    r.nservices != 1 || r.svc[0].warm != r.idmap || r.idmap == 0) {
+		log_warnx("adoption: %s is not a warm container's record: "
+		    "removed", file);
+		unlinkat(record_dirfd(), file, 0);
+		return;
+	}
+	if (rt_pool_name(name, sizeof(name), r.svc[0].conn.name,
+	    r.idmap) == -1)
+		why = "bad_name";
+	else if (idmap_claim(&ad->rt->idmap, r.idmap) == -1) {
+		unlinkat(record_dirfd(), file, 0);	/* claimed */
+		explicit_bzero(&r, sizeof(r));
+		return;
+	} else if ((s = config_service(ad->cfg, r.svc[0].conn.name)) == NULL ||
+	    record_confhash(s) != r.svc[0].confhash)
+		why = "service_changed";
+	else if ((c = seen_find(ad, name)) == NULL || c->pid <= 0 ||
+	    (pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) == -1)
+		why = "container_missing";
+	else if (!rt_listening(&r.svc[0].conn))
+		why = "not_listening";
+	else if (warm_adopt(ad->rt, s->name, r.idmap, &r.svc[0].conn, c->pid,
+	    pidfd) == -1)
+		why = "warm_lowered";
+	if (why == NULL) {
+		kept_add(ad, name);
+		ad->warm++;
+	} else {
+		log_info("adoption: warm container %s discarded: %s", name, why);
+		if (pidfd != -1)
+			close(pidfd);
+		if (strcmp(why, "bad_name") != 0) {
+			idmap_put(&ad->rt->idmap, r.idmap);
+			gone_add_name(ad, name);
+		}
+		unlinkat(record_dirfd(), file, 0);
+	}
+	explicit_bzero(&r, sizeof(r));
+}
+
+/* Sandboxes first: a warm record whose slot one holds is stale. */
+static void
+adopt_records(struct adoption *ad, bool warm)
 {
 	struct dirent *d;
 	DIR *dir;
@@ -208,6 +394,7 @@ adopt_records(struct adoption *ad)
 
 	if ((fd = dup(record_dirfd())) == -1 || (dir = fdopendir(fd)) == NULL)
 		fatal("reading the sandbox records");
+	rewinddir(dir);	/* the dup shares the last pass's offset */
 	while ((d = readdir(dir)) != NULL) {
 		if (d->d_name[0] == '.') {
 			if (strcmp(d->d_name, ".") != 0 &&
@@ -215,7 +402,10 @@ adopt_records(struct adoption *ad)
 				unlinkat(record_dirfd(), d->d_name, 0);
 			continue;	/* a write the last monitor left */
 		}
-		adopt_one(ad, d->d_name);
+		if (strncmp(d->d_name, "pool-", 5) != 0 && !warm)
+			adopt_one(ad, d->d_name);
+		else if (strncmp(d->d_name, "pool-", 5) == 0 && warm)
+			adopt_warm(ad, d->d_name);
 	}
 	closedir(dir);
 }
@@ -252,6 +442,14 @@ orphans(struct adoption *ad)
 	for (i = 0; i < ad->nseen; i++) {
 		const struct rt_seen *c = &ad->seen[i];
 
+		if (c->pool) {
+			if (!kept_has(ad, c->name)) {
+				log_info("adoption: warm container %s has no "
+				    "record: removed", c->name);
+				gone_add_name(ad, c->name);
+			}
+			continue;
+		}
 		if (!slug_valid(c->agent, strlen(c->agent))) {
 			log_warnx("adoption: container %s has a bad agent label",
 			    c->name);
@@ -276,6 +474,7 @@ orphans(struct adoption *ad)
 struct kept {
 	char	(*path)[SBX_SOCKET_MAX];
 	size_t	  n;
+	const struct rt_cli *rt;
 };
 
 static bool
@@ -287,14 +486,14 @@ keep_dir(void *arg, const char *path)
 	for (i = 0; i < k->n; i++)
 		if (strcmp(k->path[i], path) == 0)
 			return true;
-	return false;
+	return warm_owns_dir(k->rt, path);
 }
 
 static void
 prune_dirs(struct adoption *ad)
 {
 	struct sbx_status_rec *v;
-	struct kept k = { NULL, 0 };
+	struct kept k = { NULL, 0, ad->rt };
 	size_t n, i;
 
 	if ((v = calloc(ad->adopted + 1, sizeof(*v))) == NULL ||
@@ -320,14 +519,17 @@ adopt_sandboxes(const struct sbx_config *cfg,
 
 	if (runtime_list(cfg, &ad.seen, &ad.nseen) == -1)
 		return -1;
-	adopt_records(&ad);
+	adopt_records(&ad, false);
+	adopt_records(&ad, true);
 	orphans(&ad);
 	if (runtime_remove(cfg, ad.gone, ad.ngone) == -1)
 		log_warnx("adoption: some of %zu discarded sandboxes could not "
 		    "be removed (see above)", ad.ngone);
 	prune_dirs(&ad);
-	log_info("adopted %zu sandboxes, discarded %zu", ad.adopted, ad.ngone);
+	log_info("adopted %zu sandboxes and %zu warm containers, discarded "
+	    "%zu", ad.adopted, ad.warm, ad.ngone);
 	free(ad.seen);
 	free(ad.gone);
+	free(ad.kept);
 	return 0;
 }

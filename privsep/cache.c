@@ -48,6 +48,7 @@ quota_cmp(const struct sbx_quota *a, const struct sbx_quota *b)
 RB_GENERATE_STATIC(sbx_quotas, sbx_quota, node, quota_cmp)
 
 static void cache_run(struct sbx_sandbox *);
+static void provision_metrics(const struct sbx_sandbox *, enum sbx_code);
 
 void
 answer_error(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
@@ -471,6 +472,71 @@ stall(struct sbx_sandbox *sb)
 }
 
 /*
+ * A provision ended, or a claim stood in for one. Every request queued
+ * for the same project gets its result, success or failure alike: they
+ * asked concurrently and exactly one provision ran for all of them.
+ */
+static void
+answer_queue(struct sbx_sandbox *sb, const char *project, enum sbx_code code,
+    const char *message)
+{
+	struct sbx_waiter *w;
+
+	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
+	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
+	    strcmp(w->project, project) == 0) {
+		if (code == SBX_OK)
+			reply_sandbox(sb, w->reply);
+		else
+			reply_error(w->reply, SBX_REQ_SANDBOX, code, message);
+		waiter_done(sb, w);
+	}
+}
+
+/*
+ * A miss served from the runtime's warm pool: the containers were started
+ * ahead, so the sandbox is ready now, and no provision limit applies (no
+ * runtime call is made). Any service without a warm container, and the
+ * runtime does a normal provision instead.
+ */
+static bool
+try_claim(struct sbx_sandbox *sb, const struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+	char project[SBX_SLUG_MAX];
+	size_t i;
+
+	if (c->rt.ops->claim == NULL)
+		return false;
+	if (c->rt.ops->forget != NULL)
+		c->rt.ops->forget(c->rt.impl, sb);
+	svc_free(sb);
+	if ((sb->svc = calloc(w->nservices, sizeof(*sb->svc))) == NULL)
+		return false;
+	strlcpy(sb->project, w->project, sizeof(sb->project));
+	sb->nservices = w->nservices;
+	for (i = 0; i < w->nservices; i++) {
+		strlcpy(sb->svc[i].conn.name, w->services[i],
+		    sizeof(sb->svc[i].conn.name));
+		sb->svc[i].pidfd = -1;
+	}
+	sb->started_ms = c->clock();
+	if (c->rt.ops->claim(c->rt.impl, sb) == -1) {
+		svc_free(sb);
+		return false;
+	}
+	sb->generation++;
+	set_state(sb, SB_READY);
+	sb->created_ms = sb->used_ms = c->clock();
+	audit_sandbox(AUDIT_PROVISION, sb, SBX_OK, "ms=%lld warm=yes",
+	    (long long)(c->clock() - sb->started_ms));
+	provision_metrics(sb, SBX_OK);
+	strlcpy(project, sb->project, sizeof(project));
+	answer_queue(sb, project, SBX_OK, "ok");
+	return true;
+}
+
+/*
  * Serve the head of the queue. Returns true when it was answered at once
  * (look at the next one), false when work was started for it or the
  * entry is busy.
@@ -529,6 +595,10 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		waiter_done(sb, w);
 		return true;
 	}
+	/* A dead sandbox is provisioned again: the runtime's provision
+	 * removes what is left of it first, a claim would not. */
+	if (sb->state != SB_READY && try_claim(sb, w))
+		return true;
 	if (provision_refused(sb, w, why, sizeof(why)) != NULL) {
 		refuse_head(sb, w, why);
 		return true;
@@ -721,7 +791,6 @@ reshaped(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 void
 cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 {
-	struct sbx_waiter *w;
 	char project[SBX_SLUG_MAX];
 
 	strlcpy(project, sb->project, sizeof(project));
@@ -736,16 +805,7 @@ cache_provisioned(struct sbx_sandbox *sb, const struct sbx_outcome *o)
 	audit_sandbox(AUDIT_PROVISION, sb, o->code, "ms=%lld",
 	    (long long)(sb->cache->clock() - sb->started_ms));
 	provision_metrics(sb, o->code);
-	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
-	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
-	    strcmp(w->project, project) == 0) {
-		if (o->code == SBX_OK)
-			reply_sandbox(sb, w->reply);
-		else
-			reply_error(w->reply, SBX_REQ_SANDBOX, o->code,
-			    o->message);
-		waiter_done(sb, w);
-	}
+	answer_queue(sb, project, o->code, o->message);
 	cache_run(sb);
 }
 

@@ -34,6 +34,7 @@ struct sbx_svc {
 	int		pidfd;		/* -1 when the runtime keeps none */
 	int64_t		port_seen_ms;	/* runtime's: last connect that worked */
 	bool		keep;		/* reshape: running already, not started */
+	unsigned	warm;		/* a warm pool's container: its slot */
 };
 
 enum sbx_state {
@@ -111,6 +112,9 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  * is_live() answers at once and must be cheap: it is on the hit path.
  * forget() drops what the runtime holds open for sb's last provision;
  * gone() is told that the entry is freed, nothing of it is running.
+ * claim() serves a miss from warm containers started ahead (pool.c) with
+ * no runtime call: 0 when it filled sb->svc[] (passwords too), recorded
+ * the sandbox and took every service; -1 leaves sb as it was.
  */
 struct sbx_runtime_ops {
 	int	(*provision)(void *impl, struct sbx_sandbox *sb);
@@ -118,6 +122,7 @@ struct sbx_runtime_ops {
 	int	(*teardown)(void *impl, struct sbx_sandbox *sb);
 	void	(*forget)(void *impl, struct sbx_sandbox *sb);	/* optional */
 	void	(*gone)(void *impl, struct sbx_sandbox *sb);	/* optional */
+	int	(*claim)(void *impl, struct sbx_sandbox *sb);	/* optional */
 };
 
 struct sbx_runtime {

@@ -164,10 +164,11 @@ write_gauges(FILE *f, const char *const *names, size_t n,
 
 	fprintf(f, "# HELP sbx_sandboxes Sandboxes the monitor holds.\n"
 	    "# TYPE sbx_sandboxes gauge\nsbx_sandboxes %zu\n", g->sandboxes);
-	fputs("# HELP sbx_warm_containers Containers kept warm, per service."
+	fputs("# HELP sbx_warm_containers Warm containers ready, per service."
 	    "\n# TYPE sbx_warm_containers gauge\n", f);
 	for (i = 0; i < n; i++)
-		fprintf(f, "sbx_warm_containers{service=\"%s\"} 0\n", names[i]);
+		fprintf(f, "sbx_warm_containers{service=\"%s\"} %u\n",
+		    names[i], g->warm[i]);
 	fprintf(f, "# HELP sbx_open_fds Descriptors the monitor has open.\n"
 	    "# TYPE sbx_open_fds gauge\nsbx_open_fds %zu\n"
 	    "# HELP sbx_max_fds The monitor's descriptor limit.\n"

@@ -20,6 +20,7 @@ void	metrics_provision(const char (*services)[SBX_SLUG_MAX], size_t n,
 struct metrics_gauges {
 	size_t		sandboxes;
 	size_t		fds_open, fds_limit;
+	unsigned	warm[SBX_MAX_SERVICES];	/* ready, per service */
 };
 /* Every few seconds from the loop: PATH.tmp, then rename. */
 void	metrics_write(const char *path, const char *const *services,

@@ -397,6 +397,8 @@ write_metrics(struct monitor *m, int64_t now)
 		names[i] = m->cfg.services[i].name;
 	g = (struct metrics_gauges){ .sandboxes = m->cache.count,
 	    .fds_open = open_fds() };
+	for (i = 0; i < m->cfg.nservices; i++)
+		g.warm[i] = warm_ready(&m->rt, i);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		g.fds_limit = (size_t)rl.rlim_cur;
 	metrics_write(m->cfg.metrics_file, names, m->cfg.nservices, &g);
@@ -466,6 +468,9 @@ loop(struct monitor *m)
 			on_broker_message(m);
 		workers_events(&m->pool, pfd + 2, nw);
 		cache_retry(&m->cache);	/* a worker may be free now */
+		/* The replies are out: renames and refills of the warm pool. */
+		if (!m->stopping)
+			warm_work(&m->rt, m->cache.nprovisions);
 		for (i = 2 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
@@ -666,7 +671,8 @@ setup(struct monitor *m, const char *path, int fg)
 		fatalx("%s", err);
 	workers_init(&m->pool, m->cfg.max_workers);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
-	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1)
+	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1 ||
+	    warm_init(&m->rt) == -1)
 		fatal("uid ranges");
 	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },
 	    (struct cache_limits){ .max_per_uid = m->cfg.max_sandboxes_per_uid,

@@ -88,41 +88,18 @@ record_confhash(const struct service_cfg *s)
 	return h;
 }
 
-int
-record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
-    const struct sbx_outcome *o)
+/* The file, whole or not at all: a temporary file, then rename. */
+static int
+put_file(const char *name, const struct record *r)
 {
-	char name[SBX_SLUG_MAX + 16], tmp[SBX_SLUG_MAX + 24];
-	struct record r;
-	size_t i, len;
+	char tmp[SBX_SLUG_MAX * 2 + 24];
+	size_t len = record_size(r->nservices);
 	int fd, rc = -1;
 
-	if (dirfd_records == -1 || sb->nservices > SBX_MAX_SERVICES ||
-	    record_name(name, sizeof(name), sb->key.uid, sb->key.agent) == -1)
-		return -1;
-	memset(&r, 0, sizeof(r));
-	r.magic = RECORD_MAGIC;
-	r.version = RECORD_VERSION;
-	r.uid = (uint32_t)sb->key.uid;
-	r.nservices = (uint32_t)sb->nservices;
-	r.idmap = sb->idmap;
-	strlcpy(r.agent, sb->key.agent, sizeof(r.agent));
-	strlcpy(r.project, sb->project, sizeof(r.project));
-	r.created_wall_ms = wall_ms();
-	for (i = 0; i < sb->nservices; i++) {
-		const struct service_cfg *s = config_service(cfg,
-		    sb->svc[i].conn.name);
-
-		r.svc[i].conn = o->svc[i].conn;
-		memcpy(r.svc[i].conn.password, sb->svc[i].conn.password,
-		    sizeof(r.svc[i].conn.password));
-		r.svc[i].confhash = s != NULL ? record_confhash(s) : 0;
-	}
-	len = record_size(r.nservices);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	if ((fd = openat(dirfd_records, tmp, O_WRONLY | O_CREAT | O_TRUNC |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) != -1) {
-		rc = write_all(fd, &r, len, now_ms() + 5000);
+		rc = write_all(fd, r, len, now_ms() + 5000);
 		if (close(fd) == -1)
 			rc = -1;
 		if (rc == 0 && renameat(dirfd_records, tmp, dirfd_records,
@@ -131,11 +108,97 @@ record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		if (rc == -1)
 			unlinkat(dirfd_records, tmp, 0);
 	}
+	return rc;
+}
+
+static void
+record_init(struct record *r, uint32_t uid, uint32_t nservices,
+    uint32_t idmap, const char *agent, const char *project)
+{
+	memset(r, 0, sizeof(*r));
+	r->magic = RECORD_MAGIC;
+	r->version = RECORD_VERSION;
+	r->uid = uid;
+	r->nservices = nservices;
+	r->idmap = idmap;
+	strlcpy(r->agent, agent, sizeof(r->agent));
+	strlcpy(r->project, project, sizeof(r->project));
+	r->created_wall_ms = wall_ms();
+}
+
+int
+record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+    const struct sbx_outcome *o)
+{
+	char name[SBX_SLUG_MAX + 16];
+	struct record r;
+	size_t i;
+	int rc;
+
+	if (dirfd_records == -1 || sb->nservices > SBX_MAX_SERVICES ||
+	    record_name(name, sizeof(name), sb->key.uid, sb->key.agent) == -1)
+		return -1;
+	record_init(&r, (uint32_t)sb->key.uid, (uint32_t)sb->nservices,
+	    sb->idmap, sb->key.agent, sb->project);
+	for (i = 0; i < sb->nservices; i++) {
+		const struct service_cfg *s = config_service(cfg,
+		    sb->svc[i].conn.name);
+
+		r.svc[i].conn = o->svc[i].conn;
+		memcpy(r.svc[i].conn.password, sb->svc[i].conn.password,
+		    sizeof(r.svc[i].conn.password));
+		r.svc[i].confhash = s != NULL ? record_confhash(s) : 0;
+		r.svc[i].warm = o->svc[i].warm;
+	}
+	rc = put_file(name, &r);
 	explicit_bzero(&r, sizeof(r));
 	if (rc == -1)
 		log_warn("cannot record sandbox uid=%u agent=%s",
 		    (unsigned)sb->key.uid, sb->key.agent);
 	return rc;
+}
+
+static int
+pool_name(char *out, size_t cap, const char *service, unsigned slot)
+{
+	int n = snprintf(out, cap, "pool-%s-%u", service, slot);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int
+record_write_pool(const struct sbx_config *cfg, const struct sbx_conn *c,
+    unsigned slot)
+{
+	const struct service_cfg *s = config_service(cfg, c->name);
+	char name[SBX_SLUG_MAX + 16];
+	struct record r;
+	int rc;
+
+	if (dirfd_records == -1 || s == NULL ||
+	    pool_name(name, sizeof(name), c->name, slot) == -1)
+		return -1;
+	record_init(&r, RECORD_POOL_UID, 1, slot, "pool", c->name);
+	r.svc[0].conn = *c;
+	r.svc[0].confhash = record_confhash(s);
+	r.svc[0].warm = slot;
+	rc = put_file(name, &r);
+	explicit_bzero(&r, sizeof(r));
+	if (rc == -1)
+		log_warn("cannot record warm container %s-%u", c->name, slot);
+	return rc;
+}
+
+void
+record_remove_pool(const char *service, unsigned slot)
+{
+	char name[SBX_SLUG_MAX + 16];
+
+	if (dirfd_records != -1 &&
+	    pool_name(name, sizeof(name), service, slot) == 0 &&
+	    unlinkat(dirfd_records, name, 0) == -1 && errno != ENOENT)
+		log_warn("cannot remove the record of warm container %s-%u",
+		    service, slot);
 }
 
 void
@@ -181,6 +244,33 @@ conn_ok(const struct sbx_conn *c)
 	    c->password[0] != '\0';
 }
 
+/* A version 1 record: no warm slot. Converted in place. */
+struct record_svc_v1 {
+	struct sbx_conn	conn;
+	uint64_t	confhash;
+};
+
+static ssize_t
+upgrade_v1(struct record *r, ssize_t n)
+{
+	struct record_svc_v1 v1[SBX_MAX_SERVICES];
+	uint32_t i;
+
+	if (r->nservices == 0 || r->nservices > SBX_MAX_SERVICES ||
+	    (size_t)n != offsetof(struct record, svc) +
+	    r->nservices * sizeof(v1[0]))
+		return -1;
+	memcpy(v1, r->svc, r->nservices * sizeof(v1[0]));
+	memset(r->svc, 0, sizeof(r->svc));
+	for (i = 0; i < r->nservices; i++) {
+		r->svc[i].conn = v1[i].conn;
+		r->svc[i].confhash = v1[i].confhash;
+	}
+	explicit_bzero(v1, sizeof(v1));
+	r->version = RECORD_VERSION;
+	return (ssize_t)record_size(r->nservices);
+}
+
 /* Our own file, but a file on disk: checked before any field is used. */
 int
 record_read(const char *name, struct record *r, int64_t *used_wall_ms)
@@ -197,6 +287,9 @@ record_read(const char *name, struct record *r, int64_t *used_wall_ms)
 	n = (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_uid != 0) ? -1 : read(fd, r, sizeof(*r));
 	close(fd);
+	if (n >= (ssize_t)offsetof(struct record, svc) &&
+	    r->magic == RECORD_MAGIC && r->version == 1)
+		n = upgrade_v1(r, n);
 	if (n < (ssize_t)offsetof(struct record, svc) ||
 	    r->magic != RECORD_MAGIC || r->version != RECORD_VERSION ||
 	    r->nservices == 0 || r->nservices > SBX_MAX_SERVICES ||

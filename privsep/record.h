@@ -12,11 +12,14 @@
 #include "config.h"
 
 #define RECORD_MAGIC	0x73627872u	/* "sbxr" */
-#define RECORD_VERSION	1
+#define RECORD_VERSION	2		/* 1: without warm, still read */
+#define RECORD_POOL_UID	UINT32_MAX	/* a warm container's, unclaimed */
 
 struct record_svc {
 	struct sbx_conn	conn;		/* name, socket, host, port, password */
 	uint64_t	confhash;	/* its [service] section when started */
+	uint32_t	warm;		/* claimed from the pool: its slot */
+	uint32_t	pad;
 };
 
 struct record {
@@ -34,6 +37,11 @@ int	record_open_dir(const struct sbx_config *, char *err, size_t cap);
 int	record_write(const struct sbx_config *, const struct sbx_sandbox *,
 	    const struct sbx_outcome *);
 void	record_remove(uid_t, const char *agent);
+/* A warm container (uid RECORD_POOL_UID, idmap and svc[0].warm = slot,
+ * project = its service), named pool-<service>-<slot>. */
+int	record_write_pool(const struct sbx_config *, const struct sbx_conn *,
+	    unsigned slot);
+void	record_remove_pool(const char *service, unsigned slot);
 void	record_touch(struct sbx_sandbox *, int64_t now);
 /* One file of the directory, validated; its mtime is when last used. */
 int	record_read(const char *name, struct record *, int64_t *used_wall_ms);

@@ -116,6 +116,14 @@ rt_container_name(char *out, size_t cap, uid_t uid, const char *agent,
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+int
+rt_pool_name(char *out, size_t cap, const char *service, unsigned slot)
+{
+	int n = snprintf(out, cap, "sbx-pool-%s-%u", service, slot);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 /*
  * Confinement (CONTRACT.md, "Reaching a sandbox"): a user namespace of its
  * own (a range of host uids no other live sandbox has, idmap.c), a read-only root with the configured tmpfs
@@ -181,9 +189,15 @@ rt_argv_run(struct argv_buf *a, const struct sbx_config *cfg,
 		av_add(a, "--replace");
 	if (rt_is_podman(cfg) && sp->pidfile != NULL)
 		av_addf(a, "--pidfile=%s", sp->pidfile);
-	av_addf(a, "--label=sbx.uid=%u", (unsigned)sp->uid);
-	av_addf(a, "--label=sbx.agent=%s", sp->agent);
-	av_addf(a, "--label=sbx.project=%s", sp->project);
+	/* A warm container's owner is not known yet; its labels say so,
+	 * and stay (labels are fixed at run): sbx-monitor(8). */
+	if (sp->agent == NULL)
+		av_addf(a, "--label=sbx.pool=%s", s->name);
+	else {
+		av_addf(a, "--label=sbx.uid=%u", (unsigned)sp->uid);
+		av_addf(a, "--label=sbx.agent=%s", sp->agent);
+		av_addf(a, "--label=sbx.project=%s", sp->project);
+	}
 	av_addf(a, "--label=sbx.service=%s", s->name);
 	confine(a, cfg, s, sp);
 	for (i = 0; i < s->ntmpfs; i++)
@@ -250,6 +264,31 @@ rt_argv_rm_name(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, name);
 }
 
+/* A claimed warm container has one of two names (renamed after the
+ * reply): both go in one call, which podman resolves name by name. */
+void
+rt_argv_rm_names(struct argv_buf *a, const struct sbx_config *cfg,
+    const char *const *names, size_t n)
+{
+	size_t i;
+
+	av_rm(a, cfg);
+	if (rt_is_podman(cfg))
+		av_add(a, "--ignore");
+	for (i = 0; i < n; i++)
+		av_add(a, names[i]);
+}
+
+void
+rt_argv_rename(struct argv_buf *a, const struct sbx_config *cfg,
+    const char *from, const char *to)
+{
+	av_runtime(a, cfg);
+	av_add(a, "rename");
+	av_add(a, from);
+	av_add(a, to);
+}
+
 /* podman only: a container left in its storage under this name. */
 void
 rt_argv_rm_storage(struct argv_buf *a, const struct sbx_config *cfg,
@@ -270,10 +309,11 @@ rt_argv_list(struct argv_buf *a, const struct sbx_config *cfg)
 	av_add(a, "ps");
 	av_add(a, "-a");
 	av_add(a, "--filter");
-	av_add(a, "label=sbx.uid");
+	av_add(a, "label=sbx.service");
 	av_add(a, "--format");
-	av_add(a, "{{.Names}} {{.Pid}} {{index .Labels \"sbx.uid\"}} "
-	    "{{index .Labels \"sbx.agent\"}} {{.Ports}}");
+	/* u and a: a pool member's empty labels still make a field. */
+	av_add(a, "{{.Names}} {{.Pid}} u{{index .Labels \"sbx.uid\"}} "
+	    "a{{index .Labels \"sbx.agent\"}} {{.Ports}}");
 }
 
 /* "PID [PORT ]": the main process, and the published port if any. */

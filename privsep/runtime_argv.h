@@ -25,7 +25,7 @@ struct argv_buf {
 /* What one service's `run` needs besides the config. */
 struct run_spec {
 	uid_t			 uid;
-	const char		*agent;
+	const char		*agent;		/* NULL: a warm pool member */
 	const char		*project;
 	const char		*name;		/* the container's name */
 	const char		*sockdir;	/* host directory, unix transport */
@@ -53,5 +53,13 @@ void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,
 /* The container name of a sandbox's service: sbx-<uid>-<agent>-<svc>. */
 int	rt_container_name(char *out, size_t cap, uid_t, const char *agent,
 	    const char *service);
+/* A warm pool member's: sbx-pool-<svc>-<slot>. */
+int	rt_pool_name(char *out, size_t cap, const char *service,
+	    unsigned slot);
+/* rm -f of these names, a name that is not there being no error. */
+void	rt_argv_rm_names(struct argv_buf *, const struct sbx_config *,
+	    const char *const *names, size_t n);
+void	rt_argv_rename(struct argv_buf *, const struct sbx_config *,
+	    const char *from, const char *to);
 
 #endif

@@ -192,24 +192,80 @@ remove_storage(const struct sbx_config *cfg, const char *name,
 		    deadline, NULL, &r);
 }
 
-/* One service of a sandbox: its container and its socket directory. */
-static int
-remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
-    const char *service, int64_t deadline)
+/*
+ * The names a service's container may have: the sandbox's own, or for
+ * a claimed warm one (slot) its pool name and, once renamed after the
+ * reply, sbx-<uid>-<agent>-<service>-w<slot>. How many.
+ */
+size_t
+rt_svc_names(uid_t uid, const char *agent, const char *service,
+    unsigned warm, char (*names)[SBX_SLUG_MAX * 3])
 {
-	char name[SBX_SLUG_MAX * 3];
+	char base[SBX_SLUG_MAX * 3];
+
+	if (rt_container_name(base, sizeof(base), uid, agent, service) == -1)
+		return 0;
+	if (warm == 0) {
+		strlcpy(names[0], base, sizeof(names[0]));
+		return 1;
+	}
+	if (rt_pool_name(names[0], sizeof(names[0]), service, warm) == -1 ||
+	    snprintf(names[1], sizeof(names[1]), "%s-w%u", base, warm) >=
+	    (int)sizeof(names[1]))
+		return 0;
+	return 2;
+}
+
+/* rm of one name, or two (n): a missing one is no error. */
+static int
+remove_names(const struct sbx_config *cfg, const char *first,
+    const char *second, int64_t deadline)
+{
+	const char *v[2] = { first, second };
 	struct argv_buf a;
 	struct run_result r;
 
-	if (rt_container_name(name, sizeof(name), key->uid, key->agent,
-	    service) == -1)
-		return -1;
-	rt_argv_rm_name(&a, cfg, name);
-	if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
-	    rt_base_env, deadline, NULL, &r) == -1)
+	rt_argv_rm_names(&a, cfg, v, second != NULL ? 2 : 1);
+	return a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
+	    rt_base_env, deadline, NULL, &r) == -1 ? -1 : 0;
+}
+
+/* The one or two names of rt_svc_names. */
+static int
+remove_svc_names(const struct sbx_config *cfg, const struct sbx_key *key,
+    const char *service, unsigned warm, int64_t deadline)
+{
+	char names[2][SBX_SLUG_MAX * 3];
+	size_t n = rt_svc_names(key->uid, key->agent, service, warm, names);
+
+	return n == 0 ? -1 : remove_names(cfg, names[0], n == 2 ? names[1] :
+	    NULL, deadline);
+}
+
+/* One service of a sandbox: its container and its socket directory. */
+static int
+remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
+    const char *service, unsigned warm, int64_t deadline)
+{
+	if (remove_svc_names(cfg, key, service, warm, deadline) == -1)
 		return -1;
 	sockdir_remove_service(cfg, key->uid, key->agent, service);
 	return 0;
+}
+
+/* The claimed warm containers of a sandbox: no label names their key. */
+static int
+remove_claimed(const struct sbx_config *cfg, const struct sbx_key *key,
+    const struct sbx_svc *svc, size_t n, int64_t deadline)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		if (svc[i].warm != 0 && remove_service(cfg, key,
+		    svc[i].conn.name, svc[i].warm, deadline) == -1)
+			rc = -1;
+	return rc;
 }
 
 /* A reshape: did it drop sb->prev[i] (the new set lacks that service)? */
@@ -234,7 +290,7 @@ remove_dropped(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	for (i = 0; i < sb->nprev; i++)
 		if (dropped(sb, i))
 			remove_service(cfg, &sb->key, sb->prev[i].conn.name,
-			    deadline);
+			    sb->prev[i].warm, deadline);
 }
 
 /* "PID [PORT ...]" from inspect: decimal, in range, nothing half-read. */
@@ -338,8 +394,44 @@ read_pidfile(const struct sbx_config *cfg, const struct service_cfg *s,
 	return 0;
 }
 
+/*
+ * Where a container runs: a sandbox's service, or a warm container (no
+ * key: its owner is not known yet) in a directory of the pool's own.
+ */
+struct place {
+	const struct sbx_key	*key;		/* NULL: warm */
+	const char		*project;
+	unsigned		 idmap;		/* uid range slot, 0 none */
+	unsigned		 warm;		/* warm: its slot */
+};
+
 static int
-run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+place_dir(const struct sbx_config *cfg, const struct place *pl,
+    const char *service, char *out, size_t cap)
+{
+	return pl->key != NULL ? sockdir_path(cfg, pl->key->uid,
+	    pl->key->agent, service, out, cap) :
+	    sockdir_pool_path(cfg, service, pl->warm, out, cap);
+}
+
+static int
+place_name(const struct place *pl, const char *service, char *out, size_t cap)
+{
+	return pl->key != NULL ? rt_container_name(out, cap, pl->key->uid,
+	    pl->key->agent, service) : rt_pool_name(out, cap, service, pl->warm);
+}
+
+static int
+place_make_dir(const struct sbx_config *cfg, const struct place *pl,
+    const char *service, char *err, size_t cap)
+{
+	return pl->key != NULL ? sockdir_make(cfg, pl->key->uid,
+	    pl->key->agent, service, err, cap) :
+	    sockdir_pool_make(cfg, service, pl->warm, err, cap);
+}
+
+static int
+run_container(const struct sbx_config *cfg, const struct place *pl,
     const struct service_cfg *s, const struct sbx_conn *full,
     const char *name, int64_t deadline, struct svc_result *res)
 {
@@ -347,23 +439,22 @@ run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	char envstore[CFG_MAX_ENV][CFG_STR * 2];
 	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
 	char pidfile[CFG_STR + SBX_SLUG_MAX * 3 + 8];
-	struct run_spec sp = { .uid = sb->key.uid, .agent = sb->key.agent,
-	    .project = sb->project, .name = name, .sockdir = dir,
+	struct run_spec sp = { .uid = pl->key != NULL ? pl->key->uid : 0,
+	    .agent = pl->key != NULL ? pl->key->agent : NULL,
+	    .project = pl->project, .name = name, .sockdir = dir,
 	    .pidfile = pidfile_path(cfg, s, name, pidfile,
 	    sizeof(pidfile)) == 0 ? pidfile : NULL,
-	    .conn = full, .idmap_uid = sb->idmap == 0 ? 0 :
-	    idmap_host_uid(cfg->userns_base, sb->idmap,
+	    .conn = full, .idmap_uid = pl->idmap == 0 ? 0 :
+	    idmap_host_uid(cfg->userns_base, pl->idmap,
 	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) };
 	struct argv_buf a;
 	struct run_result r;
 	int tries, rc = -1;
 
-	if ((s->transport & TRANSPORT_UNIX) && (sockdir_make(cfg, sb->key.uid,
-	    sb->key.agent, s->name, err, sizeof(err)) == -1 ||
-	    sockdir_path(cfg, sb->key.uid, sb->key.agent, s->name, dir,
-	    sizeof(dir)) == -1)) {
-		log_warnx("socket directory for uid=%u agent=%s: %s",
-		    (unsigned)sb->key.uid, sb->key.agent, err);
+	if ((s->transport & TRANSPORT_UNIX) && (place_make_dir(cfg, pl,
+	    s->name, err, sizeof(err)) == -1 || place_dir(cfg, pl, s->name,
+	    dir, sizeof(dir)) == -1)) {
+		log_warnx("socket directory of %s: %s", name, err);
 		snprintf(res->message, sizeof(res->message), "%s: cannot make "
 		    "its socket directory (see the monitor's log).", s->name);
 		return -1;
@@ -378,8 +469,9 @@ run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		if ((rc = run_logged(a.v, envp, deadline, full->password,
 		    &r)) == 0)
 			break;
-		if (strstr(r.err, "address already in use") != NULL)
-			remove_key(cfg, &sb->key, deadline, &r);
+		if (strstr(r.err, "address already in use") != NULL &&
+		    pl->key != NULL)
+			remove_key(cfg, pl->key, deadline, &r);
 		else if (strstr(r.err, "is already in use") != NULL)
 			remove_storage(cfg, name, deadline);
 		else
@@ -393,10 +485,9 @@ run_container(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 }
 
 static void
-svc_start(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
-    size_t idx, int64_t deadline, struct svc_result *res)
+svc_start(const struct sbx_config *cfg, const struct place *pl,
+    const struct sbx_conn *c, int64_t deadline, struct svc_result *res)
 {
-	const struct sbx_conn *c = &sb->svc[idx].conn;
 	const struct service_cfg *s = config_service(cfg, c->name);
 	struct sbx_conn full = *c;
 	char name[SBX_SLUG_MAX * 3], dir[SBX_SOCKET_MAX];
@@ -414,17 +505,16 @@ svc_start(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	run_deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
 	if (run_deadline > deadline)
 		run_deadline = deadline;
-	if (rt_container_name(name, sizeof(name), sb->key.uid, sb->key.agent,
-	    s->name) == -1 || run_container(cfg, sb, s, &full, name,
-	    run_deadline, res) == -1 ||
+	if (place_name(pl, s->name, name, sizeof(name)) == -1 ||
+	    run_container(cfg, pl, s, &full, name, run_deadline, res) == -1 ||
 	    (read_pidfile(cfg, s, name, res) == -1 &&
 	    inspect(cfg, s, name, run_deadline, res) == -1))
 		return;
 	t = (struct probe_target){ .kind = s->probe,
 	    .port = (uint16_t)res->port, .user = full.user,
 	    .database = full.database, .password = full.password };
-	if ((s->transport & TRANSPORT_UNIX) && sockdir_path(cfg, sb->key.uid,
-	    sb->key.agent, s->name, dir, sizeof(dir)) == 0) {
+	if ((s->transport & TRANSPORT_UNIX) &&
+	    place_dir(cfg, pl, s->name, dir, sizeof(dir)) == 0) {
 		t.dir = dir;
 		t.socket_name = s->socket_name;
 	}
@@ -484,8 +574,11 @@ svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		close(worker_fd);
 		close(p[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		struct place pl = { .key = &sb->key, .project = sb->project,
+		    .idmap = sb->idmap };
+
 		memset(&res, 0, sizeof(res));
-		svc_start(cfg, sb, idx, deadline, &res);
+		svc_start(cfg, &pl, &sb->svc[idx].conn, deadline, &res);
 		_exit(write_all(p[1], &res, sizeof(res), deadline) == 0 ? 0 : 1);
 	}
 	close(p[1]);
@@ -556,6 +649,153 @@ reach(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	}
 }
 
+/*
+ * A miss served by warm containers (warm.c), in the loop: each service's
+ * socket directory moves into the owner's (the container keeps its mount),
+ * the record is written, and the reply can go. No runtime call: the
+ * rename that shows the owner in the runtime's ps comes after the reply.
+ */
+static int
+claim_one(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i,
+    struct warm_member *m, struct sbx_outcome *o)
+{
+	const struct service_cfg *s = config_service(rt->cfg,
+	    sb->svc[i].conn.name);
+	char err[SBX_MESSAGE_MAX];
+
+	if (s == NULL || ((s->transport & TRANSPORT_UNIX) &&
+	    sockdir_claim(rt->cfg, s->name, m->slot, sb->key.uid,
+	    sb->key.agent, err, sizeof(err)) == -1)) {
+		log_warnx("claim uid=%u agent=%s of warm %s-%u: %s",
+		    (unsigned)sb->key.uid, sb->key.agent, sb->svc[i].conn.name,
+		    m->slot, s == NULL ? "not configured" : err);
+		return -1;
+	}
+	sb->svc[i] = m->svc;
+	sb->svc[i].warm = m->slot;
+	sb->svc[i].port_seen_ms = now_ms();	/* warm_take connected */
+	reach(rt->cfg, sb, s, &sb->svc[i].conn);
+	o->svc[i] = sb->svc[i];
+	return 0;
+}
+
+static void
+unclaim(struct rt_cli *rt, struct sbx_sandbox *sb, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct service_cfg *s = config_service(rt->cfg,
+		    sb->svc[i].conn.name);
+
+		if (s != NULL && (s->transport & TRANSPORT_UNIX))
+			sockdir_unclaim(rt->cfg, s->name, sb->svc[i].warm,
+			    sb->key.uid, sb->key.agent);
+		explicit_bzero(&sb->svc[i].conn.password,
+		    sizeof(sb->svc[i].conn.password));
+		sb->svc[i].pidfd = -1;	/* still the pool's */
+		sb->svc[i].warm = 0;
+	}
+}
+
+static int
+rt_claim(void *impl, struct sbx_sandbox *sb)
+{
+	struct rt_cli *rt = impl;
+	struct warm_member *m[SBX_MAX_SERVICES];
+	char names[2][SBX_SLUG_MAX * 3];
+	struct sbx_outcome o;
+	size_t i, n;
+
+	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES)
+		return -1;
+	for (i = 0; i < sb->nservices; i++)
+		if ((m[i] = warm_take(rt, sb->svc[i].conn.name)) == NULL)
+			return -1;
+	memset(&o, 0, sizeof(o));
+	for (n = 0; n < sb->nservices; n++)
+		if (claim_one(rt, sb, n, m[n], &o) == -1)
+			break;
+	if (n < sb->nservices || record_write(rt->cfg, sb, &o) == -1) {
+		unclaim(rt, sb, n);
+		explicit_bzero(&o, sizeof(o));
+		return -1;
+	}
+	explicit_bzero(&o, sizeof(o));
+	for (i = 0; i < sb->nservices; i++) {
+		warm_taken(rt, m[i]);
+		if (rt_svc_names(sb->key.uid, sb->key.agent,
+		    sb->svc[i].conn.name, sb->svc[i].warm, names) == 2)
+			warm_rename_later(rt, names[0], names[1]);
+	}
+	log_info("provision uid=%u agent=%s project=%s services=%zu (warm): ok",
+	    (unsigned)sb->key.uid, sb->key.agent, sb->project, sb->nservices);
+	return 0;
+}
+
+/* Warm containers' jobs (warm.c decides, workers do). */
+void
+rt_warm_start_body(int fd, void *arg)
+{
+	struct warm_job *j = arg;
+	const struct sbx_config *cfg = j->rt->cfg;
+	const struct service_cfg *s = &cfg->services[j->svc];
+	struct place pl = { .idmap = j->slot, .warm = j->slot };
+	struct svc_result res;
+	struct warm_started out;
+	char name[SBX_SLUG_MAX * 3];
+
+	memset(&res, 0, sizeof(res));
+	svc_start(cfg, &pl, &j->conn, now_ms() + ((int64_t)cfg->runtime_timeout +
+	    s->ready_timeout) * 1000, &res);
+	explicit_bzero(j->conn.password, sizeof(j->conn.password));
+	if (res.code != SBX_OK && rt_pool_name(name, sizeof(name), s->name,
+	    j->slot) == 0) {
+		remove_names(cfg, name, NULL, now_ms() + 30000);
+		sockdir_pool_remove(cfg, s->name, j->slot);
+	}
+	memset(&out, 0, sizeof(out));
+	out.code = res.code;
+	memcpy(out.message, res.message, sizeof(out.message));
+	out.message[sizeof(out.message) - 1] = '\0';
+	out.pid = res.pid;
+	out.port = res.port;
+	write_all(fd, &out, sizeof(out), now_ms() + 5000);
+}
+
+void
+rt_warm_remove_body(int fd, void *arg)
+{
+	struct warm_job *j = arg;
+	const struct sbx_config *cfg = j->rt->cfg;
+	char name[SBX_SLUG_MAX * 3];
+	uint32_t code = SBX_E_RUNTIME_FAILED;
+
+	if (rt_pool_name(name, sizeof(name), j->conn.name, j->slot) == 0 &&
+	    remove_names(cfg, name, NULL, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000) == 0) {
+		sockdir_pool_remove(cfg, j->conn.name, j->slot);
+		code = SBX_OK;
+	}
+	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+}
+
+void
+rt_rename_body(int fd, void *arg)
+{
+	struct warm_job *j = arg;
+	struct argv_buf a;
+	struct run_result r;
+	uint32_t code = SBX_E_RUNTIME_FAILED;
+
+	rt_argv_rename(&a, j->rt->cfg, j->from, j->to);
+	if (!a.overflow && run_logged(a.v, (char *const *)(uintptr_t)
+	    rt_base_env, now_ms() + (int64_t)j->rt->cfg->runtime_timeout *
+	    1000, NULL, &r) == 0)
+		code = SBX_OK;
+	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+}
+
 static void
 provision_body(int fd, void *arg)
 {
@@ -606,7 +846,7 @@ provision_body(int fd, void *arg)
 		for (i = 0; i < sb->nservices; i++)
 			if (!sb->svc[i].keep)
 				remove_service(cfg, &sb->key,
-				    sb->svc[i].conn.name, now_ms() + 30000);
+				    sb->svc[i].conn.name, 0, now_ms() + 30000);
 	} else if (o.code != SBX_OK)
 		remove_key(cfg, &sb->key, now_ms() + 30000, &r);
 out:
@@ -622,7 +862,10 @@ teardown_body(int fd, void *arg)
 
 	memset(&o, 0, sizeof(o));
 	if (remove_key(j->rt->cfg, &j->sb->key,
-	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1) {
+	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1 ||
+	    remove_claimed(j->rt->cfg, &j->sb->key, j->sb->svc,
+	    j->sb->nservices, now_ms() +
+	    (int64_t)j->rt->cfg->runtime_timeout * 1000) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
 	}
@@ -763,17 +1006,31 @@ provision_done(void *arg, const void *result, size_t len)
  * rather than risk two sandboxes sharing host uids.
  */
 static void
-idmap_done(struct rt_cli *rt, struct sbx_sandbox *sb, bool removed)
+slot_done(struct rt_cli *rt, const struct sbx_sandbox *sb, unsigned slot,
+    bool removed)
 {
-	if (sb->idmap == 0)
+	if (slot == 0)
 		return;
 	if (removed)
-		idmap_put(&rt->idmap, sb->idmap);
+		idmap_put(&rt->idmap, slot);
 	else
 		log_warnx("uid range %u of uid=%u agent=%s stays taken: its "
-		    "containers may still exist", sb->idmap,
+		    "containers may still exist", slot,
 		    (unsigned)sb->key.uid, sb->key.agent);
+}
+
+/* The sandbox's range, and those of the warm containers it claimed. */
+static void
+idmap_done(struct rt_cli *rt, struct sbx_sandbox *sb, bool removed)
+{
+	size_t i;
+
+	slot_done(rt, sb, sb->idmap, removed);
 	sb->idmap = 0;
+	for (i = 0; sb->svc != NULL && i < sb->nservices; i++) {
+		slot_done(rt, sb, sb->svc[i].warm, removed);
+		sb->svc[i].warm = 0;
+	}
 }
 
 static void
@@ -899,8 +1156,8 @@ rt_teardown(void *impl, struct sbx_sandbox *sb)
 	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000);
 }
 
-static bool
-pid_alive(int pidfd)
+bool
+rt_pid_alive(int pidfd)
 {
 	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
@@ -960,7 +1217,7 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 
 	(void)impl;
 	for (i = 0; i < sb->nservices; i++)
-		if (!pid_alive(sb->svc[i].pidfd))
+		if (!rt_pid_alive(sb->svc[i].pidfd))
 			return false;
 	for (i = 0; i < sb->nservices; i++) {
 		s = &sb->svc[i];
@@ -974,17 +1231,80 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 	return true;
 }
 
+/* A claimed warm container of an evicted sandbox: by its names only
+ * (the key's new containers and directories are the new provision's). */
+struct evict_job {
+	struct rt_cli	*rt;
+	struct sbx_key	 key;
+	char		 service[SBX_SLUG_MAX];
+	unsigned	 slot;
+};
+
+static void
+evict_body(int fd, void *arg)
+{
+	const struct evict_job *j = arg;
+	uint32_t code = remove_svc_names(j->rt->cfg, &j->key, j->service,
+	    j->slot, now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000) ==
+	    0 ? SBX_OK : SBX_E_RUNTIME_FAILED;
+
+	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+}
+
+static void
+evict_done(void *arg, const void *result, size_t len)
+{
+	struct evict_job *j = arg;
+	const uint32_t *code = result;
+
+	if (result != NULL && len == sizeof(*code) && *code == SBX_OK)
+		idmap_put(&j->rt->idmap, j->slot);
+	else
+		log_warnx("uid=%u agent=%s: the evicted warm container of %s "
+		    "could not be removed; uid range %u stays taken",
+		    (unsigned)j->key.uid, j->key.agent, j->service, j->slot);
+	free(j);
+}
+
+static void
+evict_claimed(struct rt_cli *rt, const struct sbx_sandbox *sb,
+    const struct sbx_svc *svc)
+{
+	struct evict_job *j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return;
+	j->rt = rt;
+	j->key = sb->key;
+	strlcpy(j->service, svc->conn.name, sizeof(j->service));
+	j->slot = svc->warm;
+	if (worker_spawn(rt->pool, sizeof(uint32_t), now_ms() +
+	    (int64_t)rt->cfg->runtime_timeout * 1000, evict_body, j,
+	    evict_done, j) == -1) {
+		log_warnx("uid=%u agent=%s: cannot start the removal of its "
+		    "evicted warm container of %s", (unsigned)sb->key.uid,
+		    sb->key.agent, svc->conn.name);
+		free(j);
+	}
+}
+
+/* Closes the pidfds; a claimed container still held was evicted (a
+ * teardown gives its slot back and clears warm before this). */
 static void
 rt_forget(void *impl, struct sbx_sandbox *sb)
 {
 	size_t i;
 
-	(void)impl;
-	for (i = 0; i < sb->nservices; i++)
+	for (i = 0; i < sb->nservices; i++) {
 		if (sb->svc[i].pidfd > 0) {
 			close(sb->svc[i].pidfd);
 			sb->svc[i].pidfd = -1;
 		}
+		if (sb->svc[i].warm != 0) {
+			evict_claimed(impl, sb, &sb->svc[i]);
+			sb->svc[i].warm = 0;
+		}
+	}
 }
 
 /* The entry is freed after a failed provision (the worker removed what
@@ -1001,6 +1321,7 @@ const struct sbx_runtime_ops rt_cli_ops = {
 	.teardown = rt_teardown,
 	.forget = rt_forget,
 	.gone = rt_gone,
+	.claim = rt_claim,
 };
 
 /* Wait for a child of ours until deadline, then kill it. Its status. */
@@ -1035,19 +1356,21 @@ parse_seen(char *line, struct rt_seen *c)
 	for (i = 0; i < 5; i++)
 		if ((f[i] = strtok_r(i ? NULL : line, " ", &save)) == NULL)
 			break;
-	if (i < 4 || strlcpy(c->name, f[0], sizeof(c->name)) >=
-	    sizeof(c->name) || strlcpy(c->agent, f[3], sizeof(c->agent)) >=
-	    sizeof(c->agent))
+	if (i < 4 || f[2][0] != 'u' || f[3][0] != 'a' ||
+	    strlcpy(c->name, f[0], sizeof(c->name)) >= sizeof(c->name) ||
+	    strlcpy(c->agent, f[3] + 1, sizeof(c->agent)) >= sizeof(c->agent))
 		return -1;
 	errno = 0;
 	v = strtol(f[1], &end, 10);
 	if (errno || *end != '\0' || v < 0 || v > INT_MAX)
 		return -1;
 	c->pid = (int)v;
-	v = strtol(f[2], &end, 10);
-	if (errno || *end != '\0' || v < 0 || v > INT_MAX)
+	/* A warm container has neither label (runtime_argv.c). */
+	c->pool = f[2][1] == '\0' && f[3][1] == '\0';
+	v = c->pool ? 0 : strtol(f[2] + 1, &end, 10);
+	if (!c->pool && (errno || *end != '\0' || v < 0 || v > INT_MAX))
 		return -1;
-	c->uid = (uid_t)v;
+	c->uid = c->pool ? (uid_t)-1 : (uid_t)v;
 	c->port = 0;
 	if (f[4] != NULL && (p = strstr(f[4], "127.0.0.1:")) != NULL) {
 		v = strtol(p + 10, &end, 10);
@@ -1150,8 +1473,10 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 		for (i = 0; i < n; i++) {
 			deadline = now_ms() + (int64_t)cfg->runtime_timeout *
 			    1000;
-			if ((gone[i].service[0] != '\0' ? remove_service(cfg,
-			    &gone[i].key, gone[i].service, deadline) :
+			if ((gone[i].name[0] != '\0' ? remove_names(cfg,
+			    gone[i].name, NULL, deadline) :
+			    gone[i].service[0] != '\0' ? remove_service(cfg,
+			    &gone[i].key, gone[i].service, 0, deadline) :
 			    remove_key(cfg, &gone[i].key, deadline, &r)) == -1)
 				failed = 1;
 		}

@@ -10,6 +10,10 @@
  *         <service>/         0755, given to the container's own host uid
  *                            by the runtime (-v ...:U); the service makes
  *                            its socket here, mounted at SBX_SOCKET_MOUNT
+ *     .pool/                 root 0700: nobody but root enters
+ *       <service>-<slot>/    a warm container's <service>/, moved (one
+ *                            rename, the container keeps its mount) to
+ *                            <uid>/<agent>/<service> when it is claimed
  *
  * The kernel, not the password, keeps other uids out: they cannot enter
  * <uid>/. Nothing under run_dir is writable by a tenant, so nothing here
@@ -176,6 +180,77 @@ sockdir_make(const struct sbx_config *cfg, uid_t uid, const char *agent,
 			return -1;
 	}
 	return -1;
+}
+
+int
+sockdir_pool_path(const struct sbx_config *cfg, const char *service,
+    unsigned slot, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/.pool/%s-%u", cfg->run_dir, service,
+	    slot);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int
+sockdir_pool_make(const struct sbx_config *cfg, const char *service,
+    unsigned slot, char *err, size_t cap)
+{
+	char dir[SBX_SOCKET_MAX], pool[SBX_SOCKET_MAX];
+
+	if (sockdir_pool_path(cfg, service, slot, dir, sizeof(dir)) == -1) {
+		snprintf(err, cap, "the socket path is too long");
+		return -1;
+	}
+	snprintf(pool, sizeof(pool), "%s/.pool", cfg->run_dir);
+	rm_tree(dir);
+	return own_dir(cfg->run_dir, 0711, err, cap) == -1 ||
+	    own_dir(pool, 0700, err, cap) == -1 ||
+	    own_dir(dir, 0755, err, cap) == -1 ? -1 : 0;
+}
+
+void
+sockdir_pool_remove(const struct sbx_config *cfg, const char *service,
+    unsigned slot)
+{
+	char dir[SBX_SOCKET_MAX];
+
+	if (sockdir_pool_path(cfg, service, slot, dir, sizeof(dir)) == 0)
+		rm_tree(dir);
+}
+
+/* rename(2) replaces the empty directory sockdir_make left there. */
+int
+sockdir_claim(const struct sbx_config *cfg, const char *service,
+    unsigned slot, uid_t uid, const char *agent, char *err, size_t cap)
+{
+	char from[SBX_SOCKET_MAX], to[SBX_SOCKET_MAX];
+
+	if (sockdir_pool_path(cfg, service, slot, from, sizeof(from)) == -1 ||
+	    sockdir_path(cfg, uid, agent, service, to, sizeof(to)) == -1) {
+		snprintf(err, cap, "the socket path is too long");
+		return -1;
+	}
+	if (sockdir_make(cfg, uid, agent, service, err, cap) == -1)
+		return -1;
+	if (rename(from, to) == -1) {
+		snprintf(err, cap, "rename %s to %s: %s", from, to,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void
+sockdir_unclaim(const struct sbx_config *cfg, const char *service,
+    unsigned slot, uid_t uid, const char *agent)
+{
+	char from[SBX_SOCKET_MAX], to[SBX_SOCKET_MAX];
+
+	if (sockdir_pool_path(cfg, service, slot, to, sizeof(to)) == 0 &&
+	    sockdir_path(cfg, uid, agent, service, from, sizeof(from)) == 0 &&
+	    rename(from, to) == -1)
+		log_warn("cannot move %s back to %s", from, to);
 }
 
 void

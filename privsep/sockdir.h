@@ -23,6 +23,19 @@ void	sockdir_remove(const struct sbx_config *, uid_t, const char *agent);
 /* One service's directory, when a reshape dropped the service. */
 void	sockdir_remove_service(const struct sbx_config *, uid_t,
 	    const char *agent, const char *service);
+/* run_dir/.pool/<service>-<slot>: a warm container's, root's until claimed. */
+int	sockdir_pool_path(const struct sbx_config *, const char *service,
+	    unsigned slot, char *out, size_t cap);
+int	sockdir_pool_make(const struct sbx_config *, const char *service,
+	    unsigned slot, char *err, size_t cap);
+void	sockdir_pool_remove(const struct sbx_config *, const char *service,
+	    unsigned slot);
+/* A claim: the warm container's directory becomes the sandbox's. */
+int	sockdir_claim(const struct sbx_config *, const char *service,
+	    unsigned slot, uid_t, const char *agent, char *err, size_t cap);
+/* Undo sockdir_claim (a later step of the claim failed). */
+void	sockdir_unclaim(const struct sbx_config *, const char *service,
+	    unsigned slot, uid_t, const char *agent);
 /* At start: remove everything under run_dir that keep() does not name. */
 void	sockdir_prune(const struct sbx_config *,
 	    bool (*keep)(void *, const char *path), void *arg);

@@ -345,6 +345,8 @@ service_key(struct parse *p, struct service_cfg *s, const char *k,
 		return set_uint(p, k, v, 1000000, &s->pids);
 	if (!strcmp(k, "ready_timeout"))
 		return set_uint(p, k, v, 3600, &s->ready_timeout);
+	if (!strcmp(k, "warm"))
+		return set_uint(p, k, v, POOL_MAX_WARM, &s->warm);
 	if (!strcmp(k, "args"))
 		return set_args(p, s, v);
 	if (!strcmp(k, "env")) {
@@ -521,6 +523,7 @@ check(struct parse *p)
 {
 	struct sbx_config *c = p->cfg;
 	struct passwd *pw;
+	unsigned warm;
 	size_t i;
 
 	if (c->socket[0] != '/')
@@ -544,9 +547,15 @@ check(struct parse *p)
 	    (c->nservices ? c->nservices : 1) * 65536 > UINT32_MAX)
 		return perr(p, "userns_base and userns_slots must be > 0 and "
 		    "userns_base + userns_slots * services * 65536 below 2^32");
-	for (i = 0; i < c->nservices; i++)
+	for (i = 0, warm = 0; i < c->nservices; i++) {
 		if (!check_service(p, &c->services[i]))
 			return 0;
+		warm += c->services[i].warm;
+	}
+	/* Each warm container holds a uid range (userns_slots) of its own. */
+	if (warm > c->userns_slots / 2)
+		return perr(p, "the services' warm containers (%u) may take "
+		    "at most half of userns_slots (%u)", warm, c->userns_slots);
 	if (resolve_runtime(c->runtime, sizeof(c->runtime)) == -1)
 		return perr(p, "runtime %s not found or not executable",
 		    c->runtime);

@@ -14,6 +14,7 @@
 #define CFG_MAX_TMPFS	8
 #define CFG_MAX_ARGS	32
 #define CFG_MAX_RTARGS	16
+#define POOL_MAX_WARM	64	/* warm containers of one service */
 
 enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
 
@@ -51,6 +52,7 @@ struct service_cfg {
 	char		cpus[16];
 	unsigned	pids;
 	unsigned	ready_timeout;		/* seconds */
+	unsigned	warm;			/* containers kept ready (pool.c) */
 	enum transport	transport;
 	char		socket_name[16];
 	char		log_size[32];		/* runtime's log cap, e.g. 1m */

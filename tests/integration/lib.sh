@@ -32,7 +32,8 @@ finish() { echo; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
 
 # policy/local.conf with our own socket, projects and state_dir.
 #   write_conf [enabled]  - yes (default) or no
-# $STATE_DIR overrides the state_dir; $CONF_EXTRA (more sections) is
+# $STATE_DIR overrides the state_dir, $WARM every service's warm (0:
+# suites count containers; warm.sh sets it); $CONF_EXTRA (more sections) is
 # appended verbatim. Change [sbx] keys afterwards with set_conf.
 write_conf() {
 	local enabled=${1:-yes}
@@ -42,6 +43,7 @@ write_conf() {
 	    -e "s|^run_dir *=.*|run_dir = $WORK/run|" \
 	    -e "s|^enabled *=.*|enabled = $enabled|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
+	    -e "s|^warm *=.*|warm = ${WARM:-0}|" \
 	    policy/local.conf > "$CONF"
 	# A service whose probe can never succeed: redis answering a
 	# postgres startup message. For the readiness deadline test.
@@ -220,6 +222,7 @@ cleanup() {
 	for u in $MADE_USERS; do userdel "$u" 2>/dev/null; done
 	stop_monitor
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -231,6 +234,10 @@ pings()      { "$SBX" -S "$SOCK" ping >/dev/null 2>&1; }
 # The checkout may not be readable by other users: they get a copy.
 cp "$SBX" "$WORK/sbx" && chmod 0755 "$WORK/sbx"
 sbx_as()     { local u=$1; shift; runuser -u "$u" -- "$WORK/sbx" -S "$SOCK" "$@"; }
+redis_as() {  # user socket password command...
+	local u=$1 s=$2 p=$3; shift 3
+	runuser -u "$u" -- env REDISCLI_AUTH="$p" redis-cli -s "$s" --user default --no-auth-warning "$@" 2>&1
+}
 containers() { $RT ps -q --filter "label=sbx.agent=$1" ${2:+--filter "label=sbx.uid=$2"} | sort | tr '\n' ' '; }
 labelled()   { $RT ps -aq --filter label=sbx.uid | wc -l; }
 lacks()      { ! grep -qiF -- "$1" <<<"$2"; }

@@ -6,6 +6,7 @@
 #   make load        tests/stress/load.sh (builds $(O)/stress-load)
 #   make isolation   tests/stress/isolation.sh (by request shape) and
 #                    tests/stress/tenancy.sh (by the kernel)
+#   make warm        tests/stress/warm.sh (warm containers)
 
 $(O)/stress-load: tests/stress/load.c
 	@mkdir -p $(@D)
@@ -21,7 +22,9 @@ load: all $(O)/stress-load
 isolation: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/isolation.sh
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/tenancy.sh
+warm: all
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/warm.sh
 
-EXTRA_TESTS += faults load isolation
+EXTRA_TESTS += faults load isolation warm
 
-.PHONY: faults load isolation
+.PHONY: faults load isolation warm

@@ -27,10 +27,6 @@ ctr() { $RT ps -q --filter "label=sbx.uid=$1" --filter "label=sbx.agent=$2" --fi
 addrs() { nsenter -t "$(main_pid "$1")" -n ip -o addr show | awk '{print $2, $4}'; }
 only_loopback() { [ -n "$1" ] && ! grep -qv '^lo ' <<<"$1"; }
 as() { local u=$1; shift; runuser -u "$u" -- "$@"; }
-redis_as() {  # user socket password command...
-	local u=$1 s=$2 p=$3; shift 3
-	as "$u" env REDISCLI_AUTH="$p" redis-cli -s "$s" --user default --no-auth-warning "$@" 2>&1
-}
 
 CONF_EXTRA='[service redis-tcp]
 image = localhost/sbx-redis:7

@@ -1,0 +1,68 @@
+/*
+ * warm.h - containers started ahead of any request, so that a miss is a
+ * claim: no runtime call before the reply (warm.c).
+ */
+#ifndef SBX_WARM_H
+#define SBX_WARM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "config.h"
+
+struct rt_cli;
+
+struct warm_member {
+	unsigned	slot;		/* its uid range and name; 0: unused */
+	bool		ready;		/* started and probed, else starting */
+	struct sbx_svc	svc;		/* password, port, pid, pidfd */
+};
+
+struct warm_svc {
+	struct warm_member *m;		/* warm of them */
+	unsigned	nready, nstarting;
+};
+
+/* A claimed container's name, changed after the reply. */
+struct warm_rename {
+	char		from[SBX_SLUG_MAX * 3], to[SBX_SLUG_MAX * 3];
+};
+
+#define WARM_RENAMES	64
+
+struct warm {
+	struct warm_svc	svc[SBX_MAX_SERVICES];	/* by config index */
+	struct warm_rename renames[WARM_RENAMES];
+	size_t		nrenames;
+	unsigned	starting;	/* all services */
+	uint64_t	claimed, dead;	/* since start, for the metrics */
+};
+
+int	warm_init(struct rt_cli *);
+/*
+ * Take a ready, live warm container of service for a claim: it leaves
+ * the pool (the caller owns svc and slot). Dead ones met on the way are
+ * removed and replaced. NULL: none.
+ */
+struct warm_member *warm_take(struct rt_cli *, const char *service);
+void	warm_taken(struct rt_cli *, struct warm_member *);
+/* Put a taken one back (a later step of its claim failed). */
+void	warm_untake(struct rt_cli *, struct warm_member *);
+/* After the reply: rename a claimed container for the admin's ps. */
+void	warm_rename_later(struct rt_cli *, const char *from, const char *to);
+/*
+ * From the monitor's loop, after the replies are out: start the renames,
+ * and containers until each service has warm, within what tenants'
+ * provisions (running) leave of max_provisions and the workers.
+ */
+void	warm_work(struct rt_cli *, size_t provisions);
+/* Adoption: a warm container that outlived the last monitor. */
+int	warm_adopt(struct rt_cli *, const char *service, unsigned slot,
+	    const struct sbx_conn *, int pid, int pidfd);
+/* Its socket directory (sockdir_prune's keep). */
+bool	warm_owns_dir(const struct rt_cli *, const char *path);
+unsigned warm_ready(const struct rt_cli *, size_t svc);
+
+#endif

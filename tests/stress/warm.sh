@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# warm.sh - warm containers (sbx.conf(5), "Warm containers"): with warm =
+# 2 for postgres and redis, a new agent's request is a claim: answered
+# while every runtime call is held at a gate (no runtime call before the
+# reply), with services that work, in the owner's own directory, under
+# the pool's labels and then the owner's name; the pool refills; a
+# claimed container is torn down at release and never comes back; a dead
+# warm container found at a claim is replaced and the request is a
+# normal provision; a burst larger than the pool is served, the rest by
+# normal provisions; restarts (SIGTERM, kill -9) adopt warm containers as
+# warm and claimed ones as sandboxes. Two real uids. Real monitor, broker
+# and podman; root. Prints "N passed, N failed".
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+
+UA=sbxt-wa UB=sbxt-wb
+throwaway_users $UA $UB
+uid_a=$(id -u $UA) uid_b=$(id -u $UB)
+
+# A runtime that is podman, except that while $GATE/hold-all exists
+# every call waits at the FIFO (fd 7 holds it open) and says so in
+# $GATE/held.
+mkdir -p "$GATE"
+cat > "$GATE/podman" <<EOF
+#!/bin/sh
+if [ -f '$GATE/hold-all' ]; then
+	echo "\$*" >> '$GATE/held'
+	exec 3< '$GATE/fifo'
+	read -r _ <&3
+	exec 3<&-
+fi
+exec podman "\$@"
+EOF
+chmod 0755 "$GATE/podman"
+mkfifo "$GATE/fifo"
+exec 7<>"$GATE/fifo"
+hold_all()    { : > "$GATE/held"; touch "$GATE/hold-all"; }
+release_all() {
+	local n
+	rm -f "$GATE/hold-all"
+	n=$(wc -l < "$GATE/held")
+	while [ "$n" -gt 0 ]; do echo go >&7; n=$((n - 1)); done
+}
+held() { [ "$(wc -l < "$GATE/held")" -ge "$1" ]; }
+cleanup_hook() { rm -f "$GATE/hold-all"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
+
+WARM=2 write_conf yes
+sed -i "s|^runtime *=.*|runtime = $GATE/podman|" "$CONF"
+$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+
+pool_names() { $RT ps -a --filter label=sbx.pool --filter "name=^sbx-pool-$1-" --format '{{.Names}}' | sort; }
+# ready_warm SVC N: N warm containers of SVC ready, by the monitor's count.
+ready_warm() { [ "$(grep -c "warm $1-[0-9]*: ready" "$LOG")" -ge "$2" ] &&
+	[ "$(pool_names "$1" | wc -l)" -eq "$3" ]; }
+full_pool() { [ "$($RT ps --filter label=sbx.pool --filter name='^sbx-pool-' -q | wc -l)" -eq 4 ] &&
+	[ "$(ls "$WORK/state/sandboxes" | grep -c '^pool-')" -eq 4 ]; }
+warm_claims() { grep -c 'audit event=provision .*warm=yes' "$LOG"; }
+provisions() { grep 'audit event=provision ' "$LOG" | grep -vc 'warm=yes'; }
+env_of() { sed -n "s/^export $2=//p" <<<"$1" | tr -d "'"; }
+
+start_monitor || exit 1
+echo "# the pool fills"
+check "two warm containers of each service start and are recorded" wait_for 90 full_pool
+check "each under the pool's labels and name (sbx.pool, sbx-pool-SVC-SLOT)" test "$($RT ps --filter label=sbx.pool --format '{{.Labels}}' | grep -c 'sbx.pool:')" -eq 4
+check "none has an owner's labels" test "$($RT ps -q --filter label=sbx.uid | wc -l)" -eq 0
+check "their directories are root's alone (run_dir/.pool 0700)" test "$(stat -c '%U %a' "$WORK/run/.pool")" = "root 700"
+
+echo "# a claim: answered with every runtime call held"
+before=$(pool_names redis; pool_names postgres)
+hold_all
+t0=$(date +%s%N)
+envA=$(timeout 20 runuser -u $UA -- "$WORK/sbx" -S "$SOCK" request -a a -p demo 2>&1)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "A's request is answered while every runtime call waits ($ms ms)" grep -q '^export REDIS_SOCKET=' <<<"$envA"
+check "it was a claim (audit warm=yes) and no provision" test "$(warm_claims)" -eq 1 -a "$(provisions)" -eq 0
+check "the refill and the rename came after the reply (held at the gate)" wait_for 10 held 1
+release_all
+sockA=$(env_of "$envA" REDIS_SOCKET) pwA=$(env_of "$envA" REDIS_PASSWORD)
+check "A's redis answers with A's password" test "$(redis_as $UA "$sockA" "$pwA" ping)" = PONG
+check "A's postgres answers" bash -c "runuser -u $UA -- env PGPASSWORD='$(env_of "$envA" POSTGRES_PASSWORD)' psql -h '$(env_of "$envA" POSTGRES_HOST)' -p 5432 -U sbx -d sbx -tAc 'select 40+2' | grep -qx 42"
+check "its socket is in A's directory ($sockA)" test "${sockA#"$WORK/run/$uid_a/a/"}" != "$sockA"
+out=$(runuser -u $UB -- ls "$(dirname "$sockA")" 2>&1)
+check "B cannot enter it (EACCES)" grep -q "Permission denied" <<<"$out"
+renamed() { [ "$($RT ps --filter label=sbx.pool --format '{{.Names}}' | grep -c "^sbx-$uid_a-a-")" -eq 2 ]; }
+check "the claimed containers are renamed for the admin (sbx-UID-AGENT-SVC-wSLOT)" wait_for 30 renamed
+check "and keep the pool's label (started before their owner was known)" test "$($RT ps --filter label=sbx.pool --filter name="^sbx-$uid_a-a-" -q | wc -l)" -eq 2
+check "the pool refills to two of each" wait_for 90 full_pool
+check "A's next request is a hit with the same password" test "$(runuser -u $UA -- "$WORK/sbx" -S "$SOCK" request -a a -p demo)" = "$envA"
+envB=$(sbx_as $UB request -a b -p demo 2>&1)
+check "B's claim gets other passwords than A's" test -n "$(env_of "$envB" REDIS_PASSWORD)" -a "$(env_of "$envB" REDIS_PASSWORD)" != "$pwA"
+
+echo "# restarts adopt warm containers as warm, claimed ones as sandboxes"
+check "the pool is full again" wait_for 90 full_pool
+ids=$($RT ps -q --filter label=sbx.pool | sort | tr '\n' ' ')
+stop_monitor
+start_monitor || exit 1
+check "SIGTERM: adopted 2 sandboxes and 4 warm containers" grep -q "adopted 2 sandboxes and 4 warm containers, discarded 0" "$LOG"
+check "the same containers, none removed or added" test "$($RT ps -q --filter label=sbx.pool | sort | tr '\n' ' ')" = "$ids"
+check "A's request is a hit with the same credentials" test "$(runuser -u $UA -- "$WORK/sbx" -S "$SOCK" request -a a -p demo)" = "$envA"
+kill -9 "$MON_PID"; wait "$MON_PID" 2>/dev/null; MON_PID=
+sleep 0.2
+start_monitor || exit 1
+check "kill -9: adopted 2 sandboxes and 4 warm containers again" test "$(grep -c "adopted 2 sandboxes and 4 warm containers, discarded 0" "$LOG")" -eq 2
+c0=$(warm_claims)
+envC=$(sbx_as $UA request -a c -p demo 2>&1)
+check "an adopted warm container is claimed (audit warm=yes)" test "$(warm_claims)" -eq $((c0 + 1))
+check "and serves" test "$(redis_as $UA "$(env_of "$envC" REDIS_SOCKET)" "$(env_of "$envC" REDIS_PASSWORD)" ping)" = PONG
+
+echo "# release: a claimed container goes, never back to the pool"
+check "the pool is full again" wait_for 90 full_pool
+claimedA=$($RT ps -q --filter label=sbx.pool --filter name="^sbx-$uid_a-a-" | sort | tr '\n' ' ')
+out=$(runuser -u $UA -- "$WORK/sbx" -S "$SOCK" release -a a 2>&1)
+check "A's release answers released" grep -q "released" <<<"$out"
+gone_a() { [ -z "$($RT ps -aq --filter label=sbx.pool --filter name="^sbx-$uid_a-a-")" ]; }
+check "A's claimed containers are removed" gone_a
+check "none of them is in the pool ($claimedA)" test -z "$(for id in $claimedA; do $RT ps -aq --filter id="$id"; done)"
+check "A's directory is gone" test ! -e "$WORK/run/$uid_a/a"
+
+echo "# a dead warm container met at a claim"
+for n in $(pool_names redis); do
+	p=$($RT inspect --format '{{.State.Pid}}' "$n")
+	[ "${p:-0}" -gt 0 ] && kill -9 "$p"	# never "kill -9 0": our group
+done
+dead_gone() { [ "$($RT ps --filter label=sbx.pool --filter name='^sbx-pool-redis-' -q | wc -l)" -eq 0 ]; }
+wait_for 10 dead_gone
+p0=$(provisions) c0=$(warm_claims)
+envD=$(sbx_as $UB request -a d -p demo 2>&1)
+check "the request is served" test "$(redis_as $UB "$(env_of "$envD" REDIS_SOCKET)" "$(env_of "$envD" REDIS_PASSWORD)" ping)" = PONG
+check "by a normal provision, not a claim" test "$(provisions)" -eq $((p0 + 1)) -a "$(warm_claims)" -eq "$c0"
+check "the dead ones were seen and replaced" test "$(grep -c 'found dead at a claim: replaced' "$LOG")" -eq 2
+check "the pool is full again, the dead ones removed" wait_for 90 full_pool
+check "no dead warm container is left" test -z "$($RT ps -a --filter label=sbx.pool --filter status=exited -q)"
+
+echo "# a burst past the pool"
+c0=$(warm_claims) p0=$(provisions)
+bp=
+for i in 1 2 3 4; do sbx_as $UB request -a burst$i -p demo > "$WORK/burst$i" 2>&1 & bp="$bp $!"; done
+wait $bp	# not the monitor: start_monitor's background job
+okn=0
+for i in 1 2 3 4; do
+	e=$(cat "$WORK/burst$i")
+	[ "$(redis_as $UB "$(env_of "$e" REDIS_SOCKET)" "$(env_of "$e" REDIS_PASSWORD)" ping)" = PONG ] && okn=$((okn + 1))
+done
+check "four agents at once, two warm containers of each: all four served" test "$okn" -eq 4
+check "two by claims, two by normal provisions" test "$(warm_claims)" -eq $((c0 + 2)) -a "$(provisions)" -eq $((p0 + 2))
+check "the pool refills" wait_for 90 full_pool
+stop_monitor
+check "the monitor stopped cleanly (SIGTERM)" test -z "$MON_PID"
+finish
