@@ -279,6 +279,31 @@ check "two more request_sandbox answers ok" test "$(metric 'sbx_requests_total{o
 check "one provision more in redis's latency histogram" test "$(metric 'sbx_provision_seconds_count{service="redis"}')" = $((${p0:-0} + 1))
 check "the refusal counted by its code" test -n "$(metric 'sbx_requests_total{op="request_sandbox",result="unknown_project"}')"
 check "no uid, agent or project is a label" bash -c "! grep -Eq 'uid=|agent=|project=' '$WORK/metrics/sbx.prom'"
+
+echo "# the Grafana dashboard against what node_exporter serves"
+DASH=contrib/grafana/sbx-dashboard.json
+check "$DASH is JSON" /usr/bin/python3 -m json.tool "$DASH" /dev/null
+# The series names in its queries (expr, and the variable's definition).
+used=$(/usr/bin/python3 -c '
+import json, sys
+def walk(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("expr", "definition") and isinstance(v, str): print(v)
+            else: walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(json.load(open(sys.argv[1])))' "$DASH" 2>/dev/null | grep -oE '\b(sbx|node_textfile)_[a-z_]+' | sort -u)
+served=$(scrape | grep -v '^#' | grep -oE '^[a-zA-Z_:][a-zA-Z0-9_:]*' | sort -u)
+missing=$(comm -23 <(echo "$used") <(echo "$served") | tr '\n' ' ')
+check "every series the dashboard queries is served: $(wc -w <<<"$used") names" test -n "$used" -a -z "$missing"
+[ -z "$missing" ] || note "not served: $missing"
+unshown=
+for fam in $(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$WORK/metrics/sbx.prom"); do
+	grep -Eqx "$fam(_bucket|_sum|_count)?" <<<"$used" || unshown="$unshown $fam"
+done
+check "the dashboard shows every family the monitor writes" test -z "$unshown"
+[ -z "$unshown" ] || note "not on the dashboard:$unshown"
 kill "$NEPID" 2>/dev/null
 stop_monitor
 
