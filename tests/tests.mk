@@ -38,6 +38,7 @@ endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
 
 check: $(TEST_BINS)
+	@tests/version.sh $(VERSION)
 	@fail=0; for t in $(TEST_BINS); do \
 	    echo "== $$t"; $$t --jobs 2 || fail=1; done; exit $$fail
 
@@ -54,7 +55,8 @@ integration: all
 # (libbsd's headers), so the checker sees what the compiler sees.
 CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 	--error-exitcode=1 -D__GNUC__ -DLIBBSD_OVERLAY -I/usr/include/bsd \
-	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem
+	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
+	-DSBX_VERSION='"$(VERSION)"'
 lint: $(GEN_H)
 	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client lib
 
@@ -62,7 +64,7 @@ lint: $(GEN_H)
 # why), over the same production code, two files at a time.
 TIDY_SRC   = $(sort $(wildcard privsep/*.c broker/*.c shared/*.c client/*.c lib/*.c))
 TIDY_SRC  := $(filter-out %/test_client.c,$(TIDY_SRC))
-TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -Ishared -Iprivsep -Ibroker -Iclient -Ilib \
+TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" -Ishared -Iprivsep -Ibroker -Iclient -Ilib \
 	     -I$(O)/gen $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
 tidy: $(GEN_H)
 	@echo "  TIDY $(words $(TIDY_SRC)) files"
