@@ -2,7 +2,7 @@
 # process per syscall (tests/seccomp/probe.c). Included by tests/fuzz/fuzz.mk.
 
 SC_PROBE_SRC  = tests/seccomp/probe.c shared/scfilter.c shared/drop.c \
-		shared/drop_user.c \
+		privsep/drop_user.c \
 		shared/log.c
 SC_PROBE_PKGS = libseccomp libcap libbsd-overlay
 
