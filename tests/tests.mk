@@ -22,7 +22,8 @@ test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.
 		    privsep/sockdir.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
-test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
+test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
+		    $(LIB_SRC)
 
 TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
 
@@ -66,7 +67,6 @@ lint: $(GEN_H)
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
 TIDY_SRC   = $(sort $(wildcard privsep/*.c broker/*.c shared/*.c client/*.c lib/*.c))
-TIDY_SRC  := $(filter-out %/test_client.c,$(TIDY_SRC))
 TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" -Ishared -Iprivsep -Ibroker -Iclient -Ilib \
 	     -I$(O)/gen $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
 tidy: $(GEN_H)
