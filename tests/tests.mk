@@ -17,7 +17,7 @@ test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/drop_user.c \
 		    shared/scfilter.c
-test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
+test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
 		    privsep/sockdir.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
@@ -77,8 +77,8 @@ tidy: $(GEN_H)
 # Further suites (fuzzing, faults and load, benchmarks, host checks) live in
 # their own fragments and add their CI targets to EXTRA_TESTS.
 EXTRA_TESTS =
--include tests/fuzz/fuzz.mk tests/stress/stress.mk bench/bench.mk tests/host/host.mk \
-	tests/python/python.mk
+-include tests/fuzz/fuzz.mk tests/seccomp/seccomp.mk tests/stress/stress.mk \
+	bench/bench.mk tests/host/host.mk tests/python/python.mk
 
 # `make test` on a fresh host: the set-up first (once: a stamp), then every
 # suite in a second make, which sees the libraries the set-up installed.

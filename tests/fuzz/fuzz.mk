@@ -55,5 +55,3 @@ fuzz: fuzz-build
 .PHONY: fuzz-build fuzz-ci fuzz
 
 EXTRA_TESTS += fuzz-ci
-
--include tests/seccomp/seccomp.mk
