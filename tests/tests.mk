@@ -9,9 +9,12 @@ UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair
 
-test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
-test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
-test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC)
+# The runtime double: the unit tests' and the bench monitor's (bench.mk).
+RTDOUBLE_SRC = tests/unit/rtdouble.c
+
+test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
+test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
+test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_subuid_SRC   = tests/unit/test_subuid.c privsep/subuid.c shared/subrange.c
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
