@@ -70,8 +70,9 @@ lint: $(GEN_H)
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
 TIDY_SRC   = $(sort $(wildcard privsep/*.c broker/*.c shared/*.c client/*.c lib/*.c))
-TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" -Ishared -Iprivsep -Ibroker -Iclient -Ilib \
-	     -I$(O)/gen $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
+TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" \
+	     -Ishared -Iprivsep -Ibroker -Iclient -Ilib -I$(O)/gen \
+	     $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
 tidy: $(GEN_H)
 	@echo "  TIDY $(words $(TIDY_SRC)) files"
 	@printf '%s\n' $(TIDY_SRC) | xargs -P 2 -n 4 sh -c \
