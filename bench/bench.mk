@@ -5,16 +5,20 @@
 #                      measured in the same run; prints the table
 #   make bench-smoke   a short run that fails only on errors, not ratios
 #
-# Built into $(O)/bench/: the client (sbx-bench), a monitor with a runtime
-# double in place of privsep/runtime_cli.c (sbx-monitor-double, beside a
+# Built into $(O)/bench/: the client (sbx-bench), a monitor with the unit
+# tests' runtime double (tests/unit/rtdouble.c, behind bench/rt_double.c)
+# in place of privsep/runtime_cli.c (sbx-monitor-double, beside a
 # copy of the broker, which the monitor finds next to itself), and the
 # liveness-cost timer linking the real runtime_cli.c (sbx-livecost).
 
 BENCH_DIR   = $(O)/bench
-BENCH_MON_SRC = $(filter-out privsep/runtime_cli.c,$(MON_SRC)) bench/rt_double.c
+BENCH_MON_SRC = $(filter-out privsep/runtime_cli.c privsep/warm.c,$(MON_SRC)) bench/rt_double.c \
+		$(RTDOUBLE_SRC)
 BENCH_LIVE_SRC = $(filter-out privsep/monitor.c,$(MON_SRC)) bench/livecost.c
 BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \
 	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-livecost
+
+$(O)/obj/mon/bench/rt_double.o: MON_INC += -Itests/unit
 
 $(BENCH_DIR)/sbx-bench: $(call objs,bench/bench.c,brk)
 	@mkdir -p $(@D)

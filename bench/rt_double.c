@@ -1,59 +1,40 @@
 /*
- * rt_double.c - a runtime double for the bench monitor (figures 5, 6).
+ * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
+ * tests' double, tests/unit/rtdouble.c, behind what privsep/runtime_cli.c
+ * exports (rt_cli_ops, runtime_list, runtime_remove, rt_listening), and
+ * no warm containers (privsep/warm.c is left out: it needs the runtime).
  *
- * It implements exactly what privsep/runtime_cli.c exports (rt_cli_ops,
- * runtime_list, runtime_remove, rt_listening), so $(O)/bench/sbx-monitor-double is the real
- * monitor loop, dispatch, cache, handler and the real broker with only
- * podman replaced: a provision completes at once and every entry reports
- * live. That lets the bench fill the cache with thousands of entries
- * through the real socket and measure memory and lookup cost alone.
+ * So $(O)/bench/sbx-monitor-double is the real monitor loop, dispatch,
+ * cache, handler and the real broker with only podman replaced: a
+ * provision completes at once and every entry reports live. That lets the
+ * bench fill the cache with thousands of entries through the real socket
+ * and measure memory and lookup cost alone.
  */
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
+#include "rtdouble.h"
 #include "runtime.h"
 
-static uint32_t next_port = 20000;
+/* The monitor passes its struct rt_cli as impl; the double has its own. */
+static struct rtdouble dbl = { .live = true };
 
 static int
 dbl_provision(void *impl, struct sbx_sandbox *sb)
 {
-	struct sbx_outcome o;
-	size_t i;
-
 	(void)impl;
-	memset(&o, 0, sizeof(o));
-	o.code = SBX_OK;
-	strlcpy(o.message, "ready", sizeof(o.message));
-	for (i = 0; i < sb->nservices; i++) {
-		strlcpy(o.svc[i].conn.name, sb->svc[i].conn.name, SBX_SLUG_MAX);
-		strlcpy(o.svc[i].conn.host, "127.0.0.1", SBX_HOST_MAX);
-		strlcpy(o.svc[i].conn.user, "default", SBX_SLUG_MAX);
-		strlcpy(o.svc[i].conn.database, "0", SBX_SLUG_MAX);
-		o.svc[i].conn.port = next_port++ % 40000 + 20000;
-		o.svc[i].pid = getpid();
-		o.svc[i].pidfd = -1;
-	}
-	/* Synchronous completion, as tests/unit/rtdouble.h does. */
-	cache_provisioned(sb, &o);
-	return 0;
+	return rtd_ops.provision(&dbl, sb);
 }
 
 static bool
 dbl_is_live(void *impl, struct sbx_sandbox *sb)
 {
 	(void)impl;
-	(void)sb;
-	return true;
+	return rtd_ops.is_live(&dbl, sb);
 }
 
 static int
 dbl_teardown(void *impl, struct sbx_sandbox *sb)
 {
 	(void)impl;
-	cache_torn_down(sb);
-	return 0;
+	return rtd_ops.teardown(&dbl, sb);
 }
 
 const struct sbx_runtime_ops rt_cli_ops = {
@@ -87,4 +68,48 @@ rt_listening(const struct sbx_conn *c)
 {
 	(void)c;
 	return true;
+}
+
+/* warm.c's interface, for a runtime that keeps none. */
+int
+warm_init(struct rt_cli *rt)
+{
+	(void)rt;
+	return 0;
+}
+
+void
+warm_work(struct rt_cli *rt, size_t provisions)
+{
+	(void)rt;
+	(void)provisions;
+}
+
+int
+warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
+    const struct sbx_conn *c, int pid, int pidfd)
+{
+	(void)rt;
+	(void)service;
+	(void)slot;
+	(void)c;
+	(void)pid;
+	(void)pidfd;
+	return -1;
+}
+
+bool
+warm_owns_dir(const struct rt_cli *rt, const char *path)
+{
+	(void)rt;
+	(void)path;
+	return false;
+}
+
+unsigned
+warm_ready(const struct rt_cli *rt, size_t svc)
+{
+	(void)rt;
+	(void)svc;
+	return 0;
 }

@@ -25,8 +25,6 @@
 #include "format.h"
 #include "sbx.h"
 
-#define SBX_CLIENT_VERSION	"0.1.0"
-
 enum {
 	EX_OK = 0,
 	EX_SERVER = 1,
@@ -212,7 +210,7 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 			fputs(usage_text, stdout);
 			return -1;
 		case 'V':
-			printf("sbx %s\n", SBX_CLIENT_VERSION);
+			printf("sbx %s\n", SBX_VERSION);
 			return -1;
 		case ':':
 			if (optopt != 0)

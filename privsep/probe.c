@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "drop.h"
+#include "drop_user.h"
 #include "iox.h"
 #include "log.h"
 #include "probe.h"

@@ -39,9 +39,7 @@ int	runtime_remove(const struct sbx_config *, const struct rt_gone *,
 /* Does something listen at c's socket or loopback port? Never waits. */
 bool	rt_listening(const struct sbx_conn *);
 bool	rt_pid_alive(int pidfd);
-/* The names a sandbox service's container may have (warm: its slot). */
-size_t	rt_svc_names(uid_t, const char *agent, const char *service,
-	    unsigned warm, char (*names)[SBX_SLUG_MAX * 3]);
+
 
 /* Warm containers' runtime jobs, each in a worker (warm.c decides). */
 struct warm_job {

@@ -53,6 +53,9 @@ void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,
 /* The container name of a sandbox's service: sbx-<uid>-<agent>-<svc>. */
 int	rt_container_name(char *out, size_t cap, uid_t, const char *agent,
 	    const char *service);
+/* The names a sandbox service's container may have (warm: its slot). */
+size_t	rt_svc_names(uid_t, const char *agent, const char *service,
+	    unsigned warm, char (*names)[SBX_SLUG_MAX * 3]);
 /* A warm pool member's: sbx-pool-<svc>-<slot>. */
 int	rt_pool_name(char *out, size_t cap, const char *service,
 	    unsigned slot);

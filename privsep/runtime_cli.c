@@ -192,30 +192,6 @@ remove_storage(const struct sbx_config *cfg, const char *name,
 		    deadline, NULL, &r);
 }
 
-/*
- * The names a service's container may have: the sandbox's own, or for
- * a claimed warm one (slot) its pool name and, once renamed after the
- * reply, sbx-<uid>-<agent>-<service>-w<slot>. How many.
- */
-size_t
-rt_svc_names(uid_t uid, const char *agent, const char *service,
-    unsigned warm, char (*names)[SBX_SLUG_MAX * 3])
-{
-	char base[SBX_SLUG_MAX * 3];
-
-	if (rt_container_name(base, sizeof(base), uid, agent, service) == -1)
-		return 0;
-	if (warm == 0) {
-		strlcpy(names[0], base, sizeof(names[0]));
-		return 1;
-	}
-	if (rt_pool_name(names[0], sizeof(names[0]), service, warm) == -1 ||
-	    snprintf(names[1], sizeof(names[1]), "%s-w%u", base, warm) >=
-	    (int)sizeof(names[1]))
-		return 0;
-	return 2;
-}
-
 /* rm of one name, or two (n): a missing one is no error. */
 static int
 remove_names(const struct sbx_config *cfg, const char *first,

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "drop.h"
+#include "drop_user.h"
 #include "supervise.h"
 #include "worker.h"
 

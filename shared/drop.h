@@ -5,11 +5,8 @@
 #include <sys/types.h>
 
 /* Drop to uid:gid (chroot to root_dir first when not NULL); 0 or -1.
- * Neither may be 0. drop.c: needs no user database. */
+ * Neither may be 0. drop.c: needs no user database. The same for a user
+ * name is the monitor's alone: privsep/drop_user.h. */
 int	drop_to_ids(uid_t uid, gid_t gid, const char *root_dir);
-
-/* The same for a user name, resolved with getpwnam (drop_user.c). */
-int	user_ids(const char *user, uid_t *uid, gid_t *gid);
-int	drop_privileges(const char *user, const char *root_dir);
 
 #endif

@@ -26,12 +26,6 @@ log_init(const char *ident, int foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
-void
-log_setident(const char *ident)
-{
-	log_ident = ident;
-}
-
 static void vlog(int, const char *, va_list, int)
     __attribute__((format(printf, 2, 0)));
 

@@ -5,7 +5,6 @@
 #include <stdarg.h>
 
 void	log_init(const char *ident, int foreground);
-void	log_setident(const char *ident);
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

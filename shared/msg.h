@@ -20,7 +20,10 @@
 
 #include <stdint.h>
 
-#define SBX_VERSION		"0.1.0"
+/* -DSBX_VERSION='"x.y.z"': GNUmakefile's VERSION, sbx's only one. */
+#ifndef SBX_VERSION
+#error "SBX_VERSION is GNUmakefile's VERSION, passed with -D"
+#endif
 
 #define SBX_SLUG_MAX		64	/* 63 chars + NUL */
 #define SBX_MAX_SERVICES	16

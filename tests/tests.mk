@@ -9,26 +9,33 @@ UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair
 
-test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC)
-test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC)
-test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC)
+# The runtime double: the unit tests' and the bench monitor's (bench.mk).
+RTDOUBLE_SRC = tests/unit/rtdouble.c
+
+test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
+test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
+test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_subuid_SRC   = tests/unit/test_subuid.c privsep/subuid.c shared/subrange.c
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
-test_drop_SRC     = tests/unit/test_drop.c shared/drop.c shared/drop_user.c \
+test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/drop_user.c \
 		    shared/scfilter.c
-test_seccomp_SRC  = tests/unit/test_seccomp.c shared/scfilter.c
+test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
 		    privsep/sockdir.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
-test_client_SRC   = $(filter-out client/sbx.c,$(wildcard client/*.c)) $(LIB_SRC)
+test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
+		    $(LIB_SRC)
 
 TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
 
+# A unit test may reach across the boundary (test_fair: the broker's
+# table and the monitor's config): the tests' own include list.
+TEST_INC = -Itests/unit -Iprivsep -Ibroker -Ishared -Iclient -Ilib -I$(O)/gen
 $(O)/obj/test/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
-	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iclient \
+	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) $(TEST_INC) \
 	    $(call pc,$(TEST_PKGS)) -MMD -c -o $@ $<
 
 define test_rule
@@ -38,6 +45,7 @@ endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
 
 check: $(TEST_BINS)
+	@tests/version.sh $(VERSION)
 	@fail=0; for t in $(TEST_BINS); do \
 	    echo "== $$t"; $$t --jobs 2 || fail=1; done; exit $$fail
 
@@ -54,16 +62,17 @@ integration: all
 # (libbsd's headers), so the checker sees what the compiler sees.
 CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 	--error-exitcode=1 -D__GNUC__ -DLIBBSD_OVERLAY -I/usr/include/bsd \
-	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem
+	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
+	-DSBX_VERSION='"$(VERSION)"'
 lint: $(GEN_H)
 	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client lib
 
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
 TIDY_SRC   = $(sort $(wildcard privsep/*.c broker/*.c shared/*.c client/*.c lib/*.c))
-TIDY_SRC  := $(filter-out %/test_client.c,$(TIDY_SRC))
-TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -Ishared -Iprivsep -Ibroker -Iclient -Ilib \
-	     -I$(O)/gen $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
+TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" \
+	     -Ishared -Iprivsep -Ibroker -Iclient -Ilib -I$(O)/gen \
+	     $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
 tidy: $(GEN_H)
 	@echo "  TIDY $(words $(TIDY_SRC)) files"
 	@printf '%s\n' $(TIDY_SRC) | xargs -P 2 -n 4 sh -c \
@@ -72,8 +81,8 @@ tidy: $(GEN_H)
 # Further suites (fuzzing, faults and load, benchmarks, host checks) live in
 # their own fragments and add their CI targets to EXTRA_TESTS.
 EXTRA_TESTS =
--include tests/fuzz/fuzz.mk tests/stress/stress.mk bench/bench.mk tests/host/host.mk \
-	tests/python/python.mk
+-include tests/fuzz/fuzz.mk tests/seccomp/seccomp.mk tests/stress/stress.mk \
+	bench/bench.mk tests/host/host.mk tests/python/python.mk
 
 # `make test` on a fresh host: the set-up first (once: a stamp), then every
 # suite in a second make, which sees the libraries the set-up installed.

@@ -22,6 +22,9 @@ fuzz_dispatch_SRC = tests/fuzz/fuzz_dispatch.c privsep/dispatch.c \
 		    shared/fdpass.c shared/slug.c
 fuzz_dispatch_PKGS = libbsd-overlay
 
+# fuzz_wire is the broker's decoder, fuzz_dispatch the monitor's check.
+FUZZ_INC = -Ibroker -Iprivsep -Ishared -I$(O)/gen
+
 FUZZ_BINS = $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_O)/fuzz_$(h))
 
 # -fsanitize=fuzzer-no-link instruments for coverage; only the final link
@@ -29,7 +32,7 @@ FUZZ_BINS = $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_O)/fuzz_$(h))
 $(FUZZ_O)/obj/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
 	@echo "  CC  $< (fuzz)"; $(FUZZ_CC) $(FUZZ_CFLAGS) \
-	    -fsanitize=fuzzer-no-link $(XCFLAGS) \
+	    -fsanitize=fuzzer-no-link $(XCFLAGS) $(FUZZ_INC) \
 	    $(call pc,msgpack libbsd-overlay) -MMD -c -o $@ $<
 
 define fuzz_rule
@@ -52,5 +55,3 @@ fuzz: fuzz-build
 .PHONY: fuzz-build fuzz-ci fuzz
 
 EXTRA_TESTS += fuzz-ci
-
--include tests/seccomp/seccomp.mk

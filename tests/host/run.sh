@@ -17,9 +17,10 @@ mkdir -p "$D/etc/sbx"
 printf '; an admin wrote this\n' > "$D/etc/sbx/sbx.conf"
 mk install DESTDIR="$D" > "$WORK/install.out" 2>&1 || nok "make install" "$(cat "$WORK/install.out")"
 U=$D/usr/local
+V=$(mk version)	# GNUmakefile's VERSION
 missing=
 for f in sbin/sbx-monitor sbin/sbx-broker bin/sbx include/sbx.h \
-    lib/libsbx.a lib/libsbx.so.0.1.0 lib/libsbx.so.0 lib/libsbx.so \
+    lib/libsbx.a lib/libsbx.so.$V lib/libsbx.so.0 lib/libsbx.so \
     lib/pkgconfig/libsbx.pc share/man/man1/sbx.1 share/man/man5/sbx.conf.5 \
     share/man/man8/sbx-monitor.8 share/man/man8/sbx-broker.8 \
     share/doc/sbx/protocol.md share/doc/sbx/examples/sbx_request.py \
@@ -33,13 +34,13 @@ check "install adds the project example" test -f "$D/etc/sbx/projects.d/demo.con
 check "the installed bash completion completes sbx's commands" test \
     "$(bash --norc --noprofile -c ". '$U/share/bash-completion/completions/sbx'; COMP_WORDS=(sbx re); COMP_CWORD=1; _sbx; echo \"\${COMPREPLY[*]}\"")" = "request release"
 check "the unit names the installed monitor" has "ExecStart=/usr/local/sbin/sbx-monitor -f /etc/sbx/sbx.conf" "$U/lib/systemd/system/sbx-monitor.service"
-exports=$(nm -D --defined-only "$U/lib/libsbx.so.0.1.0" | awk '{print $3}' | grep -v '^sbxc_.*@@LIBSBX_0$' | grep -v '^LIBSBX_0$')
+exports=$(nm -D --defined-only "$U/lib/libsbx.so.$V" | awk '{print $3}' | grep -v '^sbxc_.*@@LIBSBX_0$' | grep -v '^LIBSBX_0$')
 check "libsbx.so exports only sbxc_*" test -z "$exports"
-check "libsbx.so has soname libsbx.so.0" bash -c "objdump -p '$U/lib/libsbx.so.0.1.0' | grep -q 'SONAME *libsbx.so.0\$'"
+check "libsbx.so has soname libsbx.so.0" bash -c "objdump -p '$U/lib/libsbx.so.$V' | grep -q 'SONAME *libsbx.so.0\$'"
 
 echo "# libsbx through pkg-config"
 pc() { PKG_CONFIG_PATH=$U/lib/pkgconfig pkg-config --define-prefix "$@"; }
-check "pkg-config knows libsbx 0.1.0" test "$(pc --modversion libsbx)" = 0.1.0
+check "pkg-config knows libsbx $V" test "$(pc --modversion libsbx)" = "$V"
 check "its flags point into DESTDIR" bash -c "[[ '$(pc --cflags --libs libsbx)' == *'-I$U/include'*'-L$U/lib'*'-lsbx'* ]]"
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror -o "$WORK/sbx_request" contrib/examples/sbx_request.c \
@@ -82,7 +83,7 @@ for f in docs/sbx.1 docs/sbx.conf.5 docs/sbx-monitor.8 docs/sbx-broker.8; do
 	check "man -l $f renders without warnings" test -z "$out"
 done
 check "sbx-monitor(8) documents the audit format" bash -c "man -l docs/sbx-monitor.8 2>/dev/null | grep -q 'audit event=E uid=U agent=A project=P services=S result=R'"
-keys=$(cat shared/config.c privsep/project.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
+keys=$(cat privsep/config.c privsep/project.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
 undoc=
 for k in $keys; do
 	grep -Eq "Cm ([a-z_]+ , )*$k( |\$)" docs/sbx.conf.5 || undoc="$undoc $k"

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "drop.h"
+#include "drop_user.h"
 #include "log.h"
 #include "scfilter.h"
 

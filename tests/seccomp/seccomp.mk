@@ -1,8 +1,14 @@
-# seccomp.mk - make seccomp-probe: every role's real filter, one forked
-# process per syscall (tests/seccomp/probe.c). Included by tests/fuzz/fuzz.mk.
+# seccomp.mk - the seccomp tests' one home, tests/seccomp/. Included by
+# tests/tests.mk.
+#
+#   make check           test_seccomp.c: the compiled-in lists as a table
+#                        and the probe filter in action (Criterion; its
+#                        sources are in tests.mk with the other unit tests)
+#   make seccomp-probe   probe.c: every role's real filter, one forked
+#                        process per syscall
 
 SC_PROBE_SRC  = tests/seccomp/probe.c shared/scfilter.c shared/drop.c \
-		shared/drop_user.c \
+		privsep/drop_user.c \
 		shared/log.c
 SC_PROBE_PKGS = libseccomp libcap libbsd-overlay
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "drop.h"
+#include "drop_user.h"
 #include "scfilter.h"
 
 #define OUT_MAX		16384

@@ -6,7 +6,7 @@
 #include <pwd.h>
 #include <stddef.h>
 
-#include "drop.h"
+#include "drop_user.h"
 #include "log.h"
 
 int

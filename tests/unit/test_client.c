@@ -4,7 +4,8 @@
  * tests: over a socketpair for sbxc_exchange, over a Unix socket in a
  * temporary directory for sbxc_call.
  *
- * Links format.c and lib/libsbx.c, never sbx.c (which has main).
+ * Links client/format.c and lib/libsbx.c, never client/sbx.c (which has
+ * main).
  */
 #include <criterion/criterion.h>
 #include <errno.h>

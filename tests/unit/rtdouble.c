@@ -1,0 +1,108 @@
+/*
+ * rtdouble.c - the runtime double (rtdouble.h): what a unit test or the
+ * bench monitor gets in place of podman. A provision completes at once
+ * (or, deferred, at rtd_complete) with the services on 127.0.0.1, a
+ * reshape reports its kept services as they run, is_live answers as told.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "rtdouble.h"
+
+static void
+rtd_record(struct rtd_call *c, const struct sbx_sandbox *sb)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->key = sb->key;
+	c->nservices = sb->nservices;
+	for (i = 0; i < sb->nservices; i++) {
+		strlcpy(c->services[i], sb->svc[i].conn.name, SBX_SLUG_MAX);
+		c->nkept += sb->svc[i].keep;
+	}
+	if (sb->prev != NULL)
+		c->ndropped = sb->nprev - c->nkept;
+}
+
+static void
+rtd_finish(struct rtdouble *d, struct sbx_sandbox *sb)
+{
+	struct sbx_outcome o;
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	o.code = d->fail_with;
+	strlcpy(o.message, d->fail_with ? "double says no" : "ready",
+	    sizeof(o.message));
+	for (i = 0; i < sb->nservices; i++) {
+		if (sb->svc[i].keep) {	/* reported as it runs */
+			o.svc[i] = sb->svc[i];
+			o.svc[i].keep = false;
+			memset(o.svc[i].conn.password, 0, SBX_SECRET_MAX);
+			continue;
+		}
+		/* Ports from 40000, wrapping within 20000-59999: a bench
+		 * fills the cache with many thousands. */
+		strlcpy(o.svc[i].conn.name, sb->svc[i].conn.name, SBX_SLUG_MAX);
+		strlcpy(o.svc[i].conn.host, "127.0.0.1", SBX_HOST_MAX);
+		o.svc[i].conn.port = (20000 + d->port_seq++) % 40000 + 20000;
+		strlcpy(o.svc[i].conn.user, "default", SBX_SLUG_MAX);
+		strlcpy(o.svc[i].conn.database, "0", SBX_SLUG_MAX);
+		o.svc[i].pid = getpid();
+		o.svc[i].pidfd = -1;
+	}
+	cache_provisioned(sb, &o);
+}
+
+static int
+rtd_provision(void *impl, struct sbx_sandbox *sb)
+{
+	struct rtdouble *d = impl;
+
+	rtd_record(&d->prov[d->provisions++ % RTD_MAX_CALLS], sb);
+	if (d->deferred)
+		d->pending[d->npending++] = sb;
+	else
+		rtd_finish(d, sb);
+	return 0;
+}
+
+static bool
+rtd_is_live(void *impl, struct sbx_sandbox *sb)
+{
+	struct rtdouble *d = impl;
+
+	rtd_record(&d->live_calls[d->is_live_calls++ % RTD_MAX_CALLS], sb);
+	return d->live;
+}
+
+static int
+rtd_teardown(void *impl, struct sbx_sandbox *sb)
+{
+	struct rtdouble *d = impl;
+
+	if (d->refuse_teardowns > 0) {
+		d->refuse_teardowns--;
+		return -1;
+	}
+	d->teardowns++;
+	cache_torn_down(sb);
+	return 0;
+}
+
+const struct sbx_runtime_ops rtd_ops = {
+	.provision = rtd_provision,
+	.is_live = rtd_is_live,
+	.teardown = rtd_teardown,
+};
+
+void
+rtd_complete(struct rtdouble *d)
+{
+	int i, n = d->npending;
+
+	d->npending = 0;
+	for (i = 0; i < n; i++)
+		rtd_finish(d, d->pending[i]);
+}
