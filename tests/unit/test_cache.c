@@ -766,3 +766,84 @@ Test(cache, revoke_drops_services_or_whole_sandboxes)
 	cr_assert_eq(rtd.teardowns, 2);
 	cr_assert_eq(cache.count, 0);
 }
+
+/* ---- warm containers: a miss served by a claim ----------------------- */
+
+Test(cache, claim_answers_a_miss_with_no_provision)
+{
+	struct capture c = { 0 };
+
+	rtd.warm = 1;
+	rtd.deferred = true;	/* a provision would not answer yet */
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1, "answered at once");
+	expect_ok_sandbox(&c.ans[0]);
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_eq(rtd.claims, 1);
+	cr_assert_str_eq(conn(&c.ans[0], "postgres")->password, "warm-1-0");
+	cr_assert_eq(cache.nprovisions, 0);
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2, "the claimed sandbox is a hit");
+	cr_assert_str_eq(conn(&c.ans[1], "postgres")->password, "warm-1-0");
+
+	ensure(1000, "dev-2", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2, "no warm set left: a provision, deferred");
+	cr_assert_eq(rtd.provisions, 1);
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 3);
+	expect_ok_sandbox(&c.ans[2]);
+}
+
+Test(cache, claim_is_not_held_back_by_provision_limits)
+{
+	struct capture c = { 0 };
+
+	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
+	    (struct cache_limits){ .max_provisions = 1 }, clock_fake);
+	rtd.deferred = true;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(cache.nprovisions, 1);
+	ensure(1001, "dev-2", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_BUSY);
+	rtd.warm = 1;
+	ensure(1001, "dev-2", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_eq(rtd.claims, 1);
+	rtd_complete(&rtd);
+}
+
+Test(cache, dead_sandbox_is_provisioned_again_not_claimed)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, 1);
+	rtd.live = false;
+	rtd.warm = 1;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_eq(rtd.provisions, 2, "the runtime removes what is left");
+	cr_assert_eq(rtd.claims, 0);
+}
+
+Test(cache, claimed_sandbox_is_torn_down_and_never_claimed_again)
+{
+	struct capture c = { 0 };
+
+	rtd.warm = 1;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	release(1000, "dev-1", &c);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.ans[1].released, 1);
+	cr_assert_eq(rtd.teardowns, 1);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 3);
+	expect_ok_sandbox(&c.ans[2]);
+	cr_assert_eq(rtd.claims, 1);
+	cr_assert_eq(rtd.provisions, 1, "the pool is spent: a provision");
+	cr_assert_str_neq(conn(&c.ans[2], "postgres")->password, "warm-1-0");
+}
