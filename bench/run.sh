@@ -22,11 +22,11 @@ PIDS=()
 
 if [ "$SMOKE" = 1 ]; then
 	LAT_N=200 TP_SECS=0.3 TP_ROUNDS=1 TP_LEVELS="1 8" COLD_N=1 PAR_N=1
-	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis
+	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis WARM_N=1
 else
 	LAT_N=${BENCH_LAT_N:-3000} TP_SECS=${BENCH_TP_SECS:-2} TP_ROUNDS=3
 	TP_LEVELS="1 2 8 64" COLD_N=${BENCH_COLD_N:-5} PAR_N=3 FILL_BIG=10000
-	LIVE_N=5000 COLD_SVCS="postgres redis"
+	LIVE_N=5000 COLD_SVCS="postgres redis" WARM_N=5
 fi
 
 err() { errors=$((errors + 1)); echo "bench: ERROR: $*" >&2; }
@@ -37,6 +37,7 @@ cleanup() {
 	wait 2>/dev/null
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 	rm -rf "$WORK" "$RUNS"
 }
 trap cleanup EXIT
@@ -62,6 +63,7 @@ write_conf() {  # dir [transport]
 	    policy/local.conf > "$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"
 	printf '[project]\nsandbox_services = postgres\n' > "$1/projects/pg.conf"
+	printf '[project]\nsandbox_services = postgres redis\n' > "$1/projects/both.conf"
 }
 
 start_monitor() {  # binary dir
@@ -261,6 +263,64 @@ fig_par() {  # sock dir
 	    "$(( (t1 - t0) / 1000000 ))" ms "1" "(podman's share)"
 }
 
+# Figure 7: warm containers (warm = 8 of each service). A new agent's
+# request for postgres + redis is a claim; its baseline is one redis
+# started by hand (podman run + ping), and a cache hit's round trip.
+# The pool is full again (every warm container recorded) before each.
+pool_full() { [ "$(ls "$1/state/sandboxes" 2>/dev/null | grep -c '^pool-')" -eq "$2" ]; }
+wait_pool() {  # dir n
+	local i
+	for i in $(seq 1200); do pool_full "$1" "$2" && return 0; sleep 0.1; done
+	err "warm: the pool did not fill ($2 of $1)"; return 1
+}
+fig_warm() {  # sock dir
+	local i out claim=() hand=() hit=() c h k e
+	for i in $(seq "$WARM_N"); do
+		wait_pool "$2" 16 || return
+		if out=$("$BENCH" once "$1,sandbox,warm$i,both,postgres"); then
+			claim+=("$(field ms <<<"$out")")
+		else
+			err "warm: claim: $out"
+		fi
+		if out=$("$BENCH" once "$1,sandbox,warm$i,both,postgres"); then
+			hit+=("$(field ms <<<"$out")")
+		else
+			err "warm: hit: $out"
+		fi
+		if out=$(byhand redis redis sbx-bench-hand-warm "$2/sbx.conf"); then
+			hand+=("$(field ms <<<"$out")")
+		else
+			err "warm: by hand: $out"
+		fi
+		$RT rm -f -t 0 sbx-bench-hand-warm >/dev/null 2>&1
+		"$BENCH" once "$1,release,warm$i" >/dev/null || err "release warm$i"
+	done
+	c=$(printf '%s\n' "${claim[@]}" | median); h=$(printf '%s\n' "${hand[@]}" | median)
+	k=$(printf '%s\n' "${hit[@]}" | median)
+	row "7 warm: new agent pg+redis vs redis by hand" "$c" "$h" ms "r <= 0.10" "<= 0.10x"
+	row "7 warm: new agent vs a cache hit" "$c" "$k" ms "r <= 2" "<= 2x (aim)"
+	wait_pool "$2" 16 || return
+	: > "$WORK/warm.one"; : > "$WORK/warm.eight"
+	if out=$("$BENCH" once "$1,sandbox,wsolo,both,postgres"); then
+		field ms <<<"$out" > "$WORK/warm.one"
+	else
+		err "warm: one: $out"
+	fi
+	wait_pool "$2" 16 || return
+	if out=$("$BENCH" par 8 "$1,sandbox,wpar,both,postgres"); then
+		field ms <<<"$out" > "$WORK/warm.eight"
+	else
+		err "warm: eight: $out"
+	fi
+	e=$(cat "$WORK/warm.eight") o=$(cat "$WORK/warm.one")
+	row "7 warm: 8 new agents at once vs one" "$e" "$o" ms "r <= 2" "<= 2x one"
+	"$BENCH" once "$1,release,wsolo" >/dev/null || err "release wsolo"
+	for i in $(seq 0 7); do "$BENCH" once "$1,release,wpar$i" >/dev/null ||
+	    err "release wpar$i"; done
+	rss=$(rss_kib "$MON")
+	echo "# warm: the monitor's RSS with 16 warm containers: $rss KiB" | tee -a "$TABLE"
+}
+
 # Figures 5 and 6: the monitor with the runtime double, three of them
 # (10, 1,000 and FILL_BIG entries) so that the latencies can be
 # measured interleaved; RSS after the fill.
@@ -321,6 +381,13 @@ write_conf "$WORK/tcp" tcp
 if start_monitor "$TOP/$O/sbx-monitor" "$WORK/tcp"; then
 	fig_cold "$WORK/tcp/sbx.sock" "$WORK/tcp" tcp
 	stop_monitor "$MON"
+fi
+# Warm containers: 8 of each service, on unix.
+WARM=8 write_conf "$WORK/warm"
+if start_monitor "$TOP/$O/sbx-monitor" "$WORK/warm"; then
+	fig_warm "$WORK/warm/sbx.sock" "$WORK/warm"
+	stop_monitor "$MON"
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 fi
 fig_double "$WORK/base.sock" "$BASE_PID"
 echo "# $((SECONDS)) s; $(grep -c PASS "$TABLE" 2>/dev/null || echo 0) PASS, $(grep -c MISS "$TABLE" 2>/dev/null || echo 0) MISS, $errors errors"

@@ -326,7 +326,7 @@ wire_pack_answer(msgpack_packer *pk, const struct sbx_ans *a,
 		wire_pack_error(pk, a->code, a->message);
 		return;
 	}
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, a->type == SBX_REQ_STATUS ? 3 : 2);
 	pack_str(pk, "ok");
 	msgpack_pack_true(pk);
 	switch (a->type) {
@@ -357,6 +357,12 @@ wire_pack_answer(msgpack_packer *pk, const struct sbx_ans *a,
 		msgpack_pack_array(pk, nrecs);
 		for (i = 0; i < nrecs; i++)
 			pack_status_rec(pk, &recs[i]);
+		pack_str(pk, "warm");	/* ready, per service that has any */
+		msgpack_pack_map(pk, a->nservices);
+		for (i = 0; i < a->nservices; i++) {
+			pack_str(pk, a->services[i].name);
+			msgpack_pack_uint32(pk, a->warm[i]);
+		}
 		break;
 	default:
 		break;

@@ -1011,6 +1011,28 @@ print_row(FILE *f, const char *const *cells, const size_t *w)
 	putc('\n', f);
 }
 
+/* "warm containers ready: postgres 2, redis 1", when the host keeps any. */
+static void
+print_warm(FILE *f, const msgpack_object *m)
+{
+	uint32_t i;
+
+	if (m == NULL || m->type != MSGPACK_OBJECT_MAP || m->via.map.size == 0)
+		return;
+	fputs("warm containers ready:", f);
+	for (i = 0; i < m->via.map.size; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+
+		if (kv->key.type != MSGPACK_OBJECT_STR ||
+		    kv->val.type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			continue;
+		fprintf(f, "%s %.*s %llu", i ? "," : "",
+		    (int)kv->key.via.str.size, kv->key.via.str.ptr,
+		    (unsigned long long)kv->val.via.u64);
+	}
+	putc('\n', f);
+}
+
 int
 sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 {
@@ -1049,6 +1071,7 @@ sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 	print_row(f, status_head, w);
 	for (r = 0; r < nrows; r++)
 		print_row(f, (const char *const *)&cells[r * NCOL], w);
+	print_warm(f, sbxc_map_get(reply, "warm"));
 out:
 	for (r = 0; r < nrows * NCOL; r++)
 		free(cells[r]);

@@ -137,6 +137,7 @@ static void
 handle_status(const struct handler_env *e, uid_t uid, struct sbx_reply r)
 {
 	struct sbx_ans a;
+	size_t i;
 
 	if (uid != 0) {
 		audit_refuse(SBX_REQ_STATUS, uid, NULL, NULL, NULL, 0,
@@ -148,6 +149,13 @@ handle_status(const struct handler_env *e, uid_t uid, struct sbx_reply r)
 	}
 	answer_ok(&a, SBX_REQ_STATUS);
 	a.nstatus = (uint32_t)e->cache->count;	/* at most; the writer trims */
+	for (i = 0; e->warm_ready != NULL && i < e->cfg->nservices; i++) {
+		if (e->cfg->services[i].warm == 0)
+			continue;
+		strlcpy(a.services[a.nservices].name, e->cfg->services[i].name,
+		    sizeof(a.services[0].name));
+		a.warm[a.nservices++] = e->warm_ready(e->warm_arg, i);
+	}
 	send_ans(r, &a);
 }
 

@@ -12,6 +12,9 @@ struct handler_env {
 	const struct project_table	*projects;
 	struct cache			*cache;
 	const struct subuid_table	*subuids;	/* NULL: none */
+	/* Warm containers ready of service i (config order); NULL: none. */
+	unsigned	(*warm_ready)(const void *arg, size_t i);
+	const void	*warm_arg;
 };
 
 /* Answers through r, now or when the cache's work completes. A status

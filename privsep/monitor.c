@@ -441,6 +441,7 @@ loop(struct monitor *m)
 	struct outq *q;
 	size_t n, nw, i;
 	int64_t now, next_tick = now_ms() + TICK_MS, wait, due;
+	bool warm_later = false;
 
 	while (!done(m)) {
 		n = 0;
@@ -458,7 +459,7 @@ loop(struct monitor *m)
 		now = now_ms();
 		due = workers_next_deadline(&m->pool);
 		wait = (due < next_tick ? due : next_tick) - now;
-		if (wait < 0)
+		if (wait < 0 || warm_later)
 			wait = 0;
 		if (poll(pfd, n, (int)wait) == -1 && errno != EINTR)
 			fatal("poll");
@@ -468,9 +469,15 @@ loop(struct monitor *m)
 			on_broker_message(m);
 		workers_events(&m->pool, pfd + 2, nw);
 		cache_retry(&m->cache);	/* a worker may be free now */
-		/* The replies are out: renames and refills of the warm pool. */
-		if (!m->stopping)
+		/* Renames and refills of the warm pool fork: not while a
+		 * burst of requests is answered, but at the first turn of
+		 * the loop without one (the next poll does not wait). */
+		if (m->stopping || (pfd[1].revents & POLLIN))
+			warm_later = !m->stopping;
+		else {
 			warm_work(&m->rt, m->cache.nprovisions);
+			warm_later = false;
+		}
 		for (i = 2 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
@@ -644,6 +651,12 @@ fd_budget(struct monitor *m)
 	    c->max_workers, c->max_requests, l->max_fds, l->max_fds / svc, svc);
 }
 
+static unsigned
+status_warm(const void *rt, size_t i)
+{
+	return warm_ready(rt, i);
+}
+
 static void
 setup(struct monitor *m, const char *path, int fg)
 {
@@ -690,7 +703,8 @@ setup(struct monitor *m, const char *path, int fg)
 		    "sandboxes are left up until released or idle", m->cache.count);
 	m->env = (struct handler_env){ .cfg = &m->cfg,
 	    .projects = &m->projects, .cache = &m->cache,
-	    .subuids = &m->subuids };
+	    .subuids = &m->subuids, .warm_ready = status_warm,
+	    .warm_arg = &m->rt };
 	TAILQ_INIT(&m->outq);
 }
 

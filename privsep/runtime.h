@@ -47,7 +47,8 @@ struct warm_job {
 	size_t		 svc;		/* config index */
 	unsigned	 slot;
 	struct sbx_conn	 conn;		/* the start's: name and password */
-	char		 from[SBX_SLUG_MAX * 3], to[SBX_SLUG_MAX * 3];
+	struct warm_rename renames[WARM_RENAMES];	/* rt_rename_body's */
+	size_t		 nrenames;
 };
 struct warm_started {
 	uint32_t	code;		/* enum sbx_code */

@@ -756,19 +756,24 @@ rt_warm_remove_body(int fd, void *arg)
 	write_all(fd, &code, sizeof(code), now_ms() + 5000);
 }
 
+/* Every rename pending, one after the other: one fork for a burst. */
 void
 rt_rename_body(int fd, void *arg)
 {
 	struct warm_job *j = arg;
 	struct argv_buf a;
 	struct run_result r;
-	uint32_t code = SBX_E_RUNTIME_FAILED;
+	uint32_t code = SBX_OK;
+	size_t i;
 
-	rt_argv_rename(&a, j->rt->cfg, j->from, j->to);
-	if (!a.overflow && run_logged(a.v, (char *const *)(uintptr_t)
-	    rt_base_env, now_ms() + (int64_t)j->rt->cfg->runtime_timeout *
-	    1000, NULL, &r) == 0)
-		code = SBX_OK;
+	for (i = 0; i < j->nrenames; i++) {
+		rt_argv_rename(&a, j->rt->cfg, j->renames[i].from,
+		    j->renames[i].to);
+		if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
+		    rt_base_env, now_ms() + (int64_t)j->rt->cfg->runtime_timeout *
+		    1000, NULL, &r) == -1)
+			code = SBX_E_RUNTIME_FAILED;
+	}
 	write_all(fd, &code, sizeof(code), now_ms() + 5000);
 }
 

@@ -291,9 +291,10 @@ renamed(void *arg, const void *result, size_t len)
 	struct warm_job *j = arg;
 	const uint32_t *code = result;
 
+	/* run_logged said which, in the runtime's words. */
 	if (result == NULL || len != sizeof(*code) || *code != SBX_OK)
-		log_warnx("warm: %s keeps its name (the rename to %s failed)",
-		    j->from, j->to);
+		log_warnx("warm: of %zu claimed containers, some keep their "
+		    "pool name (see above)", j->nrenames);
 	free(j);
 }
 
@@ -316,21 +317,17 @@ warm_work(struct rt_cli *rt, size_t provisions)
 	int64_t now = now_ms();
 	size_t i;
 
-	while (rt->warm.nrenames > 0 && worker_spare(rt, provisions)) {
-		const struct warm_rename *r =
-		    &rt->warm.renames[--rt->warm.nrenames];
-
-		if ((j = calloc(1, sizeof(*j))) == NULL)
-			break;
+	if (rt->warm.nrenames > 0 && worker_spare(rt, provisions) &&
+	    (j = calloc(1, sizeof(*j))) != NULL) {
 		j->rt = rt;
-		strlcpy(j->from, r->from, sizeof(j->from));
-		strlcpy(j->to, r->to, sizeof(j->to));
+		memcpy(j->renames, rt->warm.renames, sizeof(j->renames));
+		j->nrenames = rt->warm.nrenames;
 		if (worker_spawn(rt->pool, sizeof(uint32_t), now +
-		    (int64_t)cfg->runtime_timeout * 1000, rt_rename_body, j,
-		    renamed, j) == -1) {
+		    (int64_t)cfg->runtime_timeout * 1000 *
+		    (int64_t)j->nrenames, rt_rename_body, j, renamed, j) == -1)
 			free(j);
-			break;
-		}
+		else
+			rt->warm.nrenames = 0;
 	}
 	if (!cfg->enabled)
 		return;

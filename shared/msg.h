@@ -128,6 +128,8 @@ struct sbx_ans {
 	uint32_t	nservices;	/* available: names only; sandbox: full */
 	struct sbx_conn	services[SBX_MAX_SERVICES];
 	uint32_t	nstatus;	/* status: records that follow */
+	/* status: warm containers ready, for services[i].name (nservices) */
+	uint32_t	warm[SBX_MAX_SERVICES];
 };
 
 struct sbx_status_rec {

@@ -31,7 +31,8 @@ setup(void)
 {
 	fixture_four_projects();
 	limits(0, 0);
-	env = (struct handler_env){ &cfg, &projects, &cache, NULL };
+	env = (struct handler_env){ .cfg = &cfg, .projects = &projects,
+	    .cache = &cache };
 }
 
 TestSuite(cache, .init = setup);

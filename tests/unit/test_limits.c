@@ -31,7 +31,8 @@ setup(void)
 	ranges[0] = (struct subuid_range){ 100000, 65536, 1000 };
 	ranges[1] = (struct subuid_range){ 200000, 10, 1001 };
 	subuids = (struct subuid_table){ .v = ranges, .n = 2, .cap = 2 };
-	env = (struct handler_env){ &cfg, &projects, &cache, &subuids };
+	env = (struct handler_env){ .cfg = &cfg, .projects = &projects,
+	    .cache = &cache, .subuids = &subuids };
 }
 
 TestSuite(limits, .init = setup);

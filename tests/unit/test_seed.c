@@ -38,7 +38,8 @@ setup(void)
 	fake_now = 1000;
 	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
 	    (struct cache_limits){ 0 }, clock_fake);
-	env = (struct handler_env){ &cfg, &projects, &cache, NULL };
+	env = (struct handler_env){ .cfg = &cfg, .projects = &projects,
+	    .cache = &cache };
 }
 
 TestSuite(seed, .init = setup);
