@@ -30,7 +30,8 @@ nok()  { fail=$((fail + 1)); printf 'not ok %d - %s\n' $((pass + fail)) "$1"; [ 
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "failed: $*"; fi; }
 finish() { echo; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
 
-# policy/local.conf with our own socket, projects and state_dir.
+# policy/local.conf (or $LOCAL_CONF) with our own socket, projects and
+# state_dir.
 #   write_conf [enabled]  - yes (default) or no
 # $STATE_DIR overrides the state_dir; $CONF_EXTRA (more sections) is
 # appended verbatim. Change [sbx] keys afterwards with set_conf.
@@ -42,7 +43,7 @@ write_conf() {
 	    -e "s|^run_dir *=.*|run_dir = $WORK/run|" \
 	    -e "s|^enabled *=.*|enabled = $enabled|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
-	    policy/local.conf > "$CONF"
+	    "${LOCAL_CONF:-policy/local.conf}" > "$CONF"
 	# A service whose probe can never succeed: redis answering a
 	# postgres startup message. For the readiness deadline test.
 	cat >> "$CONF" <<-EOF
