@@ -57,8 +57,8 @@ check "on its own data root" test "$($RT info --format '{{.DockerRootDir}}')" = 
 DOCKER_HOST=unix://$DK/docker.sock make --no-print-directory -C "$TOP" \
     O="$B" images RUNTIME=$DOCKER > "$WORK/images.log" 2>&1 ||
     { cat "$WORK/images.log"; nok "make images RUNTIME=docker"; }
-check "make images RUNTIME=docker loaded both images" \
-    $RT image inspect localhost/sbx-postgres:15 localhost/sbx-redis:7 >/dev/null
+images_in() { $RT image inspect localhost/sbx-postgres:15 localhost/sbx-redis:7 >/dev/null; }
+check "make images RUNTIME=docker loaded both images" images_in
 note "dockerd up and images loaded in $(( $(date +%s) - t_start )) s"
 
 echo "# start"
@@ -108,8 +108,9 @@ eval "$env1"
 check "psql and redis-cli work with the returned credentials" uses_sandbox
 check "two containers, labelled with uid, agent, project and service" test \
     "$($RT ps -q --filter label=sbx.uid=0 --filter label=sbx.agent=d1 --filter label=sbx.project=demo --filter label=sbx.service=postgres | wc -l) $(containers d1 0 | wc -w)" = "1 2"
-confined() {  # NAME: no network, read-only, no capabilities, limits
-	[ "$($RT inspect --format '{{.HostConfig.NetworkMode}} {{len .NetworkSettings.Ports}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.IpcMode}} {{.HostConfig.PidsLimit}} {{.HostConfig.LogConfig.Type}} {{index .HostConfig.LogConfig.Config "max-size"}}' "$1")" = "$2"
+confined() {  # NAME WANT: no network, read-only, no capabilities, limits
+	local f='{{.HostConfig.NetworkMode}} {{len .NetworkSettings.Ports}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.IpcMode}} {{.HostConfig.PidsLimit}} {{.HostConfig.LogConfig.Type}} {{index .HostConfig.LogConfig.Config "max-size"}}'
+	test "$($RT inspect --format "$f" "$1")" = "$2"
 }
 check "postgres: network none, nothing published, read-only, no caps, limits" \
     confined sbx-0-d1-postgres "none 0 true [all] none 256 json-file 1m"
@@ -134,12 +135,12 @@ check "nobody cannot enter root's socket directory" \
 echo "# transport tcp: docker's bridge, published on 127.0.0.1"
 envt=$(sbx request -a t1 -p tcp redis-tcp) || nok "tcp request" "$envt"
 eval "$envt"
-check "redis over 127.0.0.1:$REDIS_PORT works" redis_env_ok
+check "redis over $REDIS_TCP_HOST:$REDIS_TCP_PORT works" \
+    redis_ok "$REDIS_TCP_HOST" "$REDIS_TCP_PORT" "$REDIS_TCP_USER" "$REDIS_TCP_PASSWORD"
 check "published on 127.0.0.1 only, the port the agent got" \
-    test "$($RT port sbx-0-t1-redis-tcp)" = "6379/tcp -> 127.0.0.1:$REDIS_PORT"
+    test "$($RT port sbx-0-t1-redis-tcp)" = "6379/tcp -> 127.0.0.1:$REDIS_TCP_PORT"
 
 echo "# a dead container is replaced"
-pw1=$POSTGRES_PASSWORD
 eval "$env1"
 pw1=$POSTGRES_PASSWORD
 $RT rm -f sbx-0-d1-postgres >/dev/null
