@@ -8,6 +8,12 @@
 #                                  in OUT/SVC.id; skipped when IMAGE already is
 #                                  that import of that tar; FORCE=1 redoes it
 #
+# RUNTIME (default podman) is the CLI that imports: RUNTIME=docker (or a
+# path whose file name begins with docker; DOCKER_HOST names the daemon)
+# imports into docker, with its own stamp OUT/SVC.docker.id. docker's
+# import takes no STOPSIGNAL; sbx removes its containers with rm -f (a
+# SIGKILL), so nothing depends on it.
+#
 # SVC is postgres or redis.  Root only (mmdebstrap root mode, chroot).
 #
 # How: `mmdebstrap --variant=extract` unpacks the packages and their hard
@@ -236,14 +242,19 @@ build_tar() {
 	rm -rf "$root"
 }
 
-# podman import with the image's run-time config. The monitor runs it with
+# podman (or docker) import with the image's run-time config. The monitor runs it with
 # --cap-drop all and no-new-privileges: USER is the service uid from the start.
 import_tar() {
 	SVC=$1 OUT=$2 IMAGE=$3
-	tarf=$OUT/$SVC.tar idf=$OUT/$SVC.id
+	RT=${RUNTIME:-podman}
+	tarf=$OUT/$SVC.tar idf=$OUT/$SVC.id stop=STOPSIGNAL quiet=--quiet
+	case ${RT##*/} in
+	docker*) idf=$OUT/$SVC.docker.id stop= quiet= ;;
+	esac
+	command -v "$RT" >/dev/null || die "runtime $RT not found"
 	[ -f "$tarf" ] || die "$tarf is missing"
-	old=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
-	# The stamp: the image id podman gave the import, and which tar it was.
+	old=$($RT image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+	# The stamp: the image id the runtime gave the import, and which tar it was.
 	tarstat=$(stat -c '%s %y' "$tarf")
 	if [ -z "${FORCE:-}" ] && [ -n "$old" ] && [ -f "$idf" ] &&
 	    [ "$(cat "$idf")" = "$old $tarstat" ]; then
@@ -253,28 +264,30 @@ import_tar() {
 	path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	case $SVC in
 	postgres)
-		set -- --change 'STOPSIGNAL SIGINT' --change 'EXPOSE 5432' \
+		set -- --change 'EXPOSE 5432' \
 		    --change 'WORKDIR /var/lib/postgresql' \
-		    --change "ENV PATH=/usr/lib/postgresql/15/bin:$path" ;;
+		    --change "ENV PATH=/usr/lib/postgresql/15/bin:$path"
+		[ -z "$stop" ] || set -- --change "$stop SIGINT" "$@" ;;
 	redis)
-		set -- --change 'STOPSIGNAL SIGTERM' --change 'EXPOSE 6379' \
-		    --change 'WORKDIR /var/lib/redis' --change "ENV PATH=$path" ;;
+		set -- --change 'EXPOSE 6379' \
+		    --change 'WORKDIR /var/lib/redis' --change "ENV PATH=$path"
+		[ -z "$stop" ] || set -- --change "$stop SIGTERM" "$@" ;;
 	*)	die "unknown service: $SVC" ;;
 	esac
-	log "$SVC: podman import $IMAGE"
-	podman import --quiet "$@" \
+	log "$SVC: ${RT##*/} import $IMAGE"
+	$RT import $quiet "$@" \
 	    --change "USER $SVC_UID:$SVC_UID" \
 	    --change 'ENTRYPOINT ["/usr/local/bin/sbx-entrypoint"]' \
 	    --change "LABEL org.opencontainers.image.title=sbx-$SVC" \
 	    --message "sbx-$SVC from Debian bookworm packages" \
 	    "$tarf" "$IMAGE" >/dev/null
-	new=$(podman image inspect --format '{{.Id}}' "$IMAGE")
+	new=$($RT image inspect --format '{{.Id}}' "$IMAGE")
 	printf '%s %s\n' "$new" "$tarstat" > "$idf"
 	# The previous build, now untagged; kept if a container still uses it.
 	if [ -n "$old" ] && [ "$old" != "$new" ]; then
-		podman rmi "$old" >/dev/null 2>&1 || true
+		$RT rmi "$old" >/dev/null 2>&1 || true
 	fi
-	log "$IMAGE: $(podman image inspect --format '{{.Size}}' "$IMAGE" |
+	log "$IMAGE: $($RT image inspect --format '{{.Size}}' "$IMAGE" |
 	    awk '{ printf "%.0f MB", $1 / 1e6 }')"
 }
 

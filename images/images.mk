@@ -4,6 +4,8 @@
 #
 #   make images            build what changed, import what is missing
 #   make images FORCE=1    rebuild and re-import both
+#   make images RUNTIME=docker   import into docker instead (DOCKER_HOST
+#                          names a daemon other than the default one)
 #   make images-postgres   localhost/sbx-postgres:15
 #   make images-redis      localhost/sbx-redis:7
 #
@@ -16,6 +18,7 @@ IMG_O		 = $(O)/images
 IMG_POSTGRES	?= localhost/sbx-postgres:15
 IMG_REDIS	?= localhost/sbx-redis:7
 IMG_DEPS	 = images/build.sh images/images.mk
+RUNTIME		?= podman
 
 $(IMG_O)/postgres.tar: images/postgres/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-force)
 	@sh images/build.sh tar postgres $(IMG_O)
@@ -23,9 +26,9 @@ $(IMG_O)/redis.tar: images/redis/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-
 	@sh images/build.sh tar redis $(IMG_O)
 
 images-postgres: $(IMG_O)/postgres.tar
-	@FORCE=$(FORCE) sh images/build.sh import postgres $(IMG_O) $(IMG_POSTGRES)
+	@FORCE=$(FORCE) RUNTIME=$(RUNTIME) sh images/build.sh import postgres $(IMG_O) $(IMG_POSTGRES)
 images-redis: $(IMG_O)/redis.tar
-	@FORCE=$(FORCE) sh images/build.sh import redis $(IMG_O) $(IMG_REDIS)
+	@FORCE=$(FORCE) RUNTIME=$(RUNTIME) sh images/build.sh import redis $(IMG_O) $(IMG_REDIS)
 
 images: images-postgres images-redis
 

@@ -39,6 +39,7 @@
 #include "project.h"
 #include "record.h"
 #include "runtime.h"
+#include "runtime_argv.h"
 #include "subuid.h"
 #include "supervise.h"
 
@@ -732,6 +733,16 @@ main(int argc, char *argv[])
 	if (broker_start(&m.broker, &m.cfg, m.listen_fd, now_ms()) == -1)
 		fatal("starting the broker");
 	fd_budget(&m);
+	/* What docker cannot do as podman does: said once, at every start
+	 * (sbx-monitor(8), RUNTIMES). */
+	if (rt_is_docker(&m.cfg))
+		log_warnx("runtime %s is docker: containers get no user "
+		    "namespace of their own (they run as their image's USER, "
+		    "the same host uid in every sandbox; userns_base and "
+		    "userns_slots are unused), and tcp services sit on "
+		    "docker's bridge, whose addresses the host and other "
+		    "containers there can reach (only 127.0.0.1 is published)",
+		    m.cfg.runtime);
 	log_info("serving %s (%s), %zu services, %zu projects",
 	    m.cfg.socket, m.cfg.enabled ? "enabled" : "disabled",
 	    m.cfg.nservices, m.projects.n);

@@ -67,12 +67,26 @@ av_runtime(struct argv_buf *a, const struct sbx_config *cfg)
 		av_add(a, cfg->runtime_args[i]);
 }
 
+/*
+ * The runtime's flavour is its file name, fixed by the config: a name
+ * that begins with "docker" (/usr/bin/docker) is docker's CLI; any other
+ * is podman's, whose argv is the reference. docker lacks --replace,
+ * --pidfile, rm -t and rm --filter, per-container --uidmap, the volume
+ * option U, slirp4netns and a pid in ps (sbx-monitor(8), RUNTIMES).
+ */
 bool
-rt_is_podman(const struct sbx_config *cfg)
+rt_is_docker(const struct sbx_config *cfg)
 {
 	const char *base = strrchr(cfg->runtime, '/');
 
-	return strcmp(base != NULL ? base + 1 : cfg->runtime, "podman") == 0;
+	return strncmp(base != NULL ? base + 1 : cfg->runtime, "docker",
+	    6) == 0;
+}
+
+bool
+rt_is_podman(const struct sbx_config *cfg)
+{
+	return !rt_is_docker(cfg);
 }
 
 /* Expand {user}, {database} and (env only) {password} in a template. */
@@ -211,6 +225,8 @@ rt_argv_run(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, sp->name);
 	if (rt_is_podman(cfg))
 		av_add(a, "--replace");
+	else	/* a missing image is an error, not a pull from a registry */
+		av_add(a, "--pull=never");
 	if (rt_is_podman(cfg) && sp->pidfile != NULL)
 		av_addf(a, "--pidfile=%s", sp->pidfile);
 	/* A warm container's owner is not known yet; its labels say so,
@@ -269,11 +285,18 @@ av_rm(struct argv_buf *a, const struct sbx_config *cfg)
 	}
 }
 
+/* podman: rm every container of the key. docker's rm takes no filter:
+ * this lists their ids (ps -aq), for rt_argv_rm_ids. */
 void
 rt_argv_rm_key(struct argv_buf *a, const struct sbx_config *cfg, uid_t uid,
     const char *agent)
 {
-	av_rm(a, cfg);
+	if (rt_is_docker(cfg)) {
+		av_runtime(a, cfg);
+		av_add(a, "ps");
+		av_add(a, "-aq");
+	} else
+		av_rm(a, cfg);
 	av_add(a, "--filter");
 	av_addf(a, "label=sbx.uid=%u", (unsigned)uid);
 	av_add(a, "--filter");
@@ -313,11 +336,28 @@ rt_argv_rename(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, to);
 }
 
-/* podman only: a container left in its storage under this name. */
+/* docker: rm -f of the ids that rt_argv_rm_key's ps listed. */
+void
+rt_argv_rm_ids(struct argv_buf *a, const struct sbx_config *cfg,
+    char *const ids[], size_t n)
+{
+	size_t i;
+
+	av_rm(a, cfg);
+	for (i = 0; i < n; i++)
+		av_add(a, ids[i]);
+}
+
+/* podman: a container left in its storage under this name. docker has
+ * no such state: the name's container, by name. */
 void
 rt_argv_rm_storage(struct argv_buf *a, const struct sbx_config *cfg,
     const char *name)
 {
+	if (rt_is_docker(cfg)) {
+		rt_argv_rm_name(a, cfg, name);
+		return;
+	}
 	av_runtime(a, cfg);
 	av_add(a, "rm");
 	av_add(a, "-f");
@@ -325,12 +365,22 @@ rt_argv_rm_storage(struct argv_buf *a, const struct sbx_config *cfg,
 	av_add(a, name);
 }
 
-/* "NAME PID UID AGENT [PORTS]", a line per sbx container (adopt.c). */
+/*
+ * podman: "NAME PID UID AGENT [PORTS]", a line per sbx container
+ * (adopt.c). docker's ps knows no pid: there this lists the containers'
+ * ids, and rt_argv_list_ids inspects them into the same lines.
+ */
 void
 rt_argv_list(struct argv_buf *a, const struct sbx_config *cfg)
 {
 	av_runtime(a, cfg);
 	av_add(a, "ps");
+	if (rt_is_docker(cfg)) {
+		av_add(a, "-aq");
+		av_add(a, "--filter");
+		av_add(a, "label=sbx.uid");
+		return;
+	}
 	av_add(a, "-a");
 	av_add(a, "--filter");
 	av_add(a, "label=sbx.service");
@@ -338,6 +388,39 @@ rt_argv_list(struct argv_buf *a, const struct sbx_config *cfg)
 	/* u and a: a pool member's empty labels still make a field. */
 	av_add(a, "{{.Names}} {{.Pid}} u{{index .Labels \"sbx.uid\"}} "
 	    "a{{index .Labels \"sbx.agent\"}} {{.Ports}}");
+}
+
+/* docker: rt_argv_list's line for each id (inspect's name has a '/'). */
+void
+rt_argv_list_ids(struct argv_buf *a, const struct sbx_config *cfg,
+    char *const ids[], size_t n)
+{
+	size_t i;
+
+	av_runtime(a, cfg);
+	av_add(a, "inspect");
+	av_add(a, "--format");
+	av_add(a, "{{slice .Name 1}} {{.State.Pid}} "
+	    "u{{index .Config.Labels \"sbx.uid\"}} "
+	    "a{{index .Config.Labels \"sbx.agent\"}} "
+	    "{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}"
+	    "{{.HostIp}}:{{.HostPort}}->{{end}}{{end}}");
+	for (i = 0; i < n; i++)
+		av_add(a, ids[i]);
+}
+
+/* docker: the image's USER, who must own the socket directory (podman's
+ * volume option U does that itself). */
+void
+rt_argv_image_user(struct argv_buf *a, const struct sbx_config *cfg,
+    const char *image)
+{
+	av_runtime(a, cfg);
+	av_add(a, "image");
+	av_add(a, "inspect");
+	av_add(a, "--format");
+	av_add(a, "{{.Config.User}}");
+	av_add(a, image);
 }
 
 /* "PID [PORT ]": the main process, and the published port if any. */

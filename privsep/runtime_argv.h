@@ -36,6 +36,7 @@ struct run_spec {
 
 extern const char *const rt_base_env[RT_NBASE_ENV + 1];
 
+bool	rt_is_docker(const struct sbx_config *);
 bool	rt_is_podman(const struct sbx_config *);
 void	rt_argv_run(struct argv_buf *, const struct sbx_config *,
 	    const struct service_cfg *, const struct run_spec *);
@@ -50,6 +51,14 @@ void	rt_argv_rm_storage(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
 void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
+/* docker only (runtime_cli.c): its rm has no filter, its ps no pid, its
+ * volumes no option U. ids: what its ps -q printed, checked. */
+void	rt_argv_rm_ids(struct argv_buf *, const struct sbx_config *,
+	    char *const ids[], size_t n);
+void	rt_argv_list_ids(struct argv_buf *, const struct sbx_config *,
+	    char *const ids[], size_t n);
+void	rt_argv_image_user(struct argv_buf *, const struct sbx_config *,
+	    const char *image);
 /* The container name of a sandbox's service: sbx-<uid>-<agent>-<svc>. */
 int	rt_container_name(char *out, size_t cap, uid_t, const char *agent,
 	    const char *service);

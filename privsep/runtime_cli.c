@@ -152,6 +152,64 @@ explain(char *msg, size_t cap, const char *what, const char *image,
 	}
 }
 
+/* A failure of ours, not the runtime's, for the caller to report. */
+static int
+own_failure(struct run_result *r, const char *why)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	strlcpy(r->err, why, sizeof(r->err));
+	return -1;
+}
+
+#define RT_MAX_IDS	128	/* ids per docker call: within RT_MAX_ARGV */
+
+/*
+ * The next ids (at most cap) of what docker's ps -q printed, one a line,
+ * from *cursor on. Each is 12-64 lowercase hex digits before it goes
+ * into an argv. The count; 0 at the end; -1 on anything else.
+ */
+static int
+take_ids(char **cursor, char *ids[], size_t cap)
+{
+	char *id;
+	size_t n = 0, len;
+
+	while (n < cap && (id = strsep(cursor, "\n")) != NULL) {
+		if ((len = strlen(id)) == 0)
+			continue;
+		if (len < 12 || len > 64 ||
+		    strspn(id, "0123456789abcdef") != len)
+			return -1;
+		ids[n++] = id;
+	}
+	return (int)n;
+}
+
+/* docker: rm -f every container whose id its ps printed in text. */
+static int
+rm_listed(const struct sbx_config *cfg, const char *text, int64_t deadline,
+    struct run_result *r)
+{
+	char copy[sizeof(r->out)], *cursor = copy, *ids[RT_MAX_IDS];
+	struct argv_buf a;
+	int n;
+
+	strlcpy(copy, text, sizeof(copy));
+	while ((n = take_ids(&cursor, ids, RT_MAX_IDS)) != 0) {
+		if (n == -1)
+			return own_failure(r, "unexpected runtime ps output");
+		rt_argv_rm_ids(&a, cfg, ids, (size_t)n);
+		if (a.overflow)
+			return own_failure(r, "the runtime argument list is "
+			    "too long");
+		if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env,
+		    deadline, NULL, r) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
     int64_t deadline, struct run_result *r)
@@ -159,15 +217,13 @@ remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
 	struct argv_buf a;
 
 	rt_argv_rm_key(&a, cfg, key->uid, key->agent);
-	if (a.overflow) {	/* the caller reports r->err */
-		memset(r, 0, sizeof(*r));
-		r->status = -1;
-		strlcpy(r->err, "the runtime argument list is too long",
-		    sizeof(r->err));
-		return -1;
-	}
+	if (a.overflow)		/* the caller reports r->err */
+		return own_failure(r, "the runtime argument list is too long");
 	if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env, deadline,
 	    NULL, r) == -1)
+		return -1;
+	/* docker: that was ps -q of the key's containers; rm them now. */
+	if (rt_is_docker(cfg) && rm_listed(cfg, r->out, deadline, r) == -1)
 		return -1;
 	/* The containers are gone: nothing writes in their directories. */
 	sockdir_remove(cfg, key->uid, key->agent);
@@ -370,6 +426,71 @@ read_pidfile(const struct sbx_config *cfg, const struct service_cfg *s,
 	return 0;
 }
 
+/* A decimal id below 2^31 at s; *end is what follows it. */
+static int
+parse_id(const char *s, char **end, unsigned long *id)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoul(s, end, 10);
+	return errno != 0 || *id > INT_MAX ? -1 : 0;
+}
+
+/* docker's {{.Config.User}}: "uid[:gid]"; empty is root. A USER of a
+ * uid alone runs with that gid here (the images' users have their own). */
+static int
+parse_user(const char *s, unsigned long *uid, unsigned long *gid)
+{
+	char *end;
+
+	*uid = *gid = 0;
+	if (*s == '\n' || *s == '\0')
+		return 0;
+	if (parse_id(s, &end, uid) == -1)
+		return -1;
+	*gid = *uid;
+	if (*end == ':' && parse_id(end + 1, &end, gid) == -1)
+		return -1;
+	return *end == '\n' || *end == '\0' ? 0 : -1;
+}
+
+/*
+ * docker: the socket directory goes to the image's USER, whom the
+ * service runs as (podman's volume option U does this in its run). A
+ * numeric uid[:gid] only: the monitor never reads an image's passwd.
+ * The directory is ours, under run_dir where no tenant writes: no link
+ * can be there, and lchown would not follow one.
+ */
+static int
+give_sockdir(const struct sbx_config *cfg, const struct service_cfg *s,
+    const char *dir, int64_t deadline, struct svc_result *res)
+{
+	struct argv_buf a;
+	struct run_result r;
+	unsigned long uid, gid;
+
+	rt_argv_image_user(&a, cfg, s->image);
+	if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
+	    rt_base_env, deadline, NULL, &r) == -1) {
+		explain(res->message, sizeof(res->message), s->name, s->image,
+		    &r);
+		return -1;
+	}
+	if (parse_user(r.out, &uid, &gid) == -1) {
+		snprintf(res->message, sizeof(res->message), "%s: on docker "
+		    "the image's USER must be numeric (uid[:gid]).", s->name);
+		return -1;
+	}
+	if (lchown(dir, (uid_t)uid, (gid_t)gid) == -1) {
+		log_warn("socket directory %s", dir);
+		snprintf(res->message, sizeof(res->message), "%s: cannot give "
+		    "its socket directory to the image's user.", s->name);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Where a container runs: a sandbox's service, or a warm container (no
  * key: its owner is not known yet) in a directory of the pool's own.
@@ -435,6 +556,9 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 		    "its socket directory (see the monitor's log).", s->name);
 		return -1;
 	}
+	if ((s->transport & TRANSPORT_UNIX) && rt_is_docker(cfg) &&
+	    give_sockdir(cfg, s, dir, deadline, res) == -1)
+		return -1;
 	rt_argv_run(&a, cfg, s, &sp);
 	if (a.overflow || rt_env_run(envp, envstore, s, full) == -1) {
 		snprintf(res->message, sizeof(res->message),
@@ -1393,42 +1517,95 @@ fail:
 
 #define LIST_MAX	(16u << 20)	/* 16 MiB: far beyond any host */
 
-int
-runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
+/* Run a listing with its stdout appended to fd (a memfd). 0 on exit 0. */
+static int
+list_run(const struct sbx_config *cfg, char *const argv[], const char *verb,
+    int fd)
 {
-	struct argv_buf a;
-	struct stat st;
-	char *text;
 	pid_t pid;
-	int fd, status, rc = -1;
+	int status;
 
-	rt_argv_list(&a, cfg);
-	if ((fd = memfd_create("sbx-ps", MFD_CLOEXEC)) == -1 ||
-	    (pid = fork()) == -1) {
-		if (fd != -1)
-			close(fd);
+	if ((pid = fork()) == -1)
 		return -1;
-	}
 	if (pid == 0) {
 		worker_child_setup(fd);
 		if (dup2(3, STDOUT_FILENO) == -1 || sc_load_deny("runtime") == -1)
 			_exit(126);
-		execve(a.v[0], a.v, (char *const *)(uintptr_t)rt_base_env);
+		execve(argv[0], argv, (char *const *)(uintptr_t)rt_base_env);
 		_exit(127);
 	}
 	status = wait_child(pid, now_ms() + (int64_t)cfg->runtime_timeout * 1000);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warnx("runtime %s ps: %s %d (its own words are on the "
-		    "monitor's stderr)", a.v[0], WIFEXITED(status) ?
-		    "exit status" : "killed by signal", WIFEXITED(status) ?
-		    WEXITSTATUS(status) : WTERMSIG(status));
-	else if (fstat(fd, &st) == 0 && st.st_size < LIST_MAX &&
-	    (text = calloc(1, (size_t)st.st_size + 1)) != NULL) {
-		if (pread(fd, text, (size_t)st.st_size, 0) == st.st_size)
-			rc = parse_list(text, out, n);
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	log_warnx("runtime %s %s: %s %d (its own words are on the monitor's "
+	    "stderr)", argv[0], verb, status != -1 && WIFEXITED(status) ?
+	    "exit status" : "killed by signal", status == -1 ? -1 :
+	    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return -1;
+}
+
+/* All that fd holds, as a string to free; NULL if unreadable or huge. */
+static char *
+fd_text(int fd)
+{
+	struct stat st;
+	char *text;
+
+	if (fstat(fd, &st) == -1 || st.st_size >= LIST_MAX ||
+	    (text = calloc(1, (size_t)st.st_size + 1)) == NULL)
+		return NULL;
+	if (pread(fd, text, (size_t)st.st_size, 0) != st.st_size) {
 		free(text);
+		return NULL;
 	}
+	return text;
+}
+
+/* docker: its ps printed ids; inspect them, RT_MAX_IDS at a time, into
+ * the lines podman's ps prints. */
+static char *
+docker_lines(const struct sbx_config *cfg, char *ids_text)
+{
+	char *ids[RT_MAX_IDS], *cursor = ids_text, *text = NULL;
+	struct argv_buf a;
+	int fd, n;
+
+	if ((fd = memfd_create("sbx-inspect", MFD_CLOEXEC)) == -1)
+		return NULL;
+	while ((n = take_ids(&cursor, ids, RT_MAX_IDS)) > 0) {
+		rt_argv_list_ids(&a, cfg, ids, (size_t)n);
+		if (a.overflow || list_run(cfg, a.v, "inspect", fd) == -1)
+			break;
+	}
+	if (n == 0)
+		text = fd_text(fd);
+	else if (n == -1)
+		log_warnx("runtime ps -q: a line that is not a container id");
 	close(fd);
+	return text;
+}
+
+int
+runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
+{
+	struct argv_buf a;
+	char *text = NULL, *lines;
+	int fd, rc = -1;
+
+	rt_argv_list(&a, cfg);
+	if ((fd = memfd_create("sbx-ps", MFD_CLOEXEC)) == -1)
+		return -1;
+	if (list_run(cfg, a.v, "ps", fd) == 0)
+		text = fd_text(fd);
+	close(fd);
+	if (text != NULL && rt_is_docker(cfg)) {
+		lines = docker_lines(cfg, text);
+		free(text);
+		text = lines;
+	}
+	if (text != NULL)
+		rc = parse_list(text, out, n);
+	free(text);
 	return rc;
 }
 

@@ -82,7 +82,8 @@ tidy: $(GEN_H)
 # their own fragments and add their CI targets to EXTRA_TESTS.
 EXTRA_TESTS =
 -include tests/fuzz/fuzz.mk tests/seccomp/seccomp.mk tests/stress/stress.mk \
-	bench/bench.mk tests/host/host.mk tests/python/python.mk
+	bench/bench.mk tests/host/host.mk tests/docker/docker.mk \
+	tests/python/python.mk
 
 # `make test` on a fresh host: the set-up first (once: a stamp), then every
 # suite in a second make, which sees the libraries the set-up installed.

@@ -30,7 +30,8 @@ nok()  { fail=$((fail + 1)); printf 'not ok %d - %s\n' $((pass + fail)) "$1"; [ 
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "failed: $*"; fi; }
 finish() { echo; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
 
-# policy/local.conf with our own socket, projects and state_dir.
+# policy/local.conf (or $LOCAL_CONF) with our own socket, projects and
+# state_dir.
 #   write_conf [enabled]  - yes (default) or no
 # $STATE_DIR overrides the state_dir, $WARM every service's warm (0:
 # suites count containers; warm.sh sets it); $CONF_EXTRA (more sections) is
@@ -44,7 +45,7 @@ write_conf() {
 	    -e "s|^enabled *=.*|enabled = $enabled|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^warm *=.*|warm = ${WARM:-0}|" \
-	    policy/local.conf > "$CONF"
+	    "${LOCAL_CONF:-policy/local.conf}" > "$CONF"
 	# A service whose probe can never succeed: redis answering a
 	# postgres startup message. For the readiness deadline test.
 	cat >> "$CONF" <<-EOF

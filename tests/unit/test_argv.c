@@ -189,19 +189,148 @@ Test(argv, image_comes_after_every_option)
 	cr_assert_eq(a.n - i - 1, svc.nargs, "only the service's args follow");
 }
 
+/* Every word of a, in order, is words[] (and nothing more). */
+static void
+is_argv(const struct argv_buf *a, const char *const words[], size_t n)
+{
+	size_t i;
+
+	cr_assert_eq(a->overflow, 0);
+	cr_assert_eq(a->n, n, "%zu words, not %zu", a->n, n);
+	for (i = 0; i < n; i++)
+		cr_assert_str_eq(a->v[i], words[i], "word %zu", i);
+}
+
+#define IS_ARGV(a, ...) do {						\
+	static const char *const w_[] = { __VA_ARGS__ };		\
+	is_argv((a), w_, sizeof(w_) / sizeof(w_[0]));			\
+} while (0)
+
+/* podman's argv is the reference: word for word what it always was. */
+Test(argv, podman_is_word_for_word)
+{
+	struct run_spec sp = { .uid = 1000, .agent = "a1", .project = "demo",
+	    .name = "sbx-1000-a1-postgres",
+	    .sockdir = "/run/sbx/1000/a1/postgres", .conn = &conn,
+	    .idmap_uid = 2147549184u, .pidfile = "/run/sbx/.pid.x" };
+	struct argv_buf a;
+
+	svc.transport = TRANSPORT_UNIX;
+	rt_argv_run(&a, &cfg, &svc, &sp);
+	IS_ARGV(&a, "/usr/bin/podman", "run", "-d", "--name",
+	    "sbx-1000-a1-postgres", "--replace", "--pidfile=/run/sbx/.pid.x",
+	    "--label=sbx.uid=1000", "--label=sbx.agent=a1",
+	    "--label=sbx.project=demo", "--label=sbx.service=postgres",
+	    "--uidmap=0:2147549184:65536", "--gidmap=0:2147549184:65536",
+	    "--read-only", "--read-only-tmpfs=false", "--ipc=none",
+	    "--log-driver=k8s-file", "--log-opt=max-size=1m",
+	    "--security-opt=no-new-privileges", "--cap-drop=all",
+	    "--pids-limit=256", "--memory=512m",
+	    "--volume=/run/sbx/1000/a1/postgres:/sbx:U",
+	    "--env=SBX_SOCKET_DIR=/sbx", "--network=none",
+	    "--tmpfs=/srv/pgdata:rw,size=256m,mode=0700,U",
+	    "--env=SBX_PASSWORD", "--env=SBX_USER",
+	    "localhost/sbx-postgres:15", "-c", "application_name=sbx");
+	rt_argv_rm_key(&a, &cfg, 1000, "a1");
+	IS_ARGV(&a, "/usr/bin/podman", "rm", "-f", "-t", "0", "--filter",
+	    "label=sbx.uid=1000", "--filter", "label=sbx.agent=a1");
+	rt_argv_rm_storage(&a, &cfg, "n");
+	IS_ARGV(&a, "/usr/bin/podman", "rm", "-f", "--storage", "n");
+	rt_argv_list(&a, &cfg);
+	IS_ARGV(&a, "/usr/bin/podman", "ps", "-a", "--filter",
+	    "label=sbx.service", "--format", "{{.Names}} {{.Pid}} "
+	    "u{{index .Labels \"sbx.uid\"}} a{{index .Labels \"sbx.agent\"}} "
+	    "{{.Ports}}");
+}
+
+Test(argv, the_flavour_is_the_file_name)
+{
+	static const char *const docker[] = { "/usr/bin/docker", "docker",
+	    "/opt/bin/docker-20.10" };
+	static const char *const podman[] = { "/usr/bin/podman", "podman",
+	    "/tmp/gate/podman", "/bin/true", "/usr/bin/mydocker" };
+	size_t i;
+
+	for (i = 0; i < sizeof(docker) / sizeof(docker[0]); i++) {
+		strcpy(cfg.runtime, docker[i]);
+		cr_assert(rt_is_docker(&cfg), "%s", docker[i]);
+		cr_assert_not(rt_is_podman(&cfg), "%s", docker[i]);
+	}
+	for (i = 0; i < sizeof(podman) / sizeof(podman[0]); i++) {
+		strcpy(cfg.runtime, podman[i]);
+		cr_assert(rt_is_podman(&cfg), "%s", podman[i]);
+		cr_assert_not(rt_is_docker(&cfg), "%s", podman[i]);
+	}
+}
+
 Test(argv, docker_gets_no_podman_only_options)
 {
 	struct argv_buf a;
 
 	strcpy(cfg.runtime, "/usr/bin/docker");
+	cfg.nruntime_args = 2;
+	strcpy(cfg.runtime_args[0], "-H");
+	strcpy(cfg.runtime_args[1], "unix:///tmp/d.sock");
 	build(&a, TRANSPORT_UNIX);
+	cr_assert_str_eq(a.v[1], "-H");
+	cr_assert_str_eq(a.v[3], "run");
 	cr_assert_not(has_prefix(&a, "--uidmap"));
 	cr_assert_not(has_prefix(&a, "--gidmap"));
+	cr_assert_not(has_prefix(&a, "--userns"));
 	cr_assert_not(has(&a, "--replace"));
+	cr_assert_not(has_prefix(&a, "--pidfile"));
+	cr_assert_not(has(&a, "--read-only-tmpfs=false"));
+	cr_assert(has(&a, "--pull=never"));
+	cr_assert(has(&a, "--read-only"));
+	cr_assert(has(&a, "--network=none"));
 	cr_assert(has(&a, "--volume=/run/sbx/1000/a1/postgres:/sbx"));
 	cr_assert(has(&a, "--log-driver=json-file"));
+	cr_assert(has(&a, "--log-opt=max-size=1m"));
+	no_secret(&a);
+}
+
+Test(argv, docker_tcp_is_the_default_bridge_on_loopback_only)
+{
+	struct argv_buf a;
+
+	strcpy(cfg.runtime, "/usr/bin/docker");
+	build(&a, TRANSPORT_TCP);
+	cr_assert(has(&a, "--publish=127.0.0.1::5432"));
+	cr_assert_not(has_prefix(&a, "--network"));
+	cr_assert_not(has_prefix(&a, "--volume"));
+}
+
+/* docker's rm has no --filter and no -t; its ps has no pid. */
+Test(argv, docker_rm_list_and_user)
+{
+	char *ids[] = { "0123456789ab", "ba9876543210" };
+	struct argv_buf a;
+
+	strcpy(cfg.runtime, "/usr/bin/docker");
 	rt_argv_rm_key(&a, &cfg, 1000, "a1");
-	cr_assert_not(has(&a, "-t"));
+	IS_ARGV(&a, "/usr/bin/docker", "ps", "-aq", "--filter",
+	    "label=sbx.uid=1000", "--filter", "label=sbx.agent=a1");
+	rt_argv_rm_ids(&a, &cfg, ids, 2);
+	IS_ARGV(&a, "/usr/bin/docker", "rm", "-f", "0123456789ab",
+	    "ba9876543210");
+	rt_argv_rm_name(&a, &cfg, "sbx-1000-a1-redis");
+	IS_ARGV(&a, "/usr/bin/docker", "rm", "-f", "sbx-1000-a1-redis");
+	rt_argv_rm_storage(&a, &cfg, "sbx-1000-a1-redis");
+	IS_ARGV(&a, "/usr/bin/docker", "rm", "-f", "sbx-1000-a1-redis");
+	rt_argv_list(&a, &cfg);
+	IS_ARGV(&a, "/usr/bin/docker", "ps", "-aq", "--filter",
+	    "label=sbx.uid");
+	rt_argv_list_ids(&a, &cfg, ids, 2);
+	IS_ARGV(&a, "/usr/bin/docker", "inspect", "--format",
+	    "{{slice .Name 1}} {{.State.Pid}} "
+	    "u{{index .Config.Labels \"sbx.uid\"}} "
+	    "a{{index .Config.Labels \"sbx.agent\"}} "
+	    "{{range $p, $b := .NetworkSettings.Ports}}{{range $b}}"
+	    "{{.HostIp}}:{{.HostPort}}->{{end}}{{end}}",
+	    "0123456789ab", "ba9876543210");
+	rt_argv_image_user(&a, &cfg, "localhost/sbx-redis:7");
+	IS_ARGV(&a, "/usr/bin/docker", "image", "inspect", "--format",
+	    "{{.Config.User}}", "localhost/sbx-redis:7");
 }
 
 Test(argv, rm_is_scoped_to_the_key)

@@ -1570,6 +1570,8 @@ Test(wire_reply, status_shape_and_no_password)
 	ans_init(&a, SBX_REQ_STATUS, SBX_OK);
 	/* whatever is in the struct's services, status must not show it */
 	fill_conn(&a.services[0], "postgres", 1, pw);
+	a.nservices = 1;	/* status: the warm pool's service names */
+	a.warm[0] = 3;
 	a.nstatus = 2;
 	memset(recs, 0, sizeof(recs));
 	recs[0].uid = 1000;
@@ -1589,8 +1591,12 @@ Test(wire_reply, status_shape_and_no_password)
 	recs[1].idle_s = 0;
 	reply_answer(&r, &a, recs, 2);
 
-	cr_assert_eq(r.up.data.via.map.size, 2);
+	cr_assert_eq(r.up.data.via.map.size, 3, "ok, sandboxes, warm");
 	expect_bool(&r.up.data, "ok", true);
+	sv = get(&r.up.data, "warm");
+	cr_assert_eq(sv->type, MSGPACK_OBJECT_MAP);
+	cr_assert_eq(sv->via.map.size, 1);
+	expect_uint(sv, "postgres", 3);
 	sbs = get(&r.up.data, "sandboxes");
 	cr_assert_eq(sbs->type, MSGPACK_OBJECT_ARRAY);
 	cr_assert_eq(sbs->via.array.size, 2);
