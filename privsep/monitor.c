@@ -46,6 +46,7 @@
 #define MAX_POLL	1024
 #define REPLY_TIMEOUT_MS 10000
 #define TICK_MS		1000
+#define WARM_QUIET_MS	20	/* see loop() */
 
 struct outq {
 	TAILQ_ENTRY(outq) entry;
@@ -417,6 +418,8 @@ tick(struct monitor *m, int64_t now)
 	if (!m->stopping)
 		cache_expire(&m->cache);
 	cache_retry(&m->cache);
+	if (!m->stopping)
+		warm_work(&m->rt, m->cache.nprovisions);
 	notify_tick(now, m->cache.count);
 	audit_tick(now);
 	write_metrics(m, now);
@@ -435,6 +438,18 @@ done(struct monitor *m)
 	    TAILQ_EMPTY(&m->outq) && cache_busy(&m->cache) == 0;
 }
 
+/* Did a worker's pipe say something (a result, or its end)? */
+static bool
+workers_done(const struct pollfd *pfd, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pfd[i].revents)
+			return true;
+	return false;
+}
+
 static void
 loop(struct monitor *m)
 {
@@ -442,7 +457,7 @@ loop(struct monitor *m)
 	struct outq *q;
 	size_t n, nw, i;
 	int64_t now, next_tick = now_ms() + TICK_MS, wait, due;
-	bool warm_later = false;
+	int64_t warm_at = 0;
 
 	while (!done(m)) {
 		n = 0;
@@ -460,7 +475,9 @@ loop(struct monitor *m)
 		now = now_ms();
 		due = workers_next_deadline(&m->pool);
 		wait = (due < next_tick ? due : next_tick) - now;
-		if (wait < 0 || warm_later)
+		if (warm_at != 0 && warm_at - now < wait)
+			wait = warm_at - now;
+		if (wait < 0)
 			wait = 0;
 		if (poll(pfd, n, (int)wait) == -1 && errno != EINTR)
 			fatal("poll");
@@ -470,14 +487,18 @@ loop(struct monitor *m)
 			on_broker_message(m);
 		workers_events(&m->pool, pfd + 2, nw);
 		cache_retry(&m->cache);	/* a worker may be free now */
-		/* Renames and refills of the warm pool fork: not while a
-		 * burst of requests is answered, but at the first turn of
-		 * the loop without one (the next poll does not wait). */
-		if (m->stopping || (pfd[1].revents & POLLIN))
-			warm_later = !m->stopping;
-		else {
-			warm_work(&m->rt, m->cache.nprovisions);
-			warm_later = false;
+		/* Renames and refills of the warm pool fork the monitor:
+		 * not in a burst of requests, but once the broker has been
+		 * quiet for WARM_QUIET_MS (and at every tick). */
+		now = now_ms();
+		if (pfd[1].revents & POLLIN)
+			warm_at = now + WARM_QUIET_MS;
+		else if (warm_at == 0 && workers_done(pfd + 2, nw))
+			warm_at = now;	/* a worker may be free now */
+		if (warm_at != 0 && now >= warm_at) {
+			warm_at = 0;
+			if (!m->stopping)
+				warm_work(&m->rt, m->cache.nprovisions);
 		}
 		for (i = 2 + nw; i < n; i++)
 			if (pfd[i].revents)
