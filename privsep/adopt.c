@@ -253,9 +253,13 @@ services_refuse(const struct adoption *ad, const struct record *r,
 	return NULL;
 }
 
-/* An adopted sandbox's claimed warm containers: not orphans. */
+/*
+ * The names a record's claimed warm containers may have: kept (not
+ * orphans) when the sandbox is adopted, removed by name when it is not.
+ */
 static void
-keep_names(struct adoption *ad, const struct record *r)
+claimed_names(struct adoption *ad, const struct record *r,
+    void (*fn)(struct adoption *, const char *))
 {
 	char names[2][SBX_SLUG_MAX * 3];
 	uint32_t i;
@@ -263,23 +267,8 @@ keep_names(struct adoption *ad, const struct record *r)
 	for (i = 0; i < r->nservices; i++)
 		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
 		    r->svc[i].conn.name, r->svc[i].warm, names) == 2) {
-			kept_add(ad, names[0]);
-			kept_add(ad, names[1]);
-		}
-}
-
-/* A discarded sandbox's claimed warm containers: by name. */
-static void
-discard_claimed(struct adoption *ad, const struct record *r)
-{
-	char names[2][SBX_SLUG_MAX * 3];
-	uint32_t i;
-
-	for (i = 0; i < r->nservices; i++)
-		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
-		    r->svc[i].conn.name, r->svc[i].warm, names) == 2) {
-			gone_add_name(ad, names[0]);
-			gone_add_name(ad, names[1]);
+			fn(ad, names[0]);
+			fn(ad, names[1]);
 		}
 }
 
@@ -306,7 +295,7 @@ adopt_one(struct adoption *ad, const char *file)
 	    r.project, svc, r.nservices, now - (wall - r.created_wall_ms),
 	    now - (wall - used_wall))) != NULL) {
 		sb->idmap = rt_is_podman(ad->cfg) ? r.idmap : 0;
-		keep_names(ad, &r);
+		claimed_names(ad, &r, kept_add);
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)(wall - used_wall) / 1000);
 		ad->adopted++;
@@ -315,7 +304,7 @@ adopt_one(struct adoption *ad, const char *file)
 			why = "duplicate";
 			put_slots(ad, &r);
 		}
-		discard_claimed(ad, &r);
+		claimed_names(ad, &r, gone_add_name);
 		close_pidfds(svc, r.nservices);
 		audit(AUDIT_DISCARD, r.uid, r.agent, r.project, NULL, 0,
 		    SBX_OK, "reason=%s", why);

@@ -272,6 +272,33 @@ waiter_done(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	free(w);
 }
 
+/*
+ * The entry's services become w's set, named, nothing running: what it
+ * held is forgotten first. Sized to the set, not SBX_MAX_SERVICES: 1,000
+ * cached sandboxes of two services are then ~1 MiB, not ~7
+ * (bench/README.md, figure 5).
+ */
+static bool
+services_new(struct sbx_sandbox *sb, const struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+	size_t i;
+
+	if (c->rt.ops->forget != NULL)
+		c->rt.ops->forget(c->rt.impl, sb);
+	svc_free(sb);
+	if ((sb->svc = calloc(w->nservices, sizeof(*sb->svc))) == NULL)
+		return false;
+	strlcpy(sb->project, w->project, sizeof(sb->project));
+	sb->nservices = w->nservices;
+	for (i = 0; i < w->nservices; i++) {
+		strlcpy(sb->svc[i].conn.name, w->services[i],
+		    sizeof(sb->svc[i].conn.name));
+		sb->svc[i].pidfd = -1;
+	}
+	return true;
+}
+
 /* Set up the entry for a fresh provision of w's set and start it. */
 static bool
 start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
@@ -279,24 +306,13 @@ start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	struct cache *c = sb->cache;
 	size_t i;
 
-	if (c->rt.ops->forget != NULL)
-		c->rt.ops->forget(c->rt.impl, sb);
-	/* Sized to the set, not SBX_MAX_SERVICES: 1,000 cached sandboxes of
-	 * two services are then ~1 MiB, not ~7 (bench/README.md, figure 5). */
-	svc_free(sb);
-	if ((sb->svc = calloc(w->nservices, sizeof(*sb->svc))) == NULL) {
+	if (!services_new(sb, w)) {
 		set_state(sb, SB_EMPTY);
 		return false;
 	}
-	strlcpy(sb->project, w->project, sizeof(sb->project));
-	sb->nservices = w->nservices;
-	for (i = 0; i < w->nservices; i++) {
-		strlcpy(sb->svc[i].conn.name, w->services[i],
-		    sizeof(sb->svc[i].conn.name));
+	for (i = 0; i < w->nservices; i++)
 		secret_fill(sb->svc[i].conn.password,
 		    sizeof(sb->svc[i].conn.password));
-		sb->svc[i].pidfd = -1;
-	}
 	sb->generation++;
 	set_state(sb, SB_PROVISIONING);
 	sb->started_ms = c->clock();
@@ -504,22 +520,9 @@ try_claim(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 {
 	struct cache *c = sb->cache;
 	char project[SBX_SLUG_MAX];
-	size_t i;
 
-	if (c->rt.ops->claim == NULL)
+	if (c->rt.ops->claim == NULL || !services_new(sb, w))
 		return false;
-	if (c->rt.ops->forget != NULL)
-		c->rt.ops->forget(c->rt.impl, sb);
-	svc_free(sb);
-	if ((sb->svc = calloc(w->nservices, sizeof(*sb->svc))) == NULL)
-		return false;
-	strlcpy(sb->project, w->project, sizeof(sb->project));
-	sb->nservices = w->nservices;
-	for (i = 0; i < w->nservices; i++) {
-		strlcpy(sb->svc[i].conn.name, w->services[i],
-		    sizeof(sb->svc[i].conn.name));
-		sb->svc[i].pidfd = -1;
-	}
 	sb->started_ms = c->clock();
 	if (c->rt.ops->claim(c->rt.impl, sb) == -1) {
 		svc_free(sb);
