@@ -13,8 +13,11 @@ SMOKE=${BENCH_SMOKE:-0}
 BENCH=$BIN/sbx-bench
 RT=podman
 WORK=$(mktemp -d /tmp/sbx-bench.XXXXXX)
-# run_dir is at most 24 characters: the socket directories live apart.
+# run_dir is at most 24 characters: the socket directories live apart,
+# on a tmpfs as /run is on a Debian host (sbx.conf's run_dir = /run/sbx):
+# a claim moves directories there (figure 7).
 RUNS=$(mktemp -d /tmp/sbr.XXXXXX)
+mount -t tmpfs -o mode=0755,size=64m sbx-bench "$RUNS" || RUNS_DISK=1
 chmod 0755 "$WORK"
 TABLE=$WORK/table
 errors=0
@@ -38,6 +41,7 @@ cleanup() {
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+	[ -n "${RUNS_DISK:-}" ] || umount "$RUNS"
 	rm -rf "$WORK" "$RUNS"
 }
 trap cleanup EXIT
