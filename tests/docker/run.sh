@@ -160,7 +160,7 @@ echo "# restarts adopt"
 eval "$env3"
 psql "$POSTGRES_URL" -qc 'create table t(x int); insert into t values (42)' || nok "a table"
 all=$($RT ps -q | sort | tr '\n' ' ')
-adopted() { [ "$(grep -c 'adopted 3 sandboxes, discarded 0' "$LOG")" -eq "$1" ]; }
+adopted() { [ "$(grep -c 'adopted 3 sandboxes and 0 warm containers, discarded 0' "$LOG")" -eq "$1" ]; }
 same_after() {  # HOW: the same containers, hits with the same credentials, the data
 	check "after $1: every sandbox adopted" adopted "$2"
 	check "after $1: the same containers" test "$($RT ps -q | sort | tr '\n' ' ')" = "$all"

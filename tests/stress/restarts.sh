@@ -84,7 +84,7 @@ for i in $(seq "$RESTARTS"); do
 	[ "$f" = "$fds0" ] || bad="$bad $i:fds=$f"
 done
 check "after each of $RESTARTS restarts: same credentials, data intact, three hits and no provision, the same six containers, directories and records, $fds0 fds${bad:+ (failed:$bad)}" test -z "$bad"
-check "each start logged its adoption of three" test "$(grep -c 'adopted 3 sandboxes, discarded 0' "$LOG")" -eq "$RESTARTS"
+check "each start logged its adoption of three" test "$(grep -c 'adopted 3 sandboxes and 0 warm containers, discarded 0' "$LOG")" -eq "$RESTARTS"
 
 echo "# what is not adopted"
 stop_monitor
