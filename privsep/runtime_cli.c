@@ -773,6 +773,9 @@ claim_one(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i,
 	}
 	sb->svc[i] = m->svc;
 	sb->svc[i].warm = m->slot;
+	strlcpy(sb->svc[i].conn.user, s->user, sizeof(sb->svc[i].conn.user));
+	strlcpy(sb->svc[i].conn.database, s->database,
+	    sizeof(sb->svc[i].conn.database));
 	sb->svc[i].port_seen_ms = now_ms();	/* warm_take connected */
 	reach(rt->cfg, sb, s, &sb->svc[i].conn);
 	o->svc[i] = sb->svc[i];
