@@ -19,11 +19,15 @@ uid_a=$(id -u $UA) uid_b=$(id -u $UB)
 
 # A runtime that is podman, except that while $GATE/hold-all exists
 # every call waits at the FIFO (fd 7 holds it open) and says so in
-# $GATE/held.
+# $GATE/held; while $GATE/hold-warm exists, only the starts of warm
+# containers (--label=sbx.pool=...) do.
 mkdir -p "$GATE"
 cat > "$GATE/podman" <<EOF
 #!/bin/sh
-if [ -f '$GATE/hold-all' ]; then
+hold=
+[ -f '$GATE/hold-all' ] && hold=1
+case " \$* " in *' --label=sbx.pool='*) [ -f '$GATE/hold-warm' ] && hold=1 ;; esac
+if [ -n "\$hold" ]; then
 	echo "\$*" >> '$GATE/held'
 	exec 3< '$GATE/fifo'
 	read -r _ <&3
@@ -35,14 +39,15 @@ chmod 0755 "$GATE/podman"
 mkfifo "$GATE/fifo"
 exec 7<>"$GATE/fifo"
 hold_all()    { : > "$GATE/held"; touch "$GATE/hold-all"; }
+hold_warm()   { : > "$GATE/held"; touch "$GATE/hold-warm"; }
 release_all() {
 	local n
-	rm -f "$GATE/hold-all"
+	rm -f "$GATE/hold-all" "$GATE/hold-warm"
 	n=$(wc -l < "$GATE/held")
 	while [ "$n" -gt 0 ]; do echo go >&7; n=$((n - 1)); done
 }
 held() { [ "$(wc -l < "$GATE/held")" -ge "$1" ]; }
-cleanup_hook() { rm -f "$GATE/hold-all"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
+cleanup_hook() { rm -f "$GATE/hold-all" "$GATE/hold-warm"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
 
 WARM=2 write_conf yes
 sed -i "s|^runtime *=.*|runtime = $GATE/podman|" "$CONF"
@@ -136,6 +141,9 @@ check "the pool is full again, the dead ones removed" wait_for 90 full_pool
 check "no dead warm container is left" test -z "$($RT ps -a --filter label=sbx.pool --filter status=exited -q)"
 
 echo "# a burst past the pool"
+# No refill may finish within the burst (however slowly its requests
+# arrive): warm starts wait at the gate until it is served.
+hold_warm
 c0=$(warm_claims) p0=$(provisions)
 bp=
 for i in 1 2 3 4; do sbx_as $UB request -a burst$i -p demo > "$WORK/burst$i" 2>&1 & bp="$bp $!"; done
@@ -147,6 +155,8 @@ for i in 1 2 3 4; do
 done
 check "four agents at once, two warm containers of each: all four served" test "$okn" -eq 4
 check "two by claims, two by normal provisions" test "$(warm_claims)" -eq $((c0 + 2)) -a "$(provisions)" -eq $((p0 + 2))
+check "the refills waited at the gate meanwhile" wait_for 10 held 1
+release_all
 check "the pool refills" wait_for 90 full_pool
 stop_monitor
 check "the monitor stopped cleanly (SIGTERM)" test -z "$MON_PID"
