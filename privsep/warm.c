@@ -33,8 +33,6 @@
 #define RETRY_MIN_MS	2000		/* after a failed start */
 #define RETRY_MAX_MS	300000
 
-static int64_t retry_at[SBX_MAX_SERVICES], retry_ms[SBX_MAX_SERVICES];
-
 int
 warm_init(struct rt_cli *rt)
 {
@@ -132,15 +130,15 @@ discard(struct rt_cli *rt, size_t svc, struct warm_member *m)
 }
 
 static void
-backoff(size_t svc, bool failed)
+backoff(struct warm_svc *w, bool failed)
 {
 	if (!failed) {
-		retry_ms[svc] = 0;
+		w->retry_ms = 0;
 		return;
 	}
-	retry_ms[svc] = retry_ms[svc] == 0 ? RETRY_MIN_MS :
-	    retry_ms[svc] * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : retry_ms[svc] * 2;
-	retry_at[svc] = now_ms() + retry_ms[svc];
+	w->retry_ms = w->retry_ms == 0 ? RETRY_MIN_MS :
+	    w->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : w->retry_ms * 2;
+	w->retry_at = now_ms() + w->retry_ms;
 }
 
 static void
@@ -178,7 +176,7 @@ started(void *arg, const void *result, size_t len)
 		ok = m->svc.pidfd >= 0 &&
 		    record_write_pool(rt->cfg, &m->svc.conn, m->slot) == 0;
 	}
-	backoff(j->svc, !ok);
+	backoff(&rt->warm.svc[j->svc], !ok);
 	if (!ok) {
 		log_warnx("warm %s-%u: not started: %s", s->name, m->slot,
 		    r != NULL && len == sizeof(*r) && memchr(r->message, '\0',
@@ -335,7 +333,7 @@ warm_work(struct rt_cli *rt, size_t provisions)
 		const struct warm_svc *w = &rt->warm.svc[i];
 
 		while (w->m != NULL && w->nready + w->nstarting <
-		    cfg->services[i].warm && now >= retry_at[i] &&
+		    cfg->services[i].warm && now >= w->retry_at &&
 		    rt->warm.starting < WARM_STARTS &&
 		    provisions + rt->warm.starting < cfg->max_provisions &&
 		    worker_spare(rt, provisions) && start_one(rt, i) == 0)

@@ -23,6 +23,7 @@ struct warm_member {
 struct warm_svc {
 	struct warm_member *m;		/* warm of them */
 	unsigned	nready, nstarting;
+	int64_t		retry_at, retry_ms;	/* after failed starts */
 };
 
 /* A claimed container's name, changed after the reply. */
