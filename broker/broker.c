@@ -78,8 +78,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: sbx-broker [-d] -u uid:gid [-r chroot] "
-	    "[-n max_children] [-c max_per_uid] [-t request_timeout_s] "
-	    "[-T answer_timeout_s]\n"
+	    "[-n max_children] [-c max_per_uid] [-t request_timeout_s]\n"
 	    "(started by sbx-monitor; not to be run by hand)\n");
 	exit(2);
 }
@@ -348,28 +347,25 @@ int
 main(int argc, char *argv[])
 {
 	struct broker b = { .max_children = 128,
-	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000,
-	    .answer_timeout_ms = 900000 } };
+	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000 } };
 	const char *ids = NULL, *root = NULL;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int ch, fg = 0;
 
-	while ((ch = getopt(argc, argv, "c:dn:r:t:T:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:dn:r:t:u:")) != -1) {
 		switch (ch) {
 		case 'c': b.per_uid = (unsigned)opt_num(optarg, 65536); break;
 		case 'd': fg = 1; break;
 		case 'n': b.max_children = (unsigned)opt_num(optarg, 65536); break;
 		case 'r': root = optarg; break;
 		case 't': b.copts.request_timeout_ms = opt_seconds(optarg); break;
-		case 'T': b.copts.answer_timeout_ms = opt_seconds(optarg); break;
 		case 'u': ids = optarg; opt_ids(ids, &uid, &gid); break;
 		default: usage();
 		}
 	}
 	log_init("sbx-broker", fg);
-	if (ids == NULL || b.copts.request_timeout_ms <= 0 ||
-	    b.copts.answer_timeout_ms <= 0)
+	if (ids == NULL || b.copts.request_timeout_ms <= 0)
 		usage();
 	/* Without -c, as sbx.conf(5) has it: 16, or half of fewer. */
 	if (b.per_uid == 0)

@@ -1,7 +1,9 @@
 /*
- * child.c - the per-connection child: read one msgpack map under hard
- * limits, relay a fixed-form message to the monitor, wait for the fixed
- * answer, encode the msgpack reply, exit.
+ * child.c - runs in the broker's per-connection child (the broker's uid,
+ * no capabilities, the broker's filter and the child's stacked on it):
+ * read one msgpack map under hard limits, hand a fixed-form message and
+ * the agent's socket to the monitor, exit. The monitor answers the agent
+ * itself; this process never sees an answer, nor a password.
  *
  * Everything the agent sends stops here: the monitor sees only
  * struct sbx_req_*, built by wire_validate().
@@ -19,18 +21,18 @@
 #include "iox.h"
 #include "log.h"
 #include "msg.h"
+#include "pack.h"
 #include "scfilter.h"
 #include "wire.h"
 
-#define STATUS_MAX_RECS		(1u << 20)
 #define CHILD_AS_LIMIT		(256ul << 20)
 #define REPLY_TIMEOUT_MS	5000
 #define DRAIN_MS		500
 #define DRAIN_MAX		(1u << 20)
 
+/* An error reply of our own: the request never reached the monitor. */
 static int
-send_reply(int agent, const struct sbx_ans *a,
-    const struct sbx_status_rec *recs, size_t nrecs)
+send_error(int agent, enum sbx_code code, const char *msg)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -38,9 +40,9 @@ send_reply(int agent, const struct sbx_ans *a,
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	wire_pack_answer(&pk, a, recs, nrecs);
-	rc = write_all(agent, sb.data, sb.size, now_ms() + REPLY_TIMEOUT_MS);
-	explicit_bzero(sb.data, sb.size);
+	pack_error(&pk, code, msg);
+	rc = sb.data == NULL ? -1 :
+	    write_all(agent, sb.data, sb.size, now_ms() + REPLY_TIMEOUT_MS);
 	msgpack_sbuffer_destroy(&sb);
 	return rc;
 }
@@ -70,12 +72,7 @@ linger_drain(int agent)
 static void __attribute__((noreturn))
 reply_error_exit(int agent, enum sbx_code code, const char *msg)
 {
-	struct sbx_ans a;
-
-	memset(&a, 0, sizeof(a));
-	a.code = code;
-	strlcpy(a.message, msg, sizeof(a.message));
-	if (send_reply(agent, &a, NULL, 0) == -1)
+	if (send_error(agent, code, msg) == -1)
 		log_debug("reply: %s", strerror(errno));
 	else
 		linger_drain(agent);
@@ -130,87 +127,19 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 	return len;
 }
 
-static int
-answer_valid(const struct sbx_ans *a, uint32_t type)
-{
-	uint32_t i;
-
-	if (a->magic != SBX_MSG_MAGIC || a->type != type ||
-	    a->code >= SBX_CODE_MAX || a->nservices > SBX_MAX_SERVICES ||
-	    memchr(a->message, '\0', sizeof(a->message)) == NULL ||
-	    (type != SBX_REQ_STATUS && a->nstatus != 0) ||
-	    a->nstatus > STATUS_MAX_RECS)
-		return 0;
-	for (i = 0; i < a->nservices; i++) {
-		const struct sbx_conn *c = &a->services[i];
-
-		if (!memchr(c->name, 0, sizeof(c->name)) ||
-		    !memchr(c->socket, 0, sizeof(c->socket)) ||
-		    !memchr(c->host, 0, sizeof(c->host)) ||
-		    !memchr(c->user, 0, sizeof(c->user)) ||
-		    !memchr(c->password, 0, sizeof(c->password)) ||
-		    !memchr(c->database, 0, sizeof(c->database)))
-			return 0;
-	}
-	return 1;
-}
-
-static int
-recs_valid(const struct sbx_status_rec *r, size_t n)
-{
-	size_t i, j;
-
-	for (i = 0; i < n; i++) {
-		if (!memchr(r[i].agent, 0, sizeof(r[i].agent)) ||
-		    !memchr(r[i].project, 0, sizeof(r[i].project)) ||
-		    r[i].nservices > SBX_MAX_SERVICES)
-			return 0;
-		for (j = 0; j < r[i].nservices; j++)
-			if (!memchr(r[i].services[j], 0, SBX_SLUG_MAX))
-				return 0;
-	}
-	return 1;
-}
-
+/*
+ * The request and the agent's socket go to the monitor; our part ends
+ * there. A monitor that is gone gets the agent an error from us.
+ */
 static void __attribute__((noreturn))
-relay(int agent, const struct child_opts *o, const union sbx_req_any *req,
+hand_over(int agent, const struct child_opts *o, const union sbx_req_any *req,
     size_t len)
 {
-	struct sbx_ans a;
-	struct sbx_status_rec *recs = NULL;
-	int64_t deadline;
-	int pair[2], fds[SBX_REQ_FDS];
-
-	/* Both ends non-blocking: the monitor only ever sends MSG_DONTWAIT. */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
-	    pair) == -1)
-		reply_error_exit(agent, SBX_E_INTERNAL, "no answer channel.");
-	fds[0] = agent;
-	fds[1] = pair[1];
-	if (send_fds(o->chan, req, len, fds, SBX_REQ_FDS) != (ssize_t)len) {
-		log_warn("relay to monitor");
+	if (send_fds(o->chan, req, len, &agent, SBX_REQ_FDS) != (ssize_t)len) {
+		log_warn("hand-over to the monitor");
 		reply_error_exit(agent, SBX_E_INTERNAL,
 		    "the monitor is not reachable.");
 	}
-	close(pair[1]);
-	deadline = now_ms() + o->answer_timeout_ms;
-	if (read_full(pair[0], &a, sizeof(a), deadline) == -1 ||
-	    !answer_valid(&a, req->hdr.type))
-		reply_error_exit(agent, errno == ETIMEDOUT ? SBX_E_TIMEOUT :
-		    SBX_E_INTERNAL, "the monitor gave no valid answer.");
-	if (a.nstatus > 0) {
-		if ((recs = calloc(a.nstatus, sizeof(*recs))) == NULL ||
-		    read_full(pair[0], recs, a.nstatus * sizeof(*recs),
-		    deadline) == -1 || !recs_valid(recs, a.nstatus))
-			reply_error_exit(agent, SBX_E_INTERNAL,
-			    "the monitor gave no valid status.");
-	}
-	if (send_reply(agent, &a, recs, a.nstatus) == -1)
-		log_debug("reply: %s", strerror(errno));
-	explicit_bzero(&a, sizeof(a));
-	/* The agent sees EOF now, not after the kernel has torn down our
-	 * address space: exit unmaps memory before it closes descriptors. */
-	close(agent);
 	_exit(0);
 }
 
@@ -252,5 +181,5 @@ child_main(int agent, const struct child_opts *o)
 		_exit(1);
 	}
 	len = read_request(agent, o->request_timeout_ms, &req);
-	relay(agent, o, &req, len);
+	hand_over(agent, o, &req, len);
 }

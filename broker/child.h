@@ -1,4 +1,4 @@
-/* child.h - one agent connection, from request bytes to reply bytes. */
+/* child.h - one agent connection, from request bytes to the monitor. */
 #ifndef SBX_CHILD_H
 #define SBX_CHILD_H
 
@@ -7,7 +7,6 @@
 struct child_opts {
 	int	chan;			/* broker channel to the monitor */
 	int	request_timeout_ms;	/* for the agent to send its map */
-	int	answer_timeout_ms;	/* for the monitor to answer */
 };
 
 /* In the parent, before it confines itself: compile the child's filter. */

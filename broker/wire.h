@@ -1,6 +1,7 @@
 /*
  * wire.h - the agent-facing msgpack protocol (CONTRACT.md, "Wire protocol").
- * Used by the broker child and the fuzzers; never linked into the monitor.
+ * The decoder, used by the broker child and the fuzzers; never linked into
+ * the monitor, which packs replies (privsep/answer.c) and never unpacks.
  */
 #ifndef SBX_WIRE_H
 #define SBX_WIRE_H
@@ -36,9 +37,5 @@ enum wire_status wire_decode(const char *buf, size_t len,
 		    union sbx_req_any *out, size_t *outlen, char *err);
 enum wire_status wire_validate(const msgpack_object *obj,
 		    union sbx_req_any *out, size_t *outlen, char *err);
-
-void	wire_pack_error(msgpack_packer *, enum sbx_code, const char *message);
-void	wire_pack_answer(msgpack_packer *, const struct sbx_ans *,
-	    const struct sbx_status_rec *recs, size_t nrecs);
 
 #endif

@@ -57,7 +57,6 @@ answer_error(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
 	va_list ap;
 
 	memset(a, 0, sizeof(*a));
-	a->magic = SBX_MSG_MAGIC;
 	a->type = type;
 	a->code = code;
 	va_start(ap, fmt);

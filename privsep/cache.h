@@ -20,7 +20,7 @@
 #define __unused __attribute__((__unused__))
 #endif
 
-#include "msg.h"
+#include "answer.h"
 
 struct sbx_key {
 	uid_t		uid;

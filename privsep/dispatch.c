@@ -1,10 +1,13 @@
 /*
- * dispatch.c - the monitor's view of a broker message: hostile until every
- * byte has been accounted for. A request type is known by the table
- * below, which fixes its exact size and the checks of its body; the fds
- * must be exactly two Unix stream sockets, and the first must be a
- * connection accepted on our own agent socket (getsockname), so the uid
- * comes from a real agent and never from a socket the broker made.
+ * dispatch.c - runs in the monitor (root, unfiltered), in its loop: the
+ * monitor's view of a broker message, hostile until every byte has been
+ * accounted for. A request type is known by the table below, which fixes
+ * its exact size and the checks of its body; the one fd must be a Unix
+ * stream connection accepted on our own agent socket (getsockname), so
+ * the uid comes from a real agent and never from a socket the broker
+ * made, and it must be fresh: the first request it carries marks it
+ * (SO_MARK, which only a privileged process can set), so a broker that
+ * hoards accepted sockets gets one request out of each, no more.
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +133,24 @@ accepted_on(int fd, const char *socket_path)
 	return strncmp(sun.sun_path, socket_path, sizeof(sun.sun_path)) == 0;
 }
 
+/*
+ * One request per accepted connection: the socket is marked as it is
+ * taken, and a marked one was taken before (answered, or in flight). The
+ * mark is on the socket, not the descriptor: every copy the broker may
+ * keep carries it.
+ */
+static int
+take_once(int fd)
+{
+	uint32_t mark = 0, used = DISPATCH_MARK;
+	socklen_t len = sizeof(mark);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MARK, &mark, &len) == -1 ||
+	    len != sizeof(mark) || mark != 0)
+		return -1;
+	return setsockopt(fd, SOL_SOCKET, SO_MARK, &used, sizeof(used));
+}
+
 static int
 check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
     uid_t *uid, char *why, size_t n)
@@ -141,18 +162,18 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 		return fail(why, n, "truncated or foreign control data");
 	if (rx->nfds != want)
 		return fail(why, n, "wrong number of fds");
-	if (!is_unix_stream(rx->fds[0]) || !is_unix_stream(rx->fds[1]))
+	if (!is_unix_stream(rx->fds[0]))
 		return fail(why, n, "fd is not a unix stream socket");
 	if (is_listening(rx->fds[0]))
 		return fail(why, n, "agent fd is a listening socket");
-	if (is_listening(rx->fds[1]))	/* harmless, but not what a child sends */
-		return fail(why, n, "answer fd is a listening socket");
 	if (socket_path != NULL && !accepted_on(rx->fds[0], socket_path))
 		return fail(why, n, "agent fd was not accepted on our socket");
 	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
 	    || len != sizeof(cred))
 		return fail(why, n, "no peer credentials");
 	*uid = cred.uid;
+	if (take_once(rx->fds[0]) == -1)
+		return fail(why, n, "agent socket already carried a request");
 	return 0;
 }
 
@@ -180,8 +201,6 @@ dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
 	if (table[type].check(buf, why, whylen) == -1 ||
 	    check_fds(rx, table[type].nfds, socket_path, uid, why, whylen) == -1)
 		goto bad;
-	close(rx->fds[0]);	/* only its credentials were needed */
-	rx->fds[0] = -1;
 	return (int)type;
 bad:
 	fdpass_close(rx);

@@ -8,11 +8,15 @@
 #include "fdpass.h"
 #include "msg.h"
 
+/* The SO_MARK of an agent socket that has carried its one request. */
+#define DISPATCH_MARK	0x73627831u	/* "sbx1" */
+
 /*
- * Checks one received message and its descriptors. On success returns the
- * request type and sets *uid from SO_PEERCRED of the agent's socket; the
- * caller owns rx->fds[1] (the answer socket). On failure returns -1 with a
- * reason in why; every received fd has been closed.
+ * Checks one received message and its descriptor. On success returns the
+ * request type and sets *uid from SO_PEERCRED of the agent's socket, which
+ * is marked taken; the caller owns rx->fds[0] and answers on it. On
+ * failure returns -1 with a reason in why; every received fd has been
+ * closed.
  */
 int	dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
 	    const char *socket_path, uid_t *uid, char *why, size_t whylen);

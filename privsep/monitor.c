@@ -3,8 +3,9 @@
  *
  * It reads the config, binds the agent socket, reaps orphaned containers,
  * starts the broker and then lives in one poll loop: broker messages in,
- * worker results in, answers out. It never parses msgpack, never reads
- * from an agent's socket, and never waits on the runtime.
+ * worker results in, answers out, written to the agents' sockets by the
+ * monitor itself (answer.c packs them). It never parses msgpack, never
+ * reads from an agent's socket, and never waits on the runtime.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "adopt.h"
+#include "answer.h"
 #include "audit.h"
 #include "cache.h"
 #include "config.h"
@@ -51,12 +53,11 @@
 struct outq {
 	TAILQ_ENTRY(outq) entry;
 	int		 fd;
-	unsigned char	*buf;
+	char		*buf;
 	size_t		 len, off;
 	int64_t		 deadline;
 };
 
-#define FD_RESERVE	2	/* a broker message carries two */
 /*
  * Descriptors the budget keeps free beyond those counted: syslog's
  * socket, a hit's liveness connect, the two ends of a worker's pipe
@@ -77,12 +78,15 @@ struct monitor {
 	struct subuid_table	subuids;
 	int			listen_fd;
 	int			sigfd;
-	int			reserve[FD_RESERVE];	/* see reserve_held() */
+	/* Agents' sockets held (a request waiting, or its reply being
+	 * written), and how many the descriptor budget allows: past it the
+	 * broker channel is not read (fd_budget()). */
+	unsigned		nagents, max_agents;
 	int			stopping;
 	TAILQ_HEAD(, outq)	outq;
 };
 
-/* One answer socket waiting for its answer. */
+/* One agent's socket waiting for its answer. */
 struct pending {
 	struct monitor	*m;
 	int		 fd;
@@ -95,11 +99,24 @@ usage(void)
 	exit(2);
 }
 
+/*
+ * The connection's one request is answered (or never will be): shut the
+ * socket down, so that the agent sees EOF now and any copy of it the
+ * broker may still hold is dead, and let it go.
+ */
+static void
+agent_done(struct monitor *m, int fd)
+{
+	shutdown(fd, SHUT_RDWR);
+	close(fd);
+	m->nagents--;
+}
+
 static void
 outq_free(struct monitor *m, struct outq *q)
 {
 	TAILQ_REMOVE(&m->outq, q, entry);
-	close(q->fd);
+	agent_done(m, q->fd);
 	explicit_bzero(q->buf, q->len);
 	free(q->buf);
 	free(q);
@@ -107,7 +124,7 @@ outq_free(struct monitor *m, struct outq *q)
 
 /* Write what the socket takes now; queue the rest for POLLOUT. */
 static void
-send_buf(struct monitor *m, int fd, unsigned char *buf, size_t len)
+send_buf(struct monitor *m, int fd, char *buf, size_t len)
 {
 	struct outq *q;
 	ssize_t n;
@@ -125,7 +142,7 @@ send_buf(struct monitor *m, int fd, unsigned char *buf, size_t len)
 	}
 	if (off == len || (errno != EAGAIN && errno != EWOULDBLOCK) ||
 	    (q = calloc(1, sizeof(*q))) == NULL) {
-		close(fd);
+		agent_done(m, fd);
 		explicit_bzero(buf, len);
 		free(buf);
 		return;
@@ -138,62 +155,48 @@ send_buf(struct monitor *m, int fd, unsigned char *buf, size_t len)
 	TAILQ_INSERT_TAIL(&m->outq, q, entry);
 }
 
+/* A status answer's sandboxes, then the msgpack; NULL: no memory. */
+static char *
+pack_for(struct monitor *m, const struct sbx_ans *a, size_t *len)
+{
+	struct sbx_status_rec *recs = NULL;
+	size_t n = 0;
+	char *buf;
+
+	if (a->type == SBX_REQ_STATUS && a->code == SBX_OK && a->nstatus > 0) {
+		if ((recs = calloc(a->nstatus, sizeof(*recs))) == NULL)
+			return NULL;
+		n = cache_status(&m->cache, recs, a->nstatus);
+	}
+	if (answer_pack(a, recs, n, &buf, len) == -1)
+		buf = NULL;
+	free(recs);
+	return buf;
+}
+
+/* The answer goes to the agent, from here: nobody relays it. */
 static void
-reply_to_child(void *ctx, const struct sbx_ans *a)
+reply_to_agent(void *ctx, const struct sbx_ans *a)
 {
 	struct pending *p = ctx;
 	struct monitor *m = p->m;
-	size_t max = a->type == SBX_REQ_STATUS ? a->nstatus : 0, n = 0;
-	unsigned char *buf;
-	struct sbx_ans *out;
+	struct sbx_ans oom;
+	size_t len;
+	char *buf;
 
-	buf = calloc(1, sizeof(*a) + max * sizeof(struct sbx_status_rec));
-	if (buf == NULL) {
-		close(p->fd);
-		free(p);
-		return;
+	if ((buf = pack_for(m, a, &len)) == NULL) {
+		log_warnx("%s answer: out of memory", sbx_req_name((int)a->type));
+		answer_error(&oom, (enum sbx_req_type)a->type, SBX_E_INTERNAL,
+		    "the monitor is out of memory.");
+		a = &oom;
+		buf = pack_for(m, a, &len);
 	}
-	out = (struct sbx_ans *)(void *)buf;
-	memcpy(out, a, sizeof(*a));
 	metrics_answer((enum sbx_req_type)a->type, (enum sbx_code)a->code);
-	if (max > 0)
-		n = cache_status(&m->cache,
-		    (struct sbx_status_rec *)(void *)(buf + sizeof(*a)), max);
-	out->nstatus = (uint32_t)n;
-	send_buf(m, p->fd, buf, sizeof(*a) + n * sizeof(struct sbx_status_rec));
+	if (buf != NULL)
+		send_buf(m, p->fd, buf, len);
+	else
+		agent_done(m, p->fd);
 	free(p);
-}
-
-/*
- * Descriptors kept in reserve for the next broker message: read at
- * RLIMIT_NOFILE, a message loses its descriptors (MSG_CTRUNC) and looks
- * like a hostile broker, which gets killed. The reserve is let go just
- * before recvmsg, so the message's descriptors have room, and taken back
- * after; while it cannot be taken back the channel is not read, and
- * messages wait in the socket until answers free descriptors.
- */
-static bool
-reserve_held(struct monitor *m)
-{
-	size_t i;
-
-	for (i = 0; i < FD_RESERVE; i++)
-		if (m->reserve[i] == -1 && (m->reserve[i] =
-		    fcntl(m->sigfd, F_DUPFD_CLOEXEC, 0)) == -1)
-			return false;
-	return true;
-}
-
-static void
-reserve_free(struct monitor *m)
-{
-	size_t i;
-
-	for (i = 0; i < FD_RESERVE; i++)
-		if (m->reserve[i] != -1) {
-			close(m->reserve[i]);
-			m->reserve[i] = -1;
-		}
 }
 
 static void
@@ -208,10 +211,9 @@ on_broker_message(struct monitor *m)
 	uid_t uid;
 	int type;
 
-	for (;;) {
-		if (!reserve_held(m))
-			return;
-		reserve_free(m);
+	/* Past the budget a message's descriptor would not fit (MSG_CTRUNC,
+	 * which is a hostile broker's mark): it waits in the channel. */
+	while (m->nagents < m->max_agents) {
 		n = recv_fds(m->broker.chan, raw, sizeof(raw), &rx);
 		if (n == -1) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -231,14 +233,15 @@ on_broker_message(struct monitor *m)
 			broker_kill(&m->broker, why);
 			return;
 		}
+		m->nagents++;
 		if ((p = calloc(1, sizeof(*p))) == NULL) {
-			close(rx.fds[1]);
+			agent_done(m, rx.fds[0]);
 			continue;
 		}
 		p->m = m;
-		p->fd = rx.fds[1];
+		p->fd = rx.fds[0];
 		handle_request(&m->env, uid, &rq,
-		    (struct sbx_reply){ reply_to_child, p });
+		    (struct sbx_reply){ reply_to_agent, p });
 	}
 }
 
@@ -463,7 +466,7 @@ loop(struct monitor *m)
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = m->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = m->broker.chan,
-		    .events = reserve_held(m) ? POLLIN : 0 };
+		    .events = m->nagents < m->max_agents ? POLLIN : 0 };
 		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
 		n += nw;
 		TAILQ_FOREACH(q, &m->outq, entry) {
@@ -590,7 +593,7 @@ find_broker(struct broker_proc *b)
 /*
  * RLIMIT_NOFILE: the soft limit up to the hard one, or to max_open_files
  * (raising the hard limit too if root may). Every ready service holds a
- * pidfd, every worker a pipe, every waiting request its answer socket:
+ * pidfd, every worker a pipe, every waiting request its agent's socket:
  * the default 1024 would cap the host at about 500 sandboxes.
  */
 static void
@@ -627,12 +630,29 @@ min_u(unsigned a, unsigned b)
 	return a < b ? a : b;
 }
 
+/* Agents' sockets held beyond max_requests waiting ones: replies still
+ * being written (a large status; a sandbox's fits a socket's buffer). */
+#define AGENT_SLACK	32
+
+static unsigned
+warm_total(const struct sbx_config *c)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < c->nservices; i++)
+		n += c->services[i].warm;
+	return n;
+}
+
 /*
  * The descriptor budget, once the broker runs: what is open now, the
- * reserve and spare, one per worker and one per waiting request, and
- * the rest for services' pidfds (cache max_fds), so that whatever the
- * sandboxes hold, a release, an expiry and a teardown find a worker
- * pipe and an answer socket. A small limit shrinks the worker and
+ * spare, one per worker, one per agent's socket held (max_requests
+ * waiting, a few more being written), one per warm container's pidfd,
+ * and the rest for services' pidfds (cache max_fds), so that whatever
+ * the sandboxes hold, a release, an expiry and a teardown find a worker
+ * pipe, and a broker message's descriptor always fits (the channel is
+ * not read past max_agents). A small limit shrinks the worker and
  * request shares to a quarter of what is left each, and says so.
  */
 static void
@@ -641,7 +661,8 @@ fd_budget(struct monitor *m)
 	struct sbx_config *c = &m->cfg;
 	struct cache_limits *l = &m->cache.lim;
 	struct rlimit rl;
-	unsigned held = (unsigned)open_fds(), left, svc;
+	unsigned held = (unsigned)open_fds(), left, svc, share;
+	unsigned warm = warm_total(c);
 
 	/* Adopted services' pidfds are open now: they are the services'. */
 	if (held > m->cache.nfds)
@@ -651,14 +672,16 @@ fd_budget(struct monitor *m)
 	if (rl.rlim_cur > UINT_MAX / 2)
 		rl.rlim_cur = UINT_MAX / 2;
 	svc = c->nservices ? (unsigned)c->nservices : 1;
-	if (rl.rlim_cur < held + FD_RESERVE + FD_SPARE + 2 + 1 + svc)
+	if (rl.rlim_cur < held + FD_SPARE + 2 + 2 + warm + svc)
 		fatalx("RLIMIT_NOFILE %llu leaves no descriptors for one "
-		    "sandbox (%u are open)", (unsigned long long)rl.rlim_cur,
-		    held);
-	left = (unsigned)rl.rlim_cur - held - FD_RESERVE - FD_SPARE;
+		    "sandbox (%u are open, %u warm containers)",
+		    (unsigned long long)rl.rlim_cur, held, warm);
+	left = (unsigned)rl.rlim_cur - held - FD_SPARE - warm;
 	c->max_workers = min_u(c->max_workers, left / 4 > 2 ? left / 4 : 2);
 	c->max_provisions = min_u(c->max_provisions, c->max_workers - 1);
-	c->max_requests = min_u(c->max_requests, left / 4 ? left / 4 : 1);
+	share = left / 4 > 2 ? left / 4 : 2;
+	c->max_requests = min_u(c->max_requests, share - share / 4);
+	m->max_agents = min_u(share, c->max_requests + AGENT_SLACK);
 	m->pool.max = c->max_workers;
 	l->max_provisions = c->max_provisions;
 	l->max_provisions_per_uid = min_u(c->max_provisions_per_uid,
@@ -666,11 +689,13 @@ fd_budget(struct monitor *m)
 	l->max_requests = c->max_requests;
 	l->max_requests_per_uid = min_u(c->max_requests_per_uid,
 	    c->max_requests);
-	l->max_fds = left - c->max_workers - c->max_requests;
+	l->max_fds = left - c->max_workers - m->max_agents;
 	log_info("descriptors: %llu: %u open, %u spare, %u for workers, %u "
-	    "for requests, %u for services (%u sandboxes of %u services)",
-	    (unsigned long long)rl.rlim_cur, held, FD_RESERVE + FD_SPARE,
-	    c->max_workers, c->max_requests, l->max_fds, l->max_fds / svc, svc);
+	    "for requests, %u for replies, %u for warm containers, %u for "
+	    "services (%u sandboxes of %u services)",
+	    (unsigned long long)rl.rlim_cur, held, FD_SPARE, c->max_workers,
+	    c->max_requests, m->max_agents - c->max_requests, warm,
+	    l->max_fds, l->max_fds / svc, svc);
 }
 
 static unsigned
@@ -683,7 +708,6 @@ static void
 setup(struct monitor *m, const char *path, int fg)
 {
 	char err[512];
-	size_t i;
 
 	if (config_load(path, &m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -698,8 +722,6 @@ setup(struct monitor *m, const char *path, int fg)
 	raise_nofile(&m->cfg);	/* after the refusals: one line on stderr */
 	if ((m->sigfd = signals_to_fd()) == -1)
 		fatal("signals");
-	for (i = 0; i < FD_RESERVE; i++)
-		m->reserve[i] = -1;
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	projects_load(&m->cfg, &m->projects);
 	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)

@@ -39,6 +39,8 @@ int	runtime_remove(const struct sbx_config *, const struct rt_gone *,
 /* Does something listen at c's socket or loopback port? Never waits. */
 bool	rt_listening(const struct sbx_conn *);
 bool	rt_pid_alive(int pidfd);
+/* A warm container at a claim: its process and its socket file. */
+bool	rt_warm_alive(const struct sbx_svc *);
 
 
 /* Warm containers' runtime jobs, each in a worker (warm.c decides). */

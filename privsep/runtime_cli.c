@@ -776,7 +776,7 @@ claim_one(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i,
 	strlcpy(sb->svc[i].conn.user, s->user, sizeof(sb->svc[i].conn.user));
 	strlcpy(sb->svc[i].conn.database, s->database,
 	    sizeof(sb->svc[i].conn.database));
-	sb->svc[i].port_seen_ms = now_ms();	/* warm_take connected */
+	sb->svc[i].port_seen_ms = 0;	/* the first hit connects */
 	reach(rt->cfg, sb, s, &sb->svc[i].conn);
 	o->svc[i] = sb->svc[i];
 	return 0;
@@ -1271,6 +1271,25 @@ rt_pid_alive(int pidfd)
 
 	/* A pidfd turns readable when its process exits. */
 	return pidfd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * A warm container at a claim: its process lives (the pidfd) and, on
+ * unix, its socket file is there. No connect: it was probed ready when it
+ * joined the pool, and a connect makes a postmaster fork a backend, which
+ * eight claims at once pay for on the host's cores. A service that has
+ * stopped listening is found by the sandbox's first hit (its port check
+ * is due: port_seen_ms 0).
+ */
+bool
+rt_warm_alive(const struct sbx_svc *s)
+{
+	struct stat st;
+
+	if (!rt_pid_alive(s->pidfd))
+		return false;
+	return s->conn.socket[0] == '\0' ||
+	    (stat(s->conn.socket, &st) == 0 && S_ISSOCK(st.st_mode));
 }
 
 /*

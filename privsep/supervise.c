@@ -51,7 +51,7 @@ static void __attribute__((noreturn))
 exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
     int listen_fd, int chan)
 {
-	char nbuf[16], cbuf[16], tbuf[16], Tbuf[16], ubuf[32];
+	char nbuf[16], cbuf[16], tbuf[16], ubuf[32];
 	char root[CFG_STR + 8];
 	uid_t uid;
 	gid_t gid;
@@ -78,7 +78,6 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	snprintf(nbuf, sizeof(nbuf), "%u", cfg->max_children);
 	snprintf(cbuf, sizeof(cbuf), "%u", cfg->max_connections_per_uid);
 	snprintf(tbuf, sizeof(tbuf), "%u", cfg->request_timeout);
-	snprintf(Tbuf, sizeof(Tbuf), "%u", cfg->runtime_timeout * 3 + 3600);
 	snprintf(root, sizeof(root), "%s/empty", cfg->state_dir);
 	argv[i++] = (char *)(uintptr_t)"sbx-broker";
 	if (b->foreground)
@@ -93,8 +92,6 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	argv[i++] = cbuf;
 	argv[i++] = (char *)(uintptr_t)"-t";
 	argv[i++] = tbuf;
-	argv[i++] = (char *)(uintptr_t)"-T";
-	argv[i++] = Tbuf;
 	argv[i] = NULL;
 	execve(b->path, argv, envp);
 	fprintf(stderr, "sbx-monitor: exec %s: %s\n", b->path, strerror(errno));

@@ -247,7 +247,7 @@ warm_take(struct rt_cli *rt, const char *service)
 
 		if (m->slot == 0 || !m->ready)
 			continue;
-		if (rt_pid_alive(m->svc.pidfd) && rt_listening(&m->svc.conn))
+		if (rt_warm_alive(&m->svc))
 			return m;
 		log_warnx("warm %s-%u: found dead at a claim: replaced",
 		    service, m->slot);

@@ -1,19 +1,19 @@
 /*
- * msg.h - the fixed-form messages between a broker child and the monitor.
+ * msg.h - the fixed-form messages from a broker child to the monitor.
  *
  * Nothing here is msgpack: the broker child decodes the agent's request and
- * relays one of these structs; the monitor answers with fixed-size records.
- * Every field is fixed width and every string is NUL-terminated inside its
- * array, so the monitor can validate a message with a size compare and a
- * memchr per field, and never follows a length it did not check.
+ * hands over one of these structs. Every field is fixed width and every
+ * string is NUL-terminated inside its array, so the monitor can validate a
+ * message with a size compare and a memchr per field, and never follows a
+ * length it did not check.
  *
  * Request (child -> monitor, SOCK_SEQPACKET broker channel):
  *   struct sbx_msg_hdr + type-specific body, exactly sizeof() bytes,
- *   plus exactly two fds: the agent's socket (for SO_PEERCRED) and the
- *   child's end of a fresh SOCK_STREAM socketpair for the answer.
+ *   plus exactly one fd: the agent's socket. The child exits then.
  *
- * Answer (monitor -> child, on that socketpair):
- *   struct sbx_ans, then ans.nstatus x struct sbx_status_rec.
+ * Answer: none to the child. The monitor packs the msgpack reply itself,
+ * writes it to the agent's socket and shuts that socket down (one request
+ * per connection, privsep/answer.h), so no password passes the broker.
  */
 #ifndef SBX_MSG_H
 #define SBX_MSG_H
@@ -31,7 +31,7 @@
 #define SBX_SOCKET_MAX		108	/* sun_path */
 #define SBX_SECRET_MAX		64	/* 128-bit secrets, hex: 32 chars */
 #define SBX_MESSAGE_MAX		160
-#define SBX_REQ_FDS		2	/* agent socket, answer socket */
+#define SBX_REQ_FDS		1	/* the agent's socket */
 
 #define SBX_MSG_MAGIC		0x73627831u	/* "sbx1" */
 
@@ -100,46 +100,6 @@ union sbx_req_any {
 	struct sbx_req_sandbox	 sandbox;
 	struct sbx_req_release	 release;
 	struct sbx_req_status	 status;
-};
-
-/*
- * How to reach one service. transport unix: socket is the socket file;
- * for postgres host is its directory and port the number in its name
- * (libpq's convention), for others host is empty and port 0. tcp: host
- * 127.0.0.1 and the published port, socket empty. both: socket, and host
- * and port of tcp.
- */
-struct sbx_conn {
-	char		name[SBX_SLUG_MAX];
-	char		socket[SBX_SOCKET_MAX];
-	char		host[SBX_HOST_MAX];
-	uint32_t	port;
-	char		user[SBX_SLUG_MAX];
-	char		password[SBX_SECRET_MAX];
-	char		database[SBX_SLUG_MAX];
-};
-
-struct sbx_ans {
-	uint32_t	magic;
-	uint32_t	type;		/* echoes the request type */
-	uint32_t	code;		/* enum sbx_code */
-	uint32_t	released;	/* release: 1 if a sandbox was torn down */
-	char		message[SBX_MESSAGE_MAX];
-	uint32_t	nservices;	/* available: names only; sandbox: full */
-	struct sbx_conn	services[SBX_MAX_SERVICES];
-	uint32_t	nstatus;	/* status: records that follow */
-	/* status: warm containers ready, for services[i].name (nservices) */
-	uint32_t	warm[SBX_MAX_SERVICES];
-};
-
-struct sbx_status_rec {
-	uint32_t	uid;
-	char		agent[SBX_SLUG_MAX];
-	char		project[SBX_SLUG_MAX];
-	uint32_t	nservices;
-	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
-	uint64_t	age_s;
-	uint64_t	idle_s;
 };
 
 const char	*sbx_code_name(enum sbx_code);

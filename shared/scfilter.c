@@ -48,9 +48,6 @@ sc_list_find(const char *role)
 static int
 add_allow(scmp_filter_ctx ctx, const char *name, int nr)
 {
-	if (!strcmp(name, "socketpair"))
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	/* The prober's one socket per attempt: loopback TCP or Unix. */
 	if (!strcmp(name, "socket"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,

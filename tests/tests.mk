@@ -16,7 +16,7 @@ test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_subuid_SRC   = tests/unit/test_subuid.c privsep/subuid.c shared/subrange.c
-test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC)
+test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) privsep/answer.c shared/pack.c
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/drop_user.c \
 		    shared/scfilter.c
@@ -64,8 +64,16 @@ CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 	--error-exitcode=1 -D__GNUC__ -DLIBBSD_OVERLAY -I/usr/include/bsd \
 	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
 	-DSBX_VERSION='"$(VERSION)"'
-lint: $(GEN_H)
+# And the monitor packs msgpack but can never decode it: msgpack-c's
+# packer is inline code, so no msgpack-c library is linked (NEEDED) and
+# no unpacker or object symbol is in the binary.
+lint: $(GEN_H) $(O)/sbx-monitor
 	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client lib
+	@! readelf -d $(O)/sbx-monitor | grep -i msgpack || \
+	    { echo "sbx-monitor links msgpack-c" >&2; exit 1; }
+	@! nm $(O)/sbx-monitor | grep -Ei 'unpack|msgpack_(object|zone)' || \
+	    { echo "sbx-monitor holds msgpack decoding code" >&2; exit 1; }
+	@echo "  sbx-monitor: msgpack packer inline, no unpacker, no libmsgpackc"
 
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.

@@ -13,7 +13,8 @@
  *    syntax (checked here independently of slug.c), services unique and
  *    nothing past nservices;
  *  - a refusal has a one-line reason that fits the answer's message;
- *  - the reply the child would send (answer or error) encodes and decodes
+ *  - the reply the agent would get (the monitor's answer_pack for an
+ *    accepted request, the child's pack_error for a refused one) decodes
  *    back with msgpack-c, and a sandbox answer's services carry socket,
  *    host and port exactly where the struct has them, each transport's
  *    shape in turn.
@@ -26,7 +27,9 @@
 
 #include <msgpack.h>
 
+#include "answer.h"
 #include "msg.h"
+#include "pack.h"
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -298,7 +301,6 @@ fake_answer(const union sbx_req_any *rq, struct sbx_ans *a,
 
 	memset(a, 0, sizeof(*a));
 	memset(rec, 0, sizeof(*rec));
-	a->magic = SBX_MSG_MAGIC;
 	a->type = rq->hdr.type;
 	a->released = 1;
 	if (rq->hdr.type == SBX_REQ_SANDBOX) {
@@ -337,15 +339,16 @@ encode(const union sbx_req_any *rq, enum wire_status st, const char *err)
 	struct sbx_ans a;
 
 	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	if (st == WIRE_OK) {
 		fake_answer(rq, &a, &rec);
-		wire_pack_answer(&pk, &a, &rec, a.nstatus);
+		assert(answer_pack(&a, &rec, a.nstatus, &sb.data, &sb.size) == 0);
+		sb.alloc = sb.size;
 		check_reply(&sb, 1, NULL);
 		if (a.type == SBX_REQ_SANDBOX)
 			check_services(&sb, &a);
 	} else {
-		wire_pack_error(&pk, SBX_E_BAD_REQUEST, err);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		pack_error(&pk, SBX_E_BAD_REQUEST, err);
 		check_reply(&sb, 0, err);
 	}
 	msgpack_sbuffer_destroy(&sb);

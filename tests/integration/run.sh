@@ -68,7 +68,7 @@ check "the monitor log never shows a password" lacks "$pw1" "$(cat "$LOG")"
 echo "# concurrency"
 # The first request's provision is held before podman run; four more
 # for the same agent come while it is held. Each one waiting leaves its
-# answer socket with the monitor, so its fd count at rest says when all
+# agent's socket with the monitor, so its fd count at rest says when all
 # four wait.
 mon_fds_are() { mon_in_poll && [ "$(fd_count "$MON_PID")" -eq "$1" ]; }
 gate_hold c5 before

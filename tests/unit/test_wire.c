@@ -1,8 +1,9 @@
 /*
  * test_wire.c - the broker's request decoder (wire_decode, wire_reader_*)
- * against every malformed shape of the wire contract, and the reply
- * encoder (wire_pack_answer, wire_pack_error) round-tripped through
- * msgpack-c's own unpacker.
+ * against every malformed shape of the wire contract, and the replies
+ * (the monitor's answer_pack, and pack_error, which the broker's child
+ * uses for its own refusals) round-tripped through msgpack-c's own
+ * unpacker.
  *
  * Valid inputs are built with msgpack-c's packer; malformed ones that a
  * packer would never produce are raw byte arrays.
@@ -15,7 +16,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "answer.h"
 #include "msg.h"
+#include "pack.h"
 #include "wire.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -1146,11 +1149,13 @@ static void
 reply_answer(struct reply *r, const struct sbx_ans *a,
     const struct sbx_status_rec *recs, size_t nrecs)
 {
-	msgpack_packer pk;
+	char *buf;
+	size_t len;
 
+	cr_assert_eq(answer_pack(a, recs, nrecs, &buf, &len), 0);
 	msgpack_sbuffer_init(&r->sb);
-	msgpack_packer_init(&pk, &r->sb, msgpack_sbuffer_write);
-	wire_pack_answer(&pk, a, recs, nrecs);
+	r->sb.data = buf;
+	r->sb.size = r->sb.alloc = len;
 	reply_unpack(r);
 }
 
@@ -1218,7 +1223,6 @@ static void
 ans_init(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code)
 {
 	memset(a, 0, sizeof(*a));
-	a->magic = SBX_MSG_MAGIC;
 	a->type = type;
 	a->code = code;
 	strcpy(a->message, code == SBX_OK ? "ok" : "try again later.");
@@ -1288,7 +1292,7 @@ Test(wire_reply, pack_error_every_code)
 	for (code = SBX_E_BAD_REQUEST; code < SBX_CODE_MAX; code++) {
 		msgpack_sbuffer_init(&r.sb);
 		msgpack_packer_init(&pk, &r.sb, msgpack_sbuffer_write);
-		wire_pack_error(&pk, (enum sbx_code)code, "why it failed.");
+		pack_error(&pk, (enum sbx_code)code, "why it failed.");
 		reply_unpack(&r);
 		cr_assert_eq(r.up.data.via.map.size, 3);
 		expect_bool(&r.up.data, "ok", false);
@@ -1299,7 +1303,7 @@ Test(wire_reply, pack_error_every_code)
 	/* out of range: still a contract error name */
 	msgpack_sbuffer_init(&r.sb);
 	msgpack_packer_init(&pk, &r.sb, msgpack_sbuffer_write);
-	wire_pack_error(&pk, (enum sbx_code)999, "x");
+	pack_error(&pk, (enum sbx_code)999, "x");
 	reply_unpack(&r);
 	expect_str(&r.up.data, "error", "internal");
 	reply_free(&r);

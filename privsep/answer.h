@@ -1,0 +1,61 @@
+/*
+ * answer.h - what the monitor answers, and the msgpack it writes to the
+ * agent's socket for it (CONTRACT.md, "Wire protocol"). The broker never
+ * sees an answer: one request per connection, the monitor's write and its
+ * shutdown(2) are the last that happen on the agent's socket.
+ */
+#ifndef SBX_ANSWER_H
+#define SBX_ANSWER_H
+
+#include <stddef.h>
+
+#include "msg.h"
+
+/*
+ * How to reach one service. transport unix: socket is the socket file;
+ * for postgres host is its directory and port the number in its name
+ * (libpq's convention), for others host is empty and port 0. tcp: host
+ * 127.0.0.1 and the published port, socket empty. both: socket, and host
+ * and port of tcp.
+ */
+struct sbx_conn {
+	char		name[SBX_SLUG_MAX];
+	char		socket[SBX_SOCKET_MAX];
+	char		host[SBX_HOST_MAX];
+	uint32_t	port;
+	char		user[SBX_SLUG_MAX];
+	char		password[SBX_SECRET_MAX];
+	char		database[SBX_SLUG_MAX];
+};
+
+struct sbx_ans {
+	uint32_t	type;		/* the request's type */
+	uint32_t	code;		/* enum sbx_code */
+	uint32_t	released;	/* release: 1 if a sandbox was torn down */
+	char		message[SBX_MESSAGE_MAX];
+	uint32_t	nservices;	/* available: names only; sandbox: full */
+	struct sbx_conn	services[SBX_MAX_SERVICES];
+	uint32_t	nstatus;	/* status: at most this many sandboxes */
+	/* status: warm containers ready, for services[i].name (nservices) */
+	uint32_t	warm[SBX_MAX_SERVICES];
+};
+
+/* One sandbox of a status answer: never a password. */
+struct sbx_status_rec {
+	uint32_t	uid;
+	char		agent[SBX_SLUG_MAX];
+	char		project[SBX_SLUG_MAX];
+	uint32_t	nservices;
+	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	uint64_t	age_s;
+	uint64_t	idle_s;
+};
+
+/*
+ * The reply's msgpack in a malloc'd buffer (*buf, *len; the caller
+ * explicit_bzero()s and frees it: it may hold passwords). -1: no memory.
+ */
+int	answer_pack(const struct sbx_ans *, const struct sbx_status_rec *recs,
+	    size_t nrecs, char **buf, size_t *len);
+
+#endif

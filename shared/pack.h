@@ -1,0 +1,21 @@
+/*
+ * pack.h - the few msgpack writes both processes make: the broker child's
+ * error reply to a request it could not decode, and every reply of the
+ * monitor (privsep/answer.c). msgpack-c's packer is inline code in its
+ * headers: neither links the library for it, and the monitor links no
+ * msgpack-c object at all, so it has no unpacker to call.
+ */
+#ifndef SBX_PACK_H
+#define SBX_PACK_H
+
+#include <msgpack/pack.h>
+#include <msgpack/sbuffer.h>
+
+#include "msg.h"
+
+void	pack_str(msgpack_packer *, const char *);
+void	pack_kv_str(msgpack_packer *, const char *key, const char *value);
+/* {ok: false, error: CODE, message: "..."} */
+void	pack_error(msgpack_packer *, enum sbx_code, const char *message);
+
+#endif
