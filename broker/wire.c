@@ -18,17 +18,6 @@
 
 #define READ_CHUNK	4096
 
-static const struct {
-	const char	*name;
-	enum sbx_req_type type;
-	size_t		 size;
-} ops[] = {
-	{ "ping",		SBX_REQ_PING,	   sizeof(struct sbx_req_ping) },
-	{ "available",		SBX_REQ_AVAILABLE, sizeof(struct sbx_req_available) },
-	{ "request_sandbox",	SBX_REQ_SANDBOX,   sizeof(struct sbx_req_sandbox) },
-	{ "release",		SBX_REQ_RELEASE,   sizeof(struct sbx_req_release) },
-	{ "status",		SBX_REQ_STATUS,	   sizeof(struct sbx_req_status) },
-};
 
 /* The keys a request may carry; anything else is ignored. */
 struct fields {
@@ -127,22 +116,33 @@ copy_services(const msgpack_object *o, struct sbx_req_sandbox *rq, char *err)
 	return WIRE_OK;
 }
 
+/* The op's fields into its message (msg.h), and the message's size. */
 static enum wire_status
-fill_body(const struct fields *f, union sbx_req_any *out, char *err)
+fill_body(const struct fields *f, union sbx_req_any *out, size_t *len,
+    char *err)
 {
 	switch (out->hdr.type) {
+	case SBX_REQ_PING:
+		*len = sizeof(out->ping);
+		return WIRE_OK;
 	case SBX_REQ_AVAILABLE:
+		*len = sizeof(out->available);
 		return copy_slug(f->project, "project", out->available.project,
 		    err);
 	case SBX_REQ_SANDBOX:
+		*len = sizeof(out->sandbox);
 		if (copy_slug(f->agent, "agent", out->sandbox.agent, err) ||
 		    copy_slug(f->project, "project", out->sandbox.project, err))
 			return WIRE_BAD;
 		return copy_services(f->services, &out->sandbox, err);
 	case SBX_REQ_RELEASE:
+		*len = sizeof(out->release);
 		return copy_slug(f->agent, "agent", out->release.agent, err);
-	default:
+	case SBX_REQ_STATUS:
+		*len = sizeof(out->status);
 		return WIRE_OK;
+	default:
+		return bad(err, "unknown 'op'.");
 	}
 }
 
@@ -151,20 +151,20 @@ wire_validate(const msgpack_object *obj, union sbx_req_any *out,
     size_t *outlen, char *err)
 {
 	struct fields f;
-	size_t i;
+	int type;
 
 	if (collect_fields(obj, &f, err) != WIRE_OK)
 		return WIRE_BAD;
 	memset(out, 0, sizeof(*out));
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (str_is(f.op, ops[i].name))
+	/* The contract's op names are shared/code.c's, the monitor's too. */
+	for (type = 1; type < SBX_REQ_MAX; type++)
+		if (str_is(f.op, sbx_req_name(type)))
 			break;
-	if (i == sizeof(ops) / sizeof(ops[0]))
+	if (type == SBX_REQ_MAX)
 		return bad(err, "unknown 'op'.");
 	out->hdr.magic = SBX_MSG_MAGIC;
-	out->hdr.type = ops[i].type;
-	*outlen = ops[i].size;
-	return fill_body(&f, out, err);
+	out->hdr.type = (uint32_t)type;
+	return fill_body(&f, out, outlen, err);
 }
 
 int

@@ -83,16 +83,22 @@ check_sandbox(const void *m, char *why, size_t n)
 	return 0;
 }
 
+/*
+ * Every request type: its message's exact size, the check of its body
+ * (above), and what it means (handle.c). Adding an op is a row here, its
+ * handler, and the broker's decoder (broker/wire.c) and the reply's
+ * shape (answer.c); msg.h gives it a struct.
+ */
 static const struct {
 	size_t		size;
-	int		nfds;
 	body_check	check;
+	handler_fn	handle;
 } table[SBX_REQ_MAX] = {
-	[SBX_REQ_PING]	    = { sizeof(struct sbx_req_ping), SBX_REQ_FDS, check_none },
-	[SBX_REQ_AVAILABLE] = { sizeof(struct sbx_req_available), SBX_REQ_FDS, check_available },
-	[SBX_REQ_SANDBOX]   = { sizeof(struct sbx_req_sandbox), SBX_REQ_FDS, check_sandbox },
-	[SBX_REQ_RELEASE]   = { sizeof(struct sbx_req_release), SBX_REQ_FDS, check_release },
-	[SBX_REQ_STATUS]    = { sizeof(struct sbx_req_status), SBX_REQ_FDS, check_none },
+	[SBX_REQ_PING]	    = { sizeof(struct sbx_req_ping), check_none, handle_ping },
+	[SBX_REQ_AVAILABLE] = { sizeof(struct sbx_req_available), check_available, handle_available },
+	[SBX_REQ_SANDBOX]   = { sizeof(struct sbx_req_sandbox), check_sandbox, handle_sandbox },
+	[SBX_REQ_RELEASE]   = { sizeof(struct sbx_req_release), check_release, handle_release },
+	[SBX_REQ_STATUS]    = { sizeof(struct sbx_req_status), check_none, handle_status },
 };
 
 static int
@@ -171,9 +177,9 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
 	    || len != sizeof(cred))
 		return fail(why, n, "no peer credentials");
-	*uid = cred.uid;
 	if (take_once(rx->fds[0]) == -1)
 		return fail(why, n, "agent socket already carried a request");
+	*uid = cred.uid;
 	return 0;
 }
 
@@ -199,10 +205,30 @@ dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
 		goto bad;
 	}
 	if (table[type].check(buf, why, whylen) == -1 ||
-	    check_fds(rx, table[type].nfds, socket_path, uid, why, whylen) == -1)
+	    check_fds(rx, SBX_REQ_FDS, socket_path, uid, why, whylen) == -1)
 		goto bad;
 	return (int)type;
 bad:
 	fdpass_close(rx);
 	return -1;
+}
+
+void
+dispatch_handle(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *rq, struct sbx_reply r)
+{
+	uint32_t type = rq->hdr.type;
+	struct sbx_ans a;
+
+	/* dispatch_check() said so; a caller that did not ask still gets
+	 * one answer */
+	if (type > 0 && type < SBX_REQ_MAX && table[type].handle != NULL) {
+		table[type].handle(e, uid, rq, r);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.code = SBX_E_INTERNAL;
+	strlcpy(a.message, "unknown request type.", sizeof(a.message));
+	r.fn(r.ctx, &a);
 }

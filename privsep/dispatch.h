@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "fdpass.h"
+#include "handle.h"
 #include "msg.h"
 
 /* The SO_MARK of an agent socket that has carried its one request. */
@@ -20,5 +21,9 @@
  */
 int	dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
 	    const char *socket_path, uid_t *uid, char *why, size_t whylen);
+
+/* The handler of a message dispatch_check() accepted: the table's. */
+void	dispatch_handle(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
 
 #endif

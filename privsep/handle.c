@@ -36,10 +36,24 @@ quota_owner(const struct handler_env *e, uid_t uid, uid_t *owner)
 	return e->cfg->subuid != SUBUID_REFUSE;
 }
 
-static void
-handle_available(const struct handler_env *e, uid_t uid,
-    const struct sbx_req_available *rq, struct sbx_reply r)
+void
+handle_ping(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *any, struct sbx_reply r)
 {
+	struct sbx_ans a;
+
+	(void)e;
+	(void)uid;
+	(void)any;
+	answer_ok(&a, SBX_REQ_PING);
+	send_ans(r, &a);
+}
+
+void
+handle_available(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *any, struct sbx_reply r)
+{
+	const struct sbx_req_available *rq = &any->available;
 	const struct project *p;
 	struct sbx_ans a;
 	uid_t owner;
@@ -84,10 +98,11 @@ refuse(struct sbx_reply r, uid_t uid, const struct sbx_req_sandbox *rq,
 	send_ans(r, &a);
 }
 
-static void
+void
 handle_sandbox(const struct handler_env *e, uid_t uid,
-    const struct sbx_req_sandbox *rq, struct sbx_reply r)
+    const union sbx_req_any *any, struct sbx_reply r)
 {
+	const struct sbx_req_sandbox *rq = &any->sandbox;
 	const struct project *p;
 	char why[SBX_MESSAGE_MAX];
 	uid_t owner;
@@ -133,12 +148,25 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 	    (const char (*)[SBX_SLUG_MAX])p->services, p->nservices, r);
 }
 
-static void
-handle_status(const struct handler_env *e, uid_t uid, struct sbx_reply r)
+/* Always allowed: a refused uid holds nothing to release. */
+void
+handle_release(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *any, struct sbx_reply r)
+{
+	uid_t owner;
+
+	quota_owner(e, uid, &owner);
+	cache_release(e->cache, uid, owner, any->release.agent, r);
+}
+
+void
+handle_status(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *any, struct sbx_reply r)
 {
 	struct sbx_ans a;
 	size_t i;
 
+	(void)any;
 	if (uid != 0) {
 		audit_refuse(SBX_REQ_STATUS, uid, NULL, NULL, NULL, 0,
 		    SBX_E_FORBIDDEN);
@@ -157,38 +185,4 @@ handle_status(const struct handler_env *e, uid_t uid, struct sbx_reply r)
 		a.warm[a.nservices++] = e->warm_ready(e->warm_arg, i);
 	}
 	send_ans(r, &a);
-}
-
-void
-handle_request(const struct handler_env *e, uid_t uid,
-    const union sbx_req_any *rq, struct sbx_reply r)
-{
-	struct sbx_ans a;
-	uid_t owner;
-
-	switch (rq->hdr.type) {
-	case SBX_REQ_PING:
-		answer_ok(&a, SBX_REQ_PING);
-		send_ans(r, &a);
-		break;
-	case SBX_REQ_AVAILABLE:
-		handle_available(e, uid, &rq->available, r);
-		break;
-	case SBX_REQ_SANDBOX:
-		handle_sandbox(e, uid, &rq->sandbox, r);
-		break;
-	case SBX_REQ_RELEASE:
-		/* Always allowed: a refused uid holds nothing to release. */
-		quota_owner(e, uid, &owner);
-		cache_release(e->cache, uid, owner, rq->release.agent, r);
-		break;
-	case SBX_REQ_STATUS:
-		handle_status(e, uid, r);
-		break;
-	default:
-		answer_error(&a, (enum sbx_req_type)rq->hdr.type, SBX_E_INTERNAL,
-		    "unknown request type.");
-		send_ans(r, &a);
-		break;
-	}
 }

@@ -17,9 +17,24 @@ struct handler_env {
 	const void	*warm_arg;
 };
 
-/* Answers through r, now or when the cache's work completes. A status
- * answer carries only nstatus; the reply writer adds the records. */
-void	handle_request(const struct handler_env *, uid_t,
-	    const union sbx_req_any *, struct sbx_reply r);
+/*
+ * What each request type means, given the caller's uid (dispatch.c's
+ * table calls them). Each answers through r, now or when the cache's
+ * work completes. A status answer carries only nstatus; the reply
+ * writer adds the records.
+ */
+typedef void (*handler_fn)(const struct handler_env *, uid_t,
+    const union sbx_req_any *, struct sbx_reply);
+
+void	handle_ping(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
+void	handle_available(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
+void	handle_sandbox(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
+void	handle_release(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
+void	handle_status(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
 
 #endif

@@ -240,7 +240,7 @@ on_broker_message(struct monitor *m)
 		}
 		p->m = m;
 		p->fd = rx.fds[0];
-		handle_request(&m->env, uid, &rq,
+		dispatch_handle(&m->env, uid, &rq,
 		    (struct sbx_reply){ reply_to_agent, p });
 	}
 }

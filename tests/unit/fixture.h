@@ -1,7 +1,7 @@
 /*
  * fixture.h - what test_seed.c and test_cache.c share: a config with
  * postgres and redis, in-memory project policies, the cache over the
- * runtime double, and requests driven through handle_request().
+ * runtime double, and requests driven through dispatch_handle().
  */
 #ifndef SBX_FIXTURE_H
 #define SBX_FIXTURE_H
@@ -11,6 +11,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "dispatch.h"
 #include "handle.h"
 #include "project.h"
 #include "rtdouble.h"
@@ -119,7 +120,7 @@ available(uid_t uid, const char *project, struct capture *c)
 	rq.hdr.magic = SBX_MSG_MAGIC;
 	rq.hdr.type = SBX_REQ_AVAILABLE;
 	strlcpy(rq.available.project, project, SBX_SLUG_MAX);
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+	dispatch_handle(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
 }
 
 static void
@@ -139,7 +140,7 @@ ensure(uid_t uid, const char *agent, const char *project, const char *s1,
 	if (s2 != NULL)
 		strlcpy(rq.sandbox.services[rq.sandbox.nservices++], s2,
 		    SBX_SLUG_MAX);
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+	dispatch_handle(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
 }
 
 #endif

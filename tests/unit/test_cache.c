@@ -12,6 +12,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "dispatch.h"
 #include "handle.h"
 #include "project.h"
 #include "fixture.h"
@@ -46,7 +47,7 @@ release(uid_t uid, const char *agent, struct capture *c)
 	rq.hdr.magic = SBX_MSG_MAGIC;
 	rq.hdr.type = SBX_REQ_RELEASE;
 	strlcpy(rq.release.agent, agent, SBX_SLUG_MAX);
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+	dispatch_handle(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
 }
 
 static void
@@ -57,7 +58,7 @@ status(uid_t uid, struct capture *c)
 	memset(&rq, 0, sizeof(rq));
 	rq.hdr.magic = SBX_MSG_MAGIC;
 	rq.hdr.type = SBX_REQ_STATUS;
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+	dispatch_handle(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
 }
 
 static const struct sbx_conn *
@@ -638,9 +639,9 @@ Test(cache, ping_and_unknown_type)
 	memset(&rq, 0, sizeof(rq));
 	rq.hdr.magic = SBX_MSG_MAGIC;
 	rq.hdr.type = SBX_REQ_PING;
-	handle_request(&env, 1000, &rq, (struct sbx_reply){ capture_fn, &c });
+	dispatch_handle(&env, 1000, &rq, (struct sbx_reply){ capture_fn, &c });
 	rq.hdr.type = 77;
-	handle_request(&env, 1000, &rq, (struct sbx_reply){ capture_fn, &c });
+	dispatch_handle(&env, 1000, &rq, (struct sbx_reply){ capture_fn, &c });
 	cr_assert_eq(c.n, 2);
 	expect_code(&c.ans[0], SBX_REQ_PING, SBX_OK);
 	expect_code(&c.ans[1], 77, SBX_E_INTERNAL);

@@ -15,6 +15,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "dispatch.h"
 #include "handle.h"
 #include "project.h"
 #include "subuid.h"
@@ -53,7 +54,7 @@ release(uid_t uid, const char *agent, struct capture *c)
 	rq.hdr.magic = SBX_MSG_MAGIC;
 	rq.hdr.type = SBX_REQ_RELEASE;
 	strlcpy(rq.release.agent, agent, SBX_SLUG_MAX);
-	handle_request(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+	dispatch_handle(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
 }
 
 static void

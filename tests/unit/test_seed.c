@@ -15,6 +15,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "dispatch.h"
 #include "handle.h"
 #include "project.h"
 #include "fixture.h"
