@@ -310,6 +310,15 @@ fig_warm() {  # sock dir
 	else
 		err "warm: eight: $out"
 	fi
+	# What 8 at once costs on this host at all: the bare fork-per-
+	# connection server, one request against eight, medians of 5.
+	local bo=() bp=()
+	for i in 1 2 3 4 5; do
+		bo+=("$("$BENCH" once "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
+		bp+=("$("$BENCH" par 8 "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
+	done
+	row "7 bare server: 8 at once vs one" "$(printf '%s\n' "${bp[@]}" | median)" \
+	    "$(printf '%s\n' "${bo[@]}" | median)" ms "1" "(report)"
 	for i in $(seq 0 7); do "$BENCH" once "$1,release,wpar$i" >/dev/null ||
 	    err "release wpar$i"; done
 	rss=$(rss_kib "$MON")

@@ -146,15 +146,19 @@ accepted_on(int fd, const char *socket_path)
  * keep carries it.
  */
 static int
-take_once(int fd)
+take_once(int fd, char *why, size_t n)
 {
 	uint32_t mark = 0, used = DISPATCH_MARK;
 	socklen_t len = sizeof(mark);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_MARK, &mark, &len) == -1 ||
-	    len != sizeof(mark) || mark != 0)
-		return -1;
-	return setsockopt(fd, SOL_SOCKET, SO_MARK, &used, sizeof(used));
+	    len != sizeof(mark))
+		return fail(why, n, "agent socket has no mark to read");
+	if (mark != 0)
+		return fail(why, n, "agent socket already carried a request");
+	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &used, sizeof(used)) == -1)
+		return fail(why, n, "cannot mark the agent socket (not root?)");
+	return 0;
 }
 
 static int
@@ -177,8 +181,8 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
 	    || len != sizeof(cred))
 		return fail(why, n, "no peer credentials");
-	if (take_once(rx->fds[0]) == -1)
-		return fail(why, n, "agent socket already carried a request");
+	if (take_once(rx->fds[0], why, n) == -1)
+		return -1;
 	*uid = cred.uid;
 	return 0;
 }

@@ -10,16 +10,21 @@
  * does, into a buffer one byte larger than the largest request.
  *
  * What must hold, whatever the bytes:
- *  - a rejection has a reason, leaves *uid alone and closes every fd the
- *    kernel installed;
+ *  - a rejection has a reason, leaves *uid alone, closes every fd the
+ *    kernel installed and leaves the agent socket unmarked;
  *  - an acceptance means: the size of its type, a body that passes the
- *    checks rewritten here independently, exactly two fds of which the
- *    first is the connection accepted on our agent socket (and is now
- *    closed), the second a Unix stream socket (ours to close), and the
- *    uid our own;
+ *    checks rewritten here independently, exactly one fd, the fresh
+ *    connection accepted on our agent socket, kept open (ours to answer
+ *    on and close) and now marked DISPATCH_MARK, and the uid our own;
+ *  - the same message sent again after an acceptance is refused: the
+ *    socket has carried its request;
  *  - no descriptor leaks either way.
+ *
+ * Marking needs root (CAP_NET_ADMIN): run as anyone else, nothing is
+ * accepted and only the refusals are fuzzed.
  */
 #include <assert.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,9 +41,10 @@
 int LLVMFuzzerInitialize(int *, char ***);
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
+/* In this order: the seeds (gen_corpus.py) name kinds by number. */
 enum kind {
-	K_AGENT,	/* accepted on our agent socket: the only good first fd */
-	K_ANSWER,	/* one end of a stream socketpair: the good second fd */
+	K_AGENT,	/* accepted on our agent socket: the only good fd */
+	K_PAIR,		/* one end of a stream socketpair (was the answer fd) */
 	K_LISTEN,	/* our listening socket itself */
 	K_ELSEWHERE,	/* accepted on another path */
 	K_CLIENT,	/* the agent's own end: connected, unnamed */
@@ -47,6 +53,7 @@ enum kind {
 	K_PIPE,
 	K_DEVNULL,
 	K_INET,
+	K_TAKEN,	/* accepted on our agent socket, already marked */
 	K_NKINDS
 };
 #define MAX_SEND	5	/* one more than FDPASS_MAX */
@@ -60,6 +67,24 @@ die(const char *what)
 {
 	perror(what);
 	abort();
+}
+
+/* What dispatch_check leaves on a socket it took; 0 for a fresh one. */
+static uint32_t
+mark_of(int fd)
+{
+	uint32_t mark;
+	socklen_t len = sizeof(mark);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MARK, &mark, &len) == -1)
+		die("SO_MARK");
+	return mark;
+}
+
+static int
+set_mark(int fd, uint32_t mark)
+{
+	return setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark));
 }
 
 static int
@@ -100,7 +125,7 @@ static void
 make_kinds(void)
 {
 	char dir[] = "/tmp/fuzz-dispatch.XXXXXX", other[sizeof(path)];
-	int pair[2], pipefd[2], lother, cother;
+	int pair[2], pipefd[2], lother, cother, ctaken;
 
 	if (mkdtemp(dir) == NULL)
 		die("mkdtemp");
@@ -108,6 +133,11 @@ make_kinds(void)
 	snprintf(other, sizeof(other), "%s/other.sock", dir);
 	kfd[K_LISTEN] = listen_at(path);
 	kfd[K_AGENT] = accepted(kfd[K_LISTEN], path, &kfd[K_CLIENT]);
+	kfd[K_TAKEN] = accepted(kfd[K_LISTEN], path, &ctaken);
+	if (set_mark(kfd[K_TAKEN], DISPATCH_MARK) == -1)
+		fprintf(stderr, "fuzz_dispatch: SO_MARK: %s: not root, so "
+		    "nothing can be accepted; only refusals are fuzzed\n",
+		    strerror(errno));
 	lother = listen_at(other);
 	kfd[K_ELSEWHERE] = accepted(lother, other, &cother);
 	unlink(path);
@@ -116,7 +146,7 @@ make_kinds(void)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == -1 ||
 	    pipe2(pipefd, O_CLOEXEC) == -1)
 		die("socketpair");
-	kfd[K_ANSWER] = pair[1];
+	kfd[K_PAIR] = pair[1];
 	kfd[K_PIPE] = pipefd[0];
 	kfd[K_DGRAM] = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	kfd[K_SEQPACKET] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -243,29 +273,66 @@ next_fd(void)
 	return fd;
 }
 
+/* One message as the monitor saw it. */
+struct run {
+	union sbx_req_any rq;
+	struct fdpass_rx rx;
+	ssize_t		n;
+	int		got[FDPASS_MAX];	/* as installed, before the check */
+	int		ngot;
+	uid_t		uid;
+	char		why[128];
+};
+
 /*
- * What dispatch_check lets through as the answer socket: a connected Unix
- * stream socket. (A listening one passed until this harness found it;
- * harmless, since send() to it fails, but now refused.)
+ * Send the message with its fds and receive it exactly as
+ * on_broker_message() in privsep/monitor.c does; then dispatch_check it.
+ * Returns its verdict, or 0 for an empty message (which the monitor
+ * takes for EOF and never checks); a refusal is checked here, an
+ * acceptance by the caller.
  */
 static int
-unix_stream(enum kind k)
+dispatch(const uint8_t *data, size_t size, const int *fds, int nfds,
+    struct run *r)
 {
-	return k == K_AGENT || k == K_ANSWER || k == K_ELSEWHERE ||
-	    k == K_CLIENT;
+	unsigned char raw[sizeof(r->rq) + 1];
+	uint32_t mark = mark_of(kfd[K_AGENT]);
+	int type, i;
+
+	memset(r, 0, sizeof(*r));
+	r->uid = (uid_t)-2;
+	send_any(chan[0], data, size, fds, nfds);
+	if ((r->n = recv_fds(chan[1], raw, sizeof(raw), &r->rx)) == -1)
+		die("recv_fds");
+	if (r->n == 0) {
+		fdpass_close(&r->rx);
+		return 0;
+	}
+	if ((size_t)r->n > sizeof(r->rq))
+		r->rx.truncated = 1;
+	memcpy(&r->rq, raw, (size_t)r->n < sizeof(r->rq) ? (size_t)r->n :
+	    sizeof(r->rq));
+	r->ngot = r->rx.nfds;
+	memcpy(r->got, r->rx.fds, sizeof(r->got));
+	type = dispatch_check(&r->rq, (size_t)r->n, &r->rx, path, &r->uid,
+	    r->why, sizeof(r->why));
+	if (type != -1)
+		return type;
+	assert(r->why[0] != '\0');
+	assert(r->uid == (uid_t)-2);
+	for (i = 0; i < r->ngot; i++)
+		assert(!is_open(r->got[i]));
+	/* a refused message has not used up the agent's one request */
+	assert(mark_of(kfd[K_AGENT]) == mark);
+	return -1;
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	union sbx_req_any rq;
-	unsigned char raw[sizeof(rq) + 1];
-	struct fdpass_rx rx;
+	struct run r, again;
 	enum kind kinds[MAX_SEND];
-	int fds[MAX_SEND], got[FDPASS_MAX], ngot, nfds, i, type, before;
-	char why[128];
-	uid_t uid = (uid_t)-2;
-	ssize_t n;
+	int fds[MAX_SEND], nfds, i, type, before;
 
 	if (size < 1)
 		return 0;
@@ -278,41 +345,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	data += 1 + nfds;
 	size -= 1 + (size_t)nfds;
-	if (size > sizeof(raw) + 64)
+	if (size > sizeof(r.rq) + 1 + 64)
 		return 0;	/* longer only means truncated: seen already */
 
 	before = next_fd();
-	send_any(chan[0], data, size, fds, nfds);
-	/* on_broker_message(), line for line */
-	if ((n = recv_fds(chan[1], raw, sizeof(raw), &rx)) == -1)
-		die("recv_fds");
-	if (n == 0) {
-		fdpass_close(&rx);
+	if ((type = dispatch(data, size, fds, nfds, &r)) <= 0)
 		goto out;
-	}
-	if ((size_t)n > sizeof(rq))
-		rx.truncated = 1;
-	memcpy(&rq, raw, (size_t)n < sizeof(rq) ? (size_t)n : sizeof(rq));
-	ngot = rx.nfds;
-	memcpy(got, rx.fds, sizeof(got));
-	memset(why, 0, sizeof(why));
-	type = dispatch_check(&rq, (size_t)n, &rx, path, &uid, why, sizeof(why));
+	assert(type < SBX_REQ_MAX && type == (int)r.rq.hdr.type);
+	assert((size_t)r.n == size && nfds == 1 && r.ngot == 1);
+	check_body(&r.rq, (size_t)r.n);
+	assert(kinds[0] == K_AGENT);
+	assert(r.rx.nfds == 1 && r.rx.fds[0] == r.got[0] && is_open(r.got[0]));
+	assert(mark_of(r.got[0]) == DISPATCH_MARK);
+	assert(mark_of(kfd[K_AGENT]) == DISPATCH_MARK);	/* the same socket */
+	assert(r.uid == geteuid());
 
-	if (type == -1) {
-		assert(why[0] != '\0');
-		assert(uid == (uid_t)-2);
-		for (i = 0; i < ngot; i++)
-			assert(!is_open(got[i]));
-		goto out;
-	}
-	assert(type > 0 && type < SBX_REQ_MAX && type == (int)rq.hdr.type);
-	assert((size_t)n == size && nfds == 2 && ngot == 2);
-	check_body(&rq, (size_t)n);
-	assert(kinds[0] == K_AGENT && unix_stream(kinds[1]));
-	assert(rx.fds[0] == -1 && !is_open(got[0]));
-	assert(rx.fds[1] == got[1] && is_open(got[1]));
-	assert(uid == geteuid());
-	close(rx.fds[1]);
+	/* The broker kept its copy and sends the same again while the first
+	 * is in flight: refused. */
+	assert(dispatch(data, size, fds, nfds, &again) == -1);
+	assert(!strcmp(again.why, "agent socket already carried a request"));
+
+	/* The monitor answers and closes; the next input gets the agent
+	 * socket fresh, as from a new connection (the path is gone). */
+	close(r.rx.fds[0]);
+	if (set_mark(kfd[K_AGENT], 0) == -1)
+		die("SO_MARK 0");
 out:
 	if (next_fd() != before) {
 		fprintf(stderr, "descriptor leak: next fd %d, was %d\n",

@@ -193,9 +193,9 @@ def wire_seeds():
 
 MAGIC = 0x73627831
 PING, AVAILABLE, SANDBOX, RELEASE, STATUS = 1, 2, 3, 4, 5
-(K_AGENT, K_ANSWER, K_LISTEN, K_ELSEWHERE, K_CLIENT, K_DGRAM, K_SEQPACKET,
- K_PIPE, K_DEVNULL, K_INET) = range(10)
-GOOD_FDS = [K_AGENT, K_ANSWER]
+(K_AGENT, K_PAIR, K_LISTEN, K_ELSEWHERE, K_CLIENT, K_DGRAM, K_SEQPACKET,
+ K_PIPE, K_DEVNULL, K_INET, K_TAKEN) = range(11)
+GOOD_FDS = [K_AGENT]
 
 
 def slug(s, size=64):
@@ -252,22 +252,25 @@ def dispatch_seeds():
         "bad-sandbox-dup": framed(sandbox(svcs=("redis", "pg", "redis"))),
         "bad-sandbox-bad-svc": framed(sandbox(svcs=("pg", "Redis"))),
         "bad-sandbox-agent": framed(sandbox(agent="../x")),
-        # descriptors
+        # descriptors: exactly one, the agent's fresh connection
         "bad-fds-none": framed(hdr(PING), []),
-        "bad-fds-one": framed(hdr(PING), [K_AGENT]),
-        "bad-fds-three": framed(hdr(PING), GOOD_FDS + [K_ANSWER]),
-        "bad-fds-five": framed(hdr(PING), GOOD_FDS + [K_PIPE] * 3),
-        "bad-fds-swapped": framed(hdr(PING), [K_ANSWER, K_AGENT]),
-        "bad-fds-listen": framed(hdr(PING), [K_LISTEN, K_ANSWER]),
-        "bad-fds-elsewhere": framed(hdr(PING), [K_ELSEWHERE, K_ANSWER]),
-        "bad-fds-client": framed(hdr(PING), [K_CLIENT, K_ANSWER]),
-        "bad-fds-dgram": framed(hdr(PING), [K_DGRAM, K_ANSWER]),
-        "bad-fds-answer-seqpacket": framed(hdr(PING), [K_AGENT, K_SEQPACKET]),
-        "bad-fds-answer-pipe": framed(hdr(PING), [K_AGENT, K_PIPE]),
-        "bad-fds-answer-devnull": framed(hdr(PING), [K_AGENT, K_DEVNULL]),
-        "bad-fds-answer-inet": framed(hdr(PING), [K_AGENT, K_INET]),
-        "ok-fds-answer-is-agent": framed(hdr(PING), [K_AGENT, K_AGENT]),
-        "bad-fds-sandbox-listen": framed(sandbox(), [K_LISTEN, K_ANSWER]),
+        "bad-fds-two": framed(hdr(PING), [K_AGENT, K_PAIR]),
+        "bad-fds-two-agent-twice": framed(hdr(PING), [K_AGENT, K_AGENT]),
+        "bad-fds-three": framed(hdr(PING), [K_AGENT, K_PAIR, K_PAIR]),
+        "bad-fds-five": framed(hdr(PING), GOOD_FDS + [K_PIPE] * 4),
+        "bad-fds-swapped": framed(hdr(PING), [K_PAIR, K_AGENT]),
+        "bad-fds-pair": framed(hdr(PING), [K_PAIR]),
+        "bad-fds-listen": framed(hdr(PING), [K_LISTEN]),
+        "bad-fds-elsewhere": framed(hdr(PING), [K_ELSEWHERE]),
+        "bad-fds-client": framed(hdr(PING), [K_CLIENT]),
+        "bad-fds-dgram": framed(hdr(PING), [K_DGRAM]),
+        "bad-fds-seqpacket": framed(hdr(PING), [K_SEQPACKET]),
+        "bad-fds-pipe": framed(hdr(PING), [K_PIPE]),
+        "bad-fds-devnull": framed(hdr(PING), [K_DEVNULL]),
+        "bad-fds-inet": framed(hdr(PING), [K_INET]),
+        "bad-fds-taken": framed(hdr(PING), [K_TAKEN]),
+        "bad-fds-sandbox-taken": framed(sandbox(), [K_TAKEN]),
+        "bad-fds-sandbox-listen": framed(sandbox(), [K_LISTEN]),
     }
     return s
 

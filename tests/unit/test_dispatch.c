@@ -4,10 +4,13 @@
  * a real SOCK_SEQPACKET pair with SCM_RIGHTS (send_fds / recv_fds), read
  * into a buffer one byte larger than union sbx_req_any.
  *
- * The agent socket is a connection accepted on a real listening AF_UNIX
- * socket at a temporary path; the answer socket is a SOCK_STREAM pair.
- * After every rejection no received descriptor may stay open: the tests
- * count /proc/self/fd.
+ * The one fd is a connection accepted on a real listening AF_UNIX socket
+ * at a temporary path: the agent's, on which the monitor answers. After
+ * every rejection no received descriptor may stay open: the tests count
+ * /proc/self/fd. An accepted socket is marked (SO_MARK) and carries no
+ * second request, so a test that needs more than one acceptance takes a
+ * fresh connection for each (fresh_agent); marking needs CAP_NET_ADMIN,
+ * so every test that expects an acceptance is skipped unless root.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -32,7 +35,7 @@ static char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static int lsock = -1;		/* the monitor's listening agent socket */
 static int agent_client = -1;	/* the agent's end */
 static int agent = -1;		/* accepted: what the broker relays */
-static int ans[2] = { -1, -1 };	/* [0] the child keeps, [1] is relayed */
+static int pair[2] = { -1, -1 };	/* a stream socketpair: not an agent's */
 static int chan[2] = { -1, -1 };	/* broker channel: [0] child, [1] monitor */
 
 static void
@@ -76,6 +79,20 @@ connect_to(const char *p)
 	return fd;
 }
 
+/*
+ * A new agent connection in place of the last one, whose socket may have
+ * carried its one request already.
+ */
+static void
+fresh_agent(void)
+{
+	closep(&agent_client);
+	closep(&agent);
+	agent_client = connect_to(path);
+	agent = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert_neq(agent, -1);
+}
+
 static void
 setup(void)
 {
@@ -83,10 +100,9 @@ setup(void)
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/sock", dir);
 	lsock = listen_at(path);
-	agent_client = connect_to(path);
-	agent = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
-	cr_assert_neq(agent, -1);
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ans), 0);
+	fresh_agent();
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair),
+	    0);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 	    chan), 0);
 }
@@ -101,8 +117,8 @@ teardown(void)
 	closep(&lsock);
 	closep(&agent_client);
 	closep(&agent);
-	closep(&ans[0]);
-	closep(&ans[1]);
+	closep(&pair[0]);
+	closep(&pair[1]);
 	closep(&chan[0]);
 	closep(&chan[1]);
 	unlink(path);
@@ -130,6 +146,33 @@ static int
 fd_open(int fd)
 {
 	return fcntl(fd, F_GETFD) != -1;
+}
+
+static uint32_t
+mark_of(int fd)
+{
+	uint32_t mark = 0;
+	socklen_t len = sizeof(mark);
+
+	cr_assert_eq(getsockopt(fd, SOL_SOCKET, SO_MARK, &mark, &len), 0,
+	    "SO_MARK: %s", strerror(errno));
+	return mark;
+}
+
+/* A skipped test never reaches .fini: the temporary directory goes now. */
+static void
+skip(const char *why)
+{
+	teardown();
+	cr_skip_test("%s", why);
+}
+
+/* dispatch_check marks what it accepts, and setting SO_MARK takes root. */
+static void
+need_root(void)
+{
+	if (geteuid() != 0)
+		skip("setting SO_MARK needs root (CAP_NET_ADMIN)");
 }
 
 /* ---- messages ---------------------------------------------------------- */
@@ -172,13 +215,18 @@ struct result {
 	char		why[128];
 };
 
-/*
- * Send buf with fds over the broker channel, receive it the way
- * on_broker_message() does, and run dispatch_check on it.
- */
+/* What the broker child does: buf with fds into the broker channel. */
 static void
-relay(const void *buf, size_t len, const int *fds, int nfds,
-    struct result *r)
+send_msg(const void *buf, size_t len, const int *fds, int nfds)
+{
+	cr_assert_eq(send_fds(chan[0], buf, len, fds, nfds), (ssize_t)len,
+	    "send_fds: %s", strerror(errno));
+}
+
+/* Receive the next message the way on_broker_message() does, and run
+ * dispatch_check on it. */
+static void
+receive(struct result *r)
 {
 	union sbx_req_any rq;
 	unsigned char raw[sizeof(rq) + 1];
@@ -187,8 +235,6 @@ relay(const void *buf, size_t len, const int *fds, int nfds,
 
 	memset(r, 0, sizeof(*r));
 	r->uid = (uid_t)-2;
-	cr_assert_eq(send_fds(chan[0], buf, len, fds, nfds), (ssize_t)len,
-	    "send_fds: %s", strerror(errno));
 	n = recv_fds(chan[1], raw, sizeof(raw), &r->rx);
 	cr_assert_gt(n, 0, "recv_fds: %s", strerror(errno));
 	if ((size_t)n > sizeof(rq))
@@ -201,13 +247,21 @@ relay(const void *buf, size_t len, const int *fds, int nfds,
 	    sizeof(r->why));
 }
 
-/* The usual descriptors: the accepted agent socket, the answer socket. */
+static void
+relay(const void *buf, size_t len, const int *fds, int nfds,
+    struct result *r)
+{
+	send_msg(buf, len, fds, nfds);
+	receive(r);
+}
+
+/* The usual descriptor: the accepted agent socket. */
 static void
 relay_std(const void *buf, size_t len, struct result *r)
 {
-	int fds[2] = { agent, ans[1] };
+	int fds[1] = { agent };
 
-	relay(buf, len, fds, 2, r);
+	relay(buf, len, fds, 1, r);
 }
 
 static void
@@ -234,11 +288,22 @@ expect_rejected_std(const void *buf, size_t len, const char *what)
 
 	relay_std(buf, len, &r);
 	expect_rejected(&r, what);
-	cr_assert_eq(r.nfds, 2, "%s: the fds did not arrive", what);
+	cr_assert_eq(r.nfds, 1, "%s: the fd did not arrive", what);
 	cr_assert_eq(count_fds(), before, "%s: fd leak", what);
 }
 
 /* ---- valid of each type ------------------------------------------------ */
+
+/* The monitor answers on the fd it kept: the agent reads it. */
+static void
+expect_agents(int fd, int client)
+{
+	char c = 0;
+
+	cr_assert_eq(write(fd, "!", 1), 1);
+	cr_assert_eq(read(client, &c, 1), 1);
+	cr_assert_eq(c, '!');
+}
 
 static void
 expect_valid(uint32_t type)
@@ -247,22 +312,23 @@ expect_valid(uint32_t type)
 	size_t len = msg_init(&m, type);
 	struct result r;
 	int before = count_fds();
-	char c = 0;
 
+	need_root();
+	cr_assert_eq(mark_of(agent), 0, "the fixture's socket is fresh");
 	relay_std(&m, len, &r);
 	cr_assert_eq(r.rc, (int)type, "type %u rejected: %s", type, r.why);
 	cr_assert_eq(r.uid, getuid());
-	cr_assert_eq(r.nfds, 2);
-	cr_assert_not(fd_open(r.fds[0]), "the agent fd must be closed");
-	cr_assert_eq(r.rx.fds[0], -1);
-	cr_assert(fd_open(r.rx.fds[1]), "the answer fd must stay open");
-	cr_assert_eq(r.rx.fds[1], r.fds[1]);
-	cr_assert_eq(count_fds(), before + 1, "only the answer fd is kept");
-	/* and it is the answer socket, not some other one */
-	cr_assert_eq(write(r.rx.fds[1], "!", 1), 1);
-	cr_assert_eq(read(ans[0], &c, 1), 1);
-	cr_assert_eq(c, '!');
-	close(r.rx.fds[1]);
+	cr_assert_eq(r.nfds, 1);
+	cr_assert_eq(r.rx.nfds, 1);
+	cr_assert_eq(r.rx.fds[0], r.fds[0], "the agent fd is the caller's");
+	cr_assert(fd_open(r.rx.fds[0]), "the agent fd must stay open");
+	cr_assert_eq(count_fds(), before + 1, "only the agent fd is kept");
+	/* taken: the mark is on the socket, so the broker's copy has it too */
+	cr_assert_eq(mark_of(r.rx.fds[0]), DISPATCH_MARK);
+	cr_assert_eq(mark_of(agent), DISPATCH_MARK);
+	/* and it is the agent's connection, not some other socket */
+	expect_agents(r.rx.fds[0], agent_client);
+	close(r.rx.fds[0]);
 	cr_assert_eq(count_fds(), before);
 }
 
@@ -298,6 +364,7 @@ Test(dispatch, valid_sandbox_sixteen_services)
 	struct result r;
 	int i;
 
+	need_root();
 	m.sandbox.nservices = SBX_MAX_SERVICES;
 	memset(m.sandbox.services, 0, sizeof(m.sandbox.services));
 	for (i = 0; i < SBX_MAX_SERVICES; i++)
@@ -307,7 +374,7 @@ Test(dispatch, valid_sandbox_sixteen_services)
 	memset(m.sandbox.project, 'p', SBX_SLUG_MAX - 1);	/* longest */
 	relay_std(&m, len, &r);
 	cr_assert_eq(r.rc, SBX_REQ_SANDBOX, "%s", r.why);
-	close(r.rx.fds[1]);
+	close(r.rx.fds[0]);
 }
 
 /* The uid is the agent's (SO_PEERCRED of the accepted socket), not the
@@ -317,11 +384,11 @@ Test(dispatch, uid_is_the_connecting_agents)
 	union sbx_req_any m;
 	size_t len = msg_init(&m, SBX_REQ_PING);
 	struct result r;
-	int fds[2], client, conn, status;
+	int client, conn, status;
 	pid_t pid;
 
 	if (getuid() != 0)
-		cr_skip_test("needs root to connect as another uid");
+		skip("needs root to connect as another uid");
 	cr_assert_eq(chmod(dir, 0755), 0);
 	cr_assert_eq(chmod(path, 0777), 0);
 	client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -344,12 +411,11 @@ Test(dispatch, uid_is_the_connecting_agents)
 	    "child could not connect as uid 4321 (status %#x)", status);
 	conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
 	cr_assert_neq(conn, -1);
-	fds[0] = conn;
-	fds[1] = ans[1];
-	relay(&m, len, fds, 2, &r);
+	relay(&m, len, &conn, 1, &r);
 	cr_assert_eq(r.rc, SBX_REQ_PING, "%s", r.why);
 	cr_assert_eq(r.uid, 4321);
-	close(r.rx.fds[1]);
+	expect_agents(r.rx.fds[0], client);
+	close(r.rx.fds[0]);
 	close(conn);
 	close(client);
 }
@@ -608,8 +674,13 @@ Test(dispatch, empty_service_name_in_used_slot)
 
 /* ---- descriptors ------------------------------------------------------- */
 
+/*
+ * Send a ping with fds: rejected, for the reason why if that is not NULL,
+ * and every fd that arrived closed.
+ */
 static void
-expect_rejected_fds(const int *fds, int nfds, const char *what)
+expect_rejected_fds(const int *fds, int nfds, const char *why,
+    const char *what)
 {
 	union sbx_req_any m;
 	size_t len = msg_init(&m, SBX_REQ_PING);
@@ -620,30 +691,41 @@ expect_rejected_fds(const int *fds, int nfds, const char *what)
 	expect_rejected(&r, what);
 	cr_assert_eq(r.nfds, nfds > FDPASS_MAX ? FDPASS_MAX : nfds,
 	    "%s: %d fds arrived", what, r.nfds);
+	if (why != NULL)
+		cr_assert_str_eq(r.why, why, "%s", what);
 	cr_assert_eq(count_fds(), before, "%s: fd leak", what);
 }
 
+#define WRONG_NUMBER	"wrong number of fds"
+#define NOT_STREAM	"fd is not a unix stream socket"
+#define NOT_OURS	"agent fd was not accepted on our socket"
+#define TAKEN		"agent socket already carried a request"
+
 Test(dispatch, zero_fds)
 {
-	expect_rejected_fds(NULL, 0, "no fds");
+	expect_rejected_fds(NULL, 0, WRONG_NUMBER, "no fds");
 }
 
-Test(dispatch, one_fd)
+/* The old shape (agent, answer socket) and every other pair. */
+Test(dispatch, two_fds)
 {
-	int fds[1] = { agent };
+	int fds[2] = { agent, pair[1] };
 
-	expect_rejected_fds(fds, 1, "agent fd only");
-	fds[0] = ans[1];
-	expect_rejected_fds(fds, 1, "answer fd only");
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "agent and a socketpair end");
+	fds[0] = pair[1];
+	fds[1] = agent;
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "a socketpair end, agent");
+	fds[0] = agent;
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "the agent fd twice");
 }
 
 Test(dispatch, three_fds)
 {
 	int extra = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int fds[3] = { agent, ans[1], extra };
+	int fds[3] = { agent, pair[1], extra };
 
 	cr_assert_neq(extra, -1);
-	expect_rejected_fds(fds, 3, "an extra third fd");
+	expect_rejected_fds(fds, 3, WRONG_NUMBER, "two extra fds");
 	close(extra);
 }
 
@@ -657,7 +739,7 @@ Test(dispatch, five_fds)
 	} cm;
 	union sbx_req_any m;
 	size_t len = msg_init(&m, SBX_REQ_PING);
-	int fds[5] = { agent, ans[1], agent, ans[1], agent };
+	int fds[5] = { agent, pair[1], agent, pair[1], agent };
 	struct iovec iov = { .iov_base = &m, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
 	    .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
@@ -687,6 +769,7 @@ Test(dispatch, five_fds)
 	cr_assert_eq(dispatch_check(&rq, len, &rx, path, &uid, why,
 	    sizeof(why)), -1);
 	cr_assert_neq(why[0], '\0');
+	cr_assert_eq(uid, (uid_t)-2);
 	for (i = 0; i < ngot; i++)
 		cr_assert_not(fd_open(got[i]), "fd %d left open", got[i]);
 	cr_assert_eq(count_fds(), before, "fd leak after MSG_CTRUNC");
@@ -698,23 +781,20 @@ Test(dispatch, agent_fd_is_a_pipe)
 
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	fds[0] = p[0];
-	fds[1] = ans[1];
-	expect_rejected_fds(fds, 2, "pipe as agent fd");
+	expect_rejected_fds(fds, 1, NOT_STREAM, "pipe as agent fd");
 	fds[0] = agent;
 	fds[1] = p[1];
-	expect_rejected_fds(fds, 2, "pipe as answer fd");
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "agent and a pipe");
 	close(p[0]);
 	close(p[1]);
 }
 
 Test(dispatch, agent_fd_is_a_regular_file)
 {
-	int f = open("/dev/null", O_RDWR | O_CLOEXEC), fds[2];
+	int f = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	cr_assert_neq(f, -1);
-	fds[0] = f;
-	fds[1] = ans[1];
-	expect_rejected_fds(fds, 2, "/dev/null as agent fd");
+	expect_rejected_fds(&f, 1, NOT_STREAM, "/dev/null as agent fd");
 	close(f);
 }
 
@@ -722,38 +802,28 @@ Test(dispatch, agent_fd_is_a_regular_file)
  * accepted on our path: the broker could make one with any uid behind it. */
 Test(dispatch, agent_fd_from_a_socketpair)
 {
-	int sp[2], fds[2];
-
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
-	fds[0] = sp[0];
-	fds[1] = ans[1];
-	expect_rejected_fds(fds, 2, "socketpair end as agent fd");
-	close(sp[0]);
-	close(sp[1]);
+	expect_rejected_fds(&pair[1], 1, NOT_OURS, "socketpair end as agent fd");
 }
 
 /* The agent's own end (connected, never accepted) is not ours either. */
 Test(dispatch, agent_fd_is_the_client_end)
 {
-	int fds[2] = { agent_client, ans[1] };
-
-	expect_rejected_fds(fds, 2, "client end as agent fd");
+	expect_rejected_fds(&agent_client, 1, NOT_OURS,
+	    "client end as agent fd");
 }
 
 /* Accepted on a socket at another path. */
 Test(dispatch, agent_fd_accepted_elsewhere)
 {
 	char other[sizeof(path)];
-	int l, c, a, fds[2];
+	int l, c, a;
 
 	snprintf(other, sizeof(other), "%s/sock2", dir);
 	l = listen_at(other);
 	c = connect_to(other);
 	a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 	cr_assert_neq(a, -1);
-	fds[0] = a;
-	fds[1] = ans[1];
-	expect_rejected_fds(fds, 2, "accepted on <path>2");
+	expect_rejected_fds(&a, 1, NOT_OURS, "accepted on <path>2");
 	close(a);
 	close(c);
 	close(l);
@@ -769,18 +839,17 @@ Test(dispatch, agent_fd_accepted_elsewhere)
  */
 Test(dispatch, agent_fd_is_the_listening_socket)
 {
-	int fds[2] = { lsock, ans[1] };
-
-	expect_rejected_fds(fds, 2, "listening socket as agent fd");
+	expect_rejected_fds(&lsock, 1, "agent fd is a listening socket",
+	    "listening socket as agent fd");
 }
 
-/* Found by fuzz_dispatch: a listening socket as the answer fd only loses
- * the broker its own answer, but a child never sends one: refused. */
-Test(dispatch, answer_fd_is_the_listening_socket)
+/* Found by fuzz_dispatch as the second (answer) fd of the old two-fd
+ * message; a second fd of any kind is now one too many. */
+Test(dispatch, agent_and_the_listening_socket)
 {
 	int fds[2] = { agent, lsock };
 
-	expect_rejected_fds(fds, 2, "listening socket as answer fd");
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "agent and listening socket");
 }
 
 Test(dispatch, agent_fd_is_sock_dgram)
@@ -789,11 +858,10 @@ Test(dispatch, agent_fd_is_sock_dgram)
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, d), 0);
 	fds[0] = d[0];
-	fds[1] = ans[1];
-	expect_rejected_fds(fds, 2, "SOCK_DGRAM as agent fd");
+	expect_rejected_fds(fds, 1, NOT_STREAM, "SOCK_DGRAM as agent fd");
 	fds[0] = agent;
 	fds[1] = d[0];
-	expect_rejected_fds(fds, 2, "SOCK_DGRAM as answer fd");
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "agent and SOCK_DGRAM");
 	close(d[0]);
 	close(d[1]);
 }
@@ -804,26 +872,20 @@ Test(dispatch, sock_seqpacket_and_inet_are_rejected)
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s),
 	    0);
+	fds[0] = s[0];
+	expect_rejected_fds(fds, 1, NOT_STREAM, "SOCK_SEQPACKET as agent fd");
 	fds[0] = agent;
 	fds[1] = s[0];
-	expect_rejected_fds(fds, 2, "SOCK_SEQPACKET as answer fd");
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "agent and SOCK_SEQPACKET");
 	inet = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	cr_assert_neq(inet, -1);
 	fds[1] = inet;
-	expect_rejected_fds(fds, 2, "AF_INET as answer fd");
+	expect_rejected_fds(fds, 2, WRONG_NUMBER, "agent and AF_INET");
 	fds[0] = inet;
-	fds[1] = ans[1];
-	expect_rejected_fds(fds, 2, "AF_INET as agent fd");
+	expect_rejected_fds(fds, 1, NOT_STREAM, "AF_INET as agent fd");
 	close(inet);
 	close(s[0]);
 	close(s[1]);
-}
-
-Test(dispatch, fds_in_the_wrong_order)
-{
-	int fds[2] = { ans[1], agent };
-
-	expect_rejected_fds(fds, 2, "answer first, agent second");
 }
 
 /* Credentials or other control data besides SCM_RIGHTS: rejected. */
@@ -843,8 +905,8 @@ Test(dispatch, foreign_control_data)
 	cr_assert_eq(count_fds(), before);
 }
 
-/* A body failure closes the fds just like an fd failure does. */
-Test(dispatch, rejection_after_good_fds_closes_both)
+/* A body failure closes the fd just like an fd failure does. */
+Test(dispatch, rejection_after_a_good_fd_closes_it)
 {
 	union sbx_req_any m;
 	size_t len = msg_init(&m, SBX_REQ_SANDBOX);
@@ -856,4 +918,109 @@ Test(dispatch, rejection_after_good_fds_closes_both)
 	expect_rejected(&r, "nservices 99");
 	cr_assert_eq(r.rx.nfds, 0, "rx left with fds after closing them");
 	cr_assert_eq(count_fds(), before);
+}
+
+/* ---- one request per connection ---------------------------------------- */
+
+/*
+ * A broker that kept a copy of an accepted socket sends it again once the
+ * monitor has answered and closed its own: the socket is marked, refused.
+ */
+Test(dispatch, replay_after_the_answer)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, SBX_REQ_RELEASE);
+	struct result r;
+	int copy, before;
+
+	need_root();
+	copy = fcntl(agent, F_DUPFD_CLOEXEC, 0);
+	cr_assert_neq(copy, -1);
+	relay_std(&m, len, &r);
+	cr_assert_eq(r.rc, SBX_REQ_RELEASE, "%s", r.why);
+	expect_agents(r.rx.fds[0], agent_client);
+	cr_assert_eq(shutdown(r.rx.fds[0], SHUT_RDWR), 0);
+	close(r.rx.fds[0]);
+
+	before = count_fds();
+	relay(&m, len, &copy, 1, &r);
+	expect_rejected(&r, "the same socket again");
+	cr_assert_str_eq(r.why, TAKEN);
+	cr_assert_eq(r.nfds, 1);
+	cr_assert_eq(count_fds(), before, "fd leak");
+	/* as a ping too, through the fixture's own fd */
+	expect_rejected_fds(&agent, 1, TAKEN, "a ping on the same socket");
+	cr_assert_eq(mark_of(copy), DISPATCH_MARK);
+	close(copy);
+}
+
+/*
+ * Two requests in the channel at once, each with a copy of one socket:
+ * the first is taken, the second refused, and its rejection (which
+ * closes only what it received) leaves the first one's fd answerable.
+ */
+Test(dispatch, two_in_flight_on_one_socket)
+{
+	union sbx_req_any m1, m2;
+	size_t len1 = msg_init(&m1, SBX_REQ_AVAILABLE);
+	size_t len2 = msg_init(&m2, SBX_REQ_STATUS);
+	struct result r1, r2;
+	int copy, before;
+
+	need_root();
+	copy = fcntl(agent, F_DUPFD_CLOEXEC, 0);
+	cr_assert_neq(copy, -1);
+	before = count_fds();
+	send_msg(&m1, len1, &agent, 1);
+	send_msg(&m2, len2, &copy, 1);
+	receive(&r1);
+	receive(&r2);
+	cr_assert_eq(r1.rc, SBX_REQ_AVAILABLE, "%s", r1.why);
+	expect_rejected(&r2, "the second of two in flight");
+	cr_assert_str_eq(r2.why, TAKEN);
+	cr_assert_neq(r1.rx.fds[0], r2.fds[0]);
+	cr_assert_eq(count_fds(), before + 1, "only the first one's fd kept");
+	expect_agents(r1.rx.fds[0], agent_client);
+	close(r1.rx.fds[0]);
+	cr_assert_eq(count_fds(), before);
+	close(copy);
+}
+
+/* The mark is per socket: after one is taken, a new connection is fresh,
+ * and the old one stays refused. */
+Test(dispatch, a_new_connection_is_fresh)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, SBX_REQ_PING);
+	struct result r;
+	int old, old_client, i;
+
+	need_root();
+	for (i = 0; i < 3; i++) {
+		relay_std(&m, len, &r);
+		cr_assert_eq(r.rc, SBX_REQ_PING, "connection %d: %s", i, r.why);
+		expect_agents(r.rx.fds[0], agent_client);
+		close(r.rx.fds[0]);
+		old = agent;	/* kept, as a hoarding broker would */
+		old_client = agent_client;
+		agent = agent_client = -1;
+		fresh_agent();
+		cr_assert_eq(mark_of(agent), 0);
+		expect_rejected_fds(&old, 1, TAKEN, "the previous connection");
+		close(old);
+		close(old_client);
+	}
+}
+
+/* Any mark refuses a socket, not only ours: the monitor sets none but
+ * DISPATCH_MARK on agent sockets, so another one is not fresh either. */
+Test(dispatch, a_socket_marked_otherwise)
+{
+	uint32_t mark = 1;
+
+	need_root();
+	cr_assert_eq(setsockopt(agent, SOL_SOCKET, SO_MARK, &mark,
+	    sizeof(mark)), 0, "SO_MARK: %s", strerror(errno));
+	expect_rejected_fds(&agent, 1, TAKEN, "SO_MARK 1");
+	cr_assert_eq(mark_of(agent), 1, "the refusal changed the mark");
 }
