@@ -7,12 +7,16 @@
 #
 # Built into $(O)/bench/: the client (sbx-bench), a monitor with the unit
 # tests' runtime double (tests/unit/rtdouble.c, behind bench/rt_double.c)
-# in place of privsep/runtime_cli.c (sbx-monitor-double, beside a
+# in place of the runtime, $(RT_SRC) (sbx-monitor-double, beside a
 # copy of the broker, which the monitor finds next to itself), and the
-# liveness-cost timer linking the real runtime_cli.c (sbx-livecost).
+# liveness-cost timer linking the real runtime (sbx-livecost).
 
 BENCH_DIR   = $(O)/bench
-BENCH_MON_SRC = $(filter-out privsep/runtime_cli.c privsep/warm.c,$(MON_SRC)) bench/rt_double.c \
+# rt_double.c defines what the runtime's files and warm.c export to the
+# rest of the monitor (rt_cli_ops, runtime_list, runtime_remove,
+# rt_listening, warm_*), so all of RT_SRC goes: liveness.c as well, or
+# rt_listening would be defined twice.
+BENCH_MON_SRC = $(filter-out $(RT_SRC) privsep/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
 BENCH_LIVE_SRC = $(filter-out privsep/monitor.c,$(MON_SRC)) bench/livecost.c
 BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \

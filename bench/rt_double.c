@@ -1,7 +1,8 @@
 /*
  * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
- * tests' double, tests/unit/rtdouble.c, behind what privsep/runtime_cli.c
- * exports (rt_cli_ops, runtime_list, runtime_remove, rt_listening), and
+ * tests' double, tests/unit/rtdouble.c, behind what the runtime's files
+ * export to the rest of the monitor (privsep/runtime_cli.c: rt_cli_ops;
+ * rt_run.c: runtime_list, runtime_remove; liveness.c: rt_listening), and
  * no warm containers (privsep/warm.c is left out: it needs the runtime).
  *
  * So $(O)/bench/sbx-monitor-double is the real monitor loop, dispatch,

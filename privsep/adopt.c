@@ -1,7 +1,8 @@
 /*
  * adopt.c - at start, the sandboxes that outlived the previous monitor
  * (CONTRACT.md, sbx-monitor: a restart adopts every sandbox that is still
- * whole and alive). Runs in: the monitor, before it serves.
+ * whole and alive).
+ * runs in: the monitor at start, before the loop (root, unfiltered)
  *
  * Two records must agree: ours (record.c: key, project, services,
  * passwords, uid range, times) and the runtime's (runtime_list: which

@@ -1,7 +1,8 @@
 /*
- * answer.c - runs in the monitor (root), in its loop: the msgpack reply
- * for an answer, with msgpack-c's packer (inline code of its headers; the
- * monitor links no msgpack-c object and never unpacks anything).
+ * answer.c - the msgpack reply for an answer, with msgpack-c's packer
+ * (inline code of its headers; the monitor links no msgpack-c object and
+ * never unpacks anything).
+ * runs in: the monitor's loop (root, unfiltered)
  */
 #include <stdlib.h>
 #include <string.h>

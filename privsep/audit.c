@@ -1,7 +1,10 @@
 /*
- * audit.c - the audit trail (audit.h).  Values are re-checked here even
- * though dispatch validated every slug: a byte outside the slug alphabet
- * is written as '?', so no value can ever forge a key or a line.
+ * audit.c - the audit trail (audit.h).
+ * runs in: the monitor's loop (root, unfiltered), and adoption at start
+ *
+ * Values are re-checked here even though dispatch validated every slug:
+ * a byte outside the slug alphabet is written as '?', so no value can
+ * ever forge a key or a line.
  */
 #include <stdarg.h>
 #include <stdio.h>

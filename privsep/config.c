@@ -1,7 +1,11 @@
 /*
  * config.c - read sbx.conf with libinih, then check every value once, at
- * start, so the daemon never meets a bad setting later. Unknown sections
- * and keys are errors: a typo should not silently change nothing.
+ * start, so the daemon never meets a bad setting later.
+ * runs in: the monitor at start (root, unfiltered); config_service anywhere
+ *
+ * Unknown sections and keys are errors: a typo should not silently
+ * change nothing. SIGHUP does not read sbx.conf again (project.c,
+ * subuid.c): what workers and the loop see is fixed for the run.
  */
 #include <errno.h>
 #include <ini.h>

@@ -1,13 +1,15 @@
 /*
- * dispatch.c - runs in the monitor (root, unfiltered), in its loop: the
- * monitor's view of a broker message, hostile until every byte has been
- * accounted for. A request type is known by the table below, which fixes
- * its exact size and the checks of its body; the one fd must be a Unix
- * stream connection accepted on our own agent socket (getsockname), so
- * the uid comes from a real agent and never from a socket the broker
- * made, and it must be fresh: the first request it carries marks it
- * (SO_MARK, which only a privileged process can set), so a broker that
- * hoards accepted sockets gets one request out of each, no more.
+ * dispatch.c - the monitor's view of a broker message, hostile until
+ * every byte has been accounted for.
+ * runs in: the monitor's loop (root, unfiltered)
+ *
+ * A request type is known by the table below, which fixes its exact
+ * size and the checks of its body; the one fd must be a Unix stream
+ * connection accepted on our own agent socket (getsockname), so the uid
+ * comes from a real agent and never from a socket the broker made, and
+ * it must be fresh: the first request it carries marks it (SO_MARK,
+ * which only a privileged process can set), so a broker that hoards
+ * accepted sockets gets one request out of each, no more.
  */
 #include <stdio.h>
 #include <string.h>

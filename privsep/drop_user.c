@@ -1,7 +1,12 @@
 /*
  * drop_user.c - drop_to_ids() by user name, for the monitor's side (the
- * readiness probe, the broker's command line). Kept apart from drop.c so
- * the statically linked broker never pulls in getpwnam and NSS.
+ * readiness probe, the broker's command line).
+ * runs in: the prober before it drops, the broker's fork before its exec
+ *
+ * Both are root then: the prober forked from a worker (runtime deny
+ * filter), the broker's fork from the monitor (unfiltered). Kept apart
+ * from drop.c so the statically linked broker never pulls in getpwnam
+ * and NSS.
  */
 #include <pwd.h>
 #include <stddef.h>

@@ -1,7 +1,10 @@
 /*
  * handle.c - what each validated request means, given the caller's uid
  * (from SO_PEERCRED, read by the monitor itself), the config and the
- * project policies. Slow work goes to the cache and its runtime.
+ * project policies.
+ * runs in: the monitor's loop (root, unfiltered)
+ *
+ * Slow work goes to the cache and its runtime.
  */
 #include <stdio.h>
 #include <string.h>

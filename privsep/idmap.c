@@ -1,6 +1,6 @@
 /*
  * idmap.c - host uid ranges for containers' user namespaces.
- * Runs in: the monitor (its loop; no I/O).
+ * runs in: the monitor (root, unfiltered; no I/O); idmap_host_uid in workers
  *
  * Every sandbox gets a slot, IDMAP_SLOT_UIDS host uids per configured
  * service, that no other live sandbox has (CONTRACT.md: containers of

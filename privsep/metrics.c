@@ -1,6 +1,7 @@
 /*
  * metrics.c - the monitor's counters in Prometheus' text exposition
- * format, for node_exporter's textfile collector. Runs in: the monitor.
+ * format, for node_exporter's textfile collector.
+ * runs in: the monitor's loop (root, unfiltered)
  *
  * Labels are bounded sets only: an op, a result code, an event, a
  * configured service name. No uid, agent or project is ever a label:

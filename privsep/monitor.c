@@ -1,5 +1,6 @@
 /*
  * monitor.c - sbx-monitor: the privileged half.
+ * runs in: the monitor (root, unfiltered): its start, then its loop
  *
  * It reads the config, binds the agent socket, reaps orphaned containers,
  * starts the broker and then lives in one poll loop: broker messages in,

@@ -1,6 +1,6 @@
 /*
  * notify.c - tell systemd (Type=notify) what the monitor is doing.
- * Runs in: the monitor's loop.
+ * runs in: the monitor's loop (root, unfiltered)
  *
  * READY=1 only once the socket serves and adoption is done (the start is
  * then complete: an agent that connects gets its old sandbox back);

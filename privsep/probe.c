@@ -1,5 +1,6 @@
 /*
  * probe.c - is the service really answering?
+ * runs in: the prober, forked from a worker (the broker user, probe allowlist)
  *
  * A published port accepts TCP before the service does (the runtime's
  * proxy, or postgres's temporary init server), so readiness is judged at

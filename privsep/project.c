@@ -1,5 +1,6 @@
 /*
  * project.c - the opted-in services and the users of each project.
+ * runs in: the monitor at start and in its loop (root, unfiltered)
  *
  * Files are admin-owned policy, read at start and on SIGHUP, never at
  * request time: a request only does a binary search. A file that is not

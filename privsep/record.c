@@ -1,6 +1,7 @@
 /*
  * record.c - a live sandbox's record: one root-only file per sandbox in
- * state_dir/sandboxes, named <uid>-<agent>. Runs in: the monitor.
+ * state_dir/sandboxes, named <uid>-<agent>.
+ * runs in: the monitor's loop (root, unfiltered); record_read at start
  *
  * Why a file of our own rather than the runtime's record: the runtime
  * knows which containers run (adopt.c asks it), but not the sandbox

@@ -1,6 +1,6 @@
 /*
  * runtime_argv.c - the argv and environment of every runtime call.
- * Runs in: runtime workers (root, runtime deny list); pure functions.
+ * runs in: workers (root, runtime deny filter), and the monitor: pure
  *
  * The only variable parts are the peer uid (a number), slugs that
  * dispatch.c and cache.c have validated, paths the monitor made, and

@@ -51,7 +51,7 @@ void	rt_argv_rm_storage(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
 void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
-/* docker only (runtime_cli.c): its rm has no filter, its ps no pid, its
+/* docker only (rt_run.c, rt_worker.c): its rm has no filter, its ps no pid, its
  * volumes no option U. ids: what its ps -q printed, checked. */
 void	rt_argv_rm_ids(struct argv_buf *, const struct sbx_config *,
 	    char *const ids[], size_t n);

@@ -1,7 +1,9 @@
 /*
  * sockdir.c - the directories that hold sandboxes' Unix sockets.
- * Runs in: runtime workers (root, runtime deny list); sockdir_path also
- * in the monitor.
+ * runs in: workers (root, runtime deny filter), and the monitor (see below)
+ *
+ * The monitor's: the paths, a claim's move (sockdir_claim, unclaim) in
+ * its loop, and sockdir_prune at start.
  *
  *   run_dir/                 root 0711: nobody can list it
  *     <uid>/                 root 0750, ACL u:<uid>:r-x: only that uid

@@ -1,8 +1,12 @@
 /*
  * subuid.c - /etc/subuid: "owner:start:count" per line, owner a user name
- * or a uid (subuid(5)). A user with a range can connect from a user
- * namespace as any uid in it; the monitor counts those uids toward the
- * owner's quotas or refuses them (sbx.conf(5), subuid).
+ * or a uid (subuid(5)).
+ * runs in: the monitor at start and in its loop (root, unfiltered)
+ *
+ * A user with a range can connect from a user namespace as any uid in
+ * it; the monitor counts those uids toward the owner's quotas or refuses
+ * them (sbx.conf(5), subuid). The file is read at start and on SIGHUP;
+ * a request only looks its uid up.
  *
  * The file is root's (it must be root-owned and writable by root alone,
  * or it is not used); still, every line is checked, a bad one is skipped

@@ -1,5 +1,6 @@
 /*
  * supervise.c - the broker's life cycle, seen from the monitor.
+ * runs in: the monitor (root, unfiltered); exec_broker in the broker's fork
  *
  * The broker is fork+exec'd (a fresh address space: nothing of the
  * monitor's memory, the cache and its passwords included, survives into

@@ -2,7 +2,7 @@
  * warm.c - warm containers: started ahead, confined as a sandbox's, each
  * with a password of its own that nobody has seen, so that a miss is a
  * claim (runtime_cli.c, rt_claim) with no runtime call before the reply.
- * Runs in: the monitor (its loop); the runtime work is done by workers.
+ * runs in: the monitor's loop (root, unfiltered); its jobs in rt_worker.c
  *
  * A warm container is named sbx-pool-<service>-<slot> and labelled
  * sbx.pool=<service>; its slot is a uid range of its own (idmap.c); its

@@ -1,5 +1,6 @@
 /*
  * worker.c - the monitor's only way to do slow things.
+ * runs in: the monitor's loop (root, unfiltered), and the workers it forks
  *
  * A worker is a fork of the monitor in its own process group, with only
  * stdin/stdout on /dev/null, stderr and its result pipe open, and the

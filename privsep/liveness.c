@@ -1,0 +1,119 @@
+/*
+ * liveness.c - is a sandbox's container still there and listening?
+ * runs in: the monitor's loop (root, unfiltered); never waits
+ *
+ * A hit's check (rt_cli_ops.is_live) and a warm container's at a claim
+ * (warm.c), from the loop, so each is a poll() of a pidfd that does not
+ * wait, a stat, or a non-blocking connect; never a runtime call.
+ * rt_listening is adoption's (adopt.c) at start too.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "iox.h"
+#include "record.h"
+#include "rt_internal.h"
+#include "runtime.h"
+
+#define LIVE_PORT_FRESH_MS 1000	/* see rt_is_live() */
+
+bool
+rt_pid_alive(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	/* A pidfd turns readable when its process exits. */
+	return pidfd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * A warm container at a claim: its process lives (the pidfd) and, on
+ * unix, its socket file is there. No connect: it was probed ready when it
+ * joined the pool, and a connect makes a postmaster fork a backend, which
+ * eight claims at once pay for on the host's cores. A service that has
+ * stopped listening is found by the sandbox's first hit (its port check
+ * is due: port_seen_ms 0).
+ */
+bool
+rt_warm_alive(const struct sbx_svc *s)
+{
+	struct stat st;
+
+	if (!rt_pid_alive(s->pidfd))
+		return false;
+	return s->conn.socket[0] == '\0' ||
+	    (stat(s->conn.socket, &st) == 0 && S_ISSOCK(st.st_mode));
+}
+
+/*
+ * Does something listen there? A non-blocking connect, from the loop: it
+ * either completes (loopback and Unix connects are made in the call),
+ * is refused, or is still pending because the backlog is full, which
+ * says that a listener is there. Nothing a tenant does makes it wait.
+ */
+bool
+rt_listening(const struct sbx_conn *c)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)c->port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	bool unix = c->socket[0] != '\0';
+	int fd, rc;
+
+	/*
+	 * Out of descriptors we cannot look; the pidfd said the container
+	 * lives, and a live sandbox must not be evicted for our own lack.
+	 */
+	if ((fd = socket(unix ? AF_UNIX : AF_INET,
+	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
+		return errno == EMFILE || errno == ENFILE;
+	if (unix) {
+		strlcpy(sun.sun_path, c->socket, sizeof(sun.sun_path));
+		rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	} else
+		rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+	if (rc == -1 && (errno == EINPROGRESS || errno == EAGAIN))
+		rc = 0;
+	close(fd);
+	return rc == 0;
+}
+
+/*
+ * A hit's liveness check. The pidfd, every time: a container killed, OOM-
+ * killed or removed by hand is seen at once, for one poll(). The connect
+ * (to the Unix socket, or through the runtime's port forwarding, waking
+ * the service) is most of a hit's cost, so it is made when the last one
+ * that worked is older than LIVE_PORT_FRESH_MS: a broken forwarding or a
+ * service that stopped listening is found within that time
+ * (bench/README.md).
+ */
+bool
+rt_is_live(void *impl, struct sbx_sandbox *sb)
+{
+	int64_t now = now_ms();
+	struct sbx_svc *s;
+	size_t i;
+
+	(void)impl;
+	for (i = 0; i < sb->nservices; i++)
+		if (!rt_pid_alive(sb->svc[i].pidfd))
+			return false;
+	for (i = 0; i < sb->nservices; i++) {
+		s = &sb->svc[i];
+		if (now - s->port_seen_ms < LIVE_PORT_FRESH_MS)
+			continue;
+		if (!rt_listening(&s->conn))
+			return false;
+		s->port_seen_ms = now;
+	}
+	record_touch(sb, now);
+	return true;
+}

@@ -1,0 +1,592 @@
+/*
+ * rt_worker.c - what a runtime worker does: start, probe, remove, rename.
+ * runs in: a worker forked from the monitor (root, runtime deny filter)
+ *
+ * Each body here is handed to worker_spawn (runtime_cli.c, warm.c) and
+ * writes one fixed-size result to fd, which the loop checks before use.
+ * A provision starts each service in a child of its own, forked from
+ * the worker (svc_fork), so that they come up in parallel; each runs the
+ * container and waits for the readiness prober (probe.c), which it forks
+ * and which drops to the broker user before it reads a tenant's bytes.
+ * max_ready_timeout, a lookup, is the loop's too (rt_provision).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "iox.h"
+#include "log.h"
+#include "probe.h"
+#include "rt_internal.h"
+#include "runtime.h"
+#include "runtime_argv.h"
+#include "sockdir.h"
+
+#define RUN_TRIES	3
+
+struct svc_result {
+	uint32_t	code;		/* enum sbx_code */
+	char		message[SBX_MESSAGE_MAX];
+	int32_t		pid;
+	uint32_t	port;
+};
+
+/* "PID [PORT ...]" from inspect: decimal, in range, nothing half-read. */
+static int
+parse_pid_port(const char *s, bool want_port, int *pid, int *port)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != ' ' || v <= 0 || v > INT_MAX)
+		return -1;
+	*pid = (int)v;
+	*port = 0;
+	if (!want_port)
+		return 0;
+	s = end + 1;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || (*end != ' ' && *end != '\0' &&
+	    *end != '\n') || v <= 0 || v > 65535)
+		return -1;
+	*port = (int)v;
+	return 0;
+}
+
+static int
+inspect(const struct sbx_config *cfg, const struct service_cfg *s,
+    const char *name, int64_t deadline, struct svc_result *res)
+{
+	struct argv_buf a;
+	struct run_result r;
+	int pid, port;
+
+	rt_argv_inspect(&a, cfg, name);
+	if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env, deadline,
+	    NULL, &r) == -1) {
+		explain(res->message, sizeof(res->message), s->name, NULL, &r);
+		return -1;
+	}
+	if (parse_pid_port(r.out, (s->transport & TRANSPORT_TCP) != 0, &pid,
+	    &port) == -1) {
+		log_warnx("runtime inspect %s: unexpected answer: %.80s", name,
+		    r.out);
+		snprintf(res->message, sizeof(res->message), "%s: the runtime "
+		    "did not say the container's pid and port.", s->name);
+		return -1;
+	}
+	res->pid = pid;
+	res->port = (uint32_t)port;
+	return 0;
+}
+
+/*
+ * Where podman writes a container's main pid (--pidfile): with nothing
+ * published, that is all inspect would tell, and one runtime call less
+ * is ~50 ms less on the cold path (bench/README.md). tcp needs the port
+ * the runtime picked: inspect.
+ */
+static int
+pidfile_path(const struct sbx_config *cfg, const struct service_cfg *s,
+    const char *name, char *out, size_t cap)
+{
+	int n;
+
+	if (!rt_is_podman(cfg) || (s->transport & TRANSPORT_TCP))
+		return -1;
+	/* run_dir: on /run, a tmpfs, and made by sockdir_make already;
+	 * a leftover is pruned at start like any stray entry there. */
+	n = snprintf(out, cap, "%s/.pid.%s", cfg->run_dir, name);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+static int
+read_pidfile(const struct sbx_config *cfg, const struct service_cfg *s,
+    const char *name, struct svc_result *res)
+{
+	char path[CFG_STR + SBX_SLUG_MAX * 3 + 8], buf[16];
+	ssize_t n = -1;
+	char *end;
+	long v;
+	int fd;
+
+	if (pidfile_path(cfg, s, name, path, sizeof(path)) == -1)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	unlink(path);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno != 0 || end == buf || (*end != '\0' && *end != '\n') ||
+	    v <= 0 || v > INT_MAX)
+		return -1;
+	res->pid = (int32_t)v;
+	res->port = 0;
+	return 0;
+}
+
+/* A decimal id below 2^31 at s; *end is what follows it. */
+static int
+parse_id(const char *s, char **end, unsigned long *id)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoul(s, end, 10);
+	return errno != 0 || *id > INT_MAX ? -1 : 0;
+}
+
+/* docker's {{.Config.User}}: "uid[:gid]"; empty is root. A USER of a
+ * uid alone runs with that gid here (the images' users have their own). */
+static int
+parse_user(const char *s, unsigned long *uid, unsigned long *gid)
+{
+	char *end;
+
+	*uid = *gid = 0;
+	if (*s == '\n' || *s == '\0')
+		return 0;
+	if (parse_id(s, &end, uid) == -1)
+		return -1;
+	*gid = *uid;
+	if (*end == ':' && parse_id(end + 1, &end, gid) == -1)
+		return -1;
+	return *end == '\n' || *end == '\0' ? 0 : -1;
+}
+
+/*
+ * docker: the socket directory goes to the image's USER, whom the
+ * service runs as (podman's volume option U does this in its run). A
+ * numeric uid[:gid] only: the monitor never reads an image's passwd.
+ * The directory is ours, under run_dir where no tenant writes: no link
+ * can be there, and lchown would not follow one.
+ */
+static int
+give_sockdir(const struct sbx_config *cfg, const struct service_cfg *s,
+    const char *dir, int64_t deadline, struct svc_result *res)
+{
+	struct argv_buf a;
+	struct run_result r;
+	unsigned long uid, gid;
+
+	rt_argv_image_user(&a, cfg, s->image);
+	if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
+	    rt_base_env, deadline, NULL, &r) == -1) {
+		explain(res->message, sizeof(res->message), s->name, s->image,
+		    &r);
+		return -1;
+	}
+	if (parse_user(r.out, &uid, &gid) == -1) {
+		snprintf(res->message, sizeof(res->message), "%s: on docker "
+		    "the image's USER must be numeric (uid[:gid]).", s->name);
+		return -1;
+	}
+	if (lchown(dir, (uid_t)uid, (gid_t)gid) == -1) {
+		log_warn("socket directory %s", dir);
+		snprintf(res->message, sizeof(res->message), "%s: cannot give "
+		    "its socket directory to the image's user.", s->name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Where a container runs: a sandbox's service, or a warm container (no
+ * key: its owner is not known yet) in a directory of the pool's own.
+ */
+struct place {
+	const struct sbx_key	*key;		/* NULL: warm */
+	const char		*project;
+	unsigned		 idmap;		/* uid range slot, 0 none */
+	unsigned		 warm;		/* warm: its slot */
+};
+
+static int
+place_dir(const struct sbx_config *cfg, const struct place *pl,
+    const char *service, char *out, size_t cap)
+{
+	return pl->key != NULL ? sockdir_path(cfg, pl->key->uid,
+	    pl->key->agent, service, out, cap) :
+	    sockdir_pool_path(cfg, service, pl->warm, out, cap);
+}
+
+static int
+place_name(const struct place *pl, const char *service, char *out, size_t cap)
+{
+	return pl->key != NULL ? rt_container_name(out, cap, pl->key->uid,
+	    pl->key->agent, service) : rt_pool_name(out, cap, service, pl->warm);
+}
+
+static int
+place_make_dir(const struct sbx_config *cfg, const struct place *pl,
+    const char *service, char *err, size_t cap)
+{
+	return pl->key != NULL ? sockdir_make(cfg, pl->key->uid,
+	    pl->key->agent, service, err, cap) :
+	    sockdir_pool_make(cfg, service, pl->warm, err, cap);
+}
+
+static int
+run_container(const struct sbx_config *cfg, const struct place *pl,
+    const struct service_cfg *s, const struct sbx_conn *full,
+    const char *name, int64_t deadline, struct svc_result *res)
+{
+	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 1];
+	char envstore[CFG_MAX_ENV][CFG_STR * 2];
+	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
+	char pidfile[CFG_STR + SBX_SLUG_MAX * 3 + 8];
+	struct run_spec sp = { .uid = pl->key != NULL ? pl->key->uid : 0,
+	    .agent = pl->key != NULL ? pl->key->agent : NULL,
+	    .project = pl->project, .name = name, .sockdir = dir,
+	    .pidfile = pidfile_path(cfg, s, name, pidfile,
+	    sizeof(pidfile)) == 0 ? pidfile : NULL,
+	    .conn = full, .idmap_uid = pl->idmap == 0 ? 0 :
+	    idmap_host_uid(cfg->userns_base, pl->idmap,
+	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) };
+	struct argv_buf a;
+	struct run_result r;
+	int tries, rc = -1;
+
+	if ((s->transport & TRANSPORT_UNIX) && (place_make_dir(cfg, pl,
+	    s->name, err, sizeof(err)) == -1 || place_dir(cfg, pl, s->name,
+	    dir, sizeof(dir)) == -1)) {
+		log_warnx("socket directory of %s: %s", name, err);
+		snprintf(res->message, sizeof(res->message), "%s: cannot make "
+		    "its socket directory (see the monitor's log).", s->name);
+		return -1;
+	}
+	if ((s->transport & TRANSPORT_UNIX) && rt_is_docker(cfg) &&
+	    give_sockdir(cfg, s, dir, deadline, res) == -1)
+		return -1;
+	rt_argv_run(&a, cfg, s, &sp);
+	if (a.overflow || rt_env_run(envp, envstore, s, full) == -1) {
+		snprintf(res->message, sizeof(res->message),
+		    "service %s: arguments too long.", s->name);
+		return -1;
+	}
+	for (tries = 0; tries < RUN_TRIES; tries++) {
+		if ((rc = run_logged(a.v, envp, deadline, full->password,
+		    &r)) == 0)
+			break;
+		if (strstr(r.err, "address already in use") != NULL &&
+		    pl->key != NULL)
+			remove_key(cfg, pl->key, deadline, &r);
+		else if (strstr(r.err, "is already in use") != NULL)
+			remove_storage(cfg, name, deadline);
+		else
+			break;
+	}
+	explicit_bzero(envstore, sizeof(envstore));
+	if (rc == -1)
+		explain(res->message, sizeof(res->message), s->name, s->image,
+		    &r);
+	return rc;
+}
+
+static void
+svc_start(const struct sbx_config *cfg, const struct place *pl,
+    const struct sbx_conn *c, int64_t deadline, struct svc_result *res)
+{
+	const struct service_cfg *s = config_service(cfg, c->name);
+	struct sbx_conn full = *c;
+	char name[SBX_SLUG_MAX * 3], dir[SBX_SOCKET_MAX];
+	struct probe_target t;
+	int64_t run_deadline;
+
+	res->code = SBX_E_RUNTIME_FAILED;
+	if (s == NULL) {
+		snprintf(res->message, sizeof(res->message),
+		    "service %s is not configured.", c->name);
+		return;
+	}
+	strlcpy(full.user, s->user, sizeof(full.user));
+	strlcpy(full.database, s->database, sizeof(full.database));
+	run_deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
+	if (run_deadline > deadline)
+		run_deadline = deadline;
+	if (place_name(pl, s->name, name, sizeof(name)) == -1 ||
+	    run_container(cfg, pl, s, &full, name, run_deadline, res) == -1 ||
+	    (read_pidfile(cfg, s, name, res) == -1 &&
+	    inspect(cfg, s, name, run_deadline, res) == -1))
+		return;
+	t = (struct probe_target){ .kind = s->probe,
+	    .port = (uint16_t)res->port, .user = full.user,
+	    .database = full.database, .password = full.password };
+	if ((s->transport & TRANSPORT_UNIX) &&
+	    place_dir(cfg, pl, s->name, dir, sizeof(dir)) == 0) {
+		t.dir = dir;
+		t.socket_name = s->socket_name;
+	}
+	switch (probe_ready(&t, cfg->broker_user,
+	    now_ms() + (int64_t)s->ready_timeout * 1000)) {
+	case PROBE_READY:
+		res->code = SBX_OK;
+		snprintf(res->message, sizeof(res->message), "ready");
+		break;
+	case PROBE_TIMEOUT:
+		snprintf(res->message, sizeof(res->message),
+		    "%s was not ready within %u s.", s->name, s->ready_timeout);
+		break;
+	default:
+		snprintf(res->message, sizeof(res->message),
+		    "%s: the readiness probe could not run.", s->name);
+		break;
+	}
+}
+
+/* The longest ready_timeout of sb's services; 0 if one is not configured. */
+unsigned
+max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
+{
+	const struct service_cfg *s;
+	unsigned max = 0;
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++) {
+		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL)
+			return 0;
+		if (s->ready_timeout > max)
+			max = s->ready_timeout;
+	}
+	return max;
+}
+
+/* Start each service in its own process: they come up in parallel. */
+static pid_t
+svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+    size_t idx, int64_t deadline, int worker_fd, int *rfd)
+{
+	struct svc_result res;
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* Only the worker holds its result pipe: if it dies, the
+		 * monitor sees EOF at once, not when this child ends. */
+		close(worker_fd);
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		struct place pl = { .key = &sb->key, .project = sb->project,
+		    .idmap = sb->idmap };
+
+		memset(&res, 0, sizeof(res));
+		svc_start(cfg, &pl, &sb->svc[idx].conn, deadline, &res);
+		_exit(write_all(p[1], &res, sizeof(res), deadline) == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	*rfd = p[0];
+	return pid;
+}
+
+static void
+collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
+    int64_t deadline, struct sbx_outcome *o)
+{
+	struct svc_result res;
+	size_t i;
+	int status;
+
+	for (i = 0; i < sb->nservices; i++) {
+		if (sb->svc[i].keep) {	/* running already */
+			o->svc[i].pid = sb->svc[i].pid;
+			continue;
+		}
+		memset(&res, 0, sizeof(res));
+		if (pids[i] == -1 || read_full(fds[i], &res, sizeof(res),
+		    deadline) == -1) {
+			res.code = SBX_E_RUNTIME_FAILED;
+			snprintf(res.message, sizeof(res.message),
+			    "%s: provisioning did not finish.",
+			    sb->svc[i].conn.name);
+		}
+		if (pids[i] != -1) {
+			close(fds[i]);
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &status, 0);
+		}
+		if (res.code != SBX_OK && o->code == SBX_OK) {
+			o->code = res.code >= SBX_CODE_MAX ?
+			    SBX_E_RUNTIME_FAILED : res.code;
+			memcpy(o->message, res.message, sizeof(o->message));
+			o->message[sizeof(o->message) - 1] = '\0';
+		}
+		o->svc[i].pid = res.pid;
+		o->svc[i].conn.port = res.port;
+	}
+}
+
+/* Warm containers' jobs (warm.c decides, workers do). */
+void
+rt_warm_start_body(int fd, void *arg)
+{
+	struct warm_job *j = arg;
+	const struct sbx_config *cfg = j->rt->cfg;
+	const struct service_cfg *s = &cfg->services[j->svc];
+	struct place pl = { .idmap = j->slot, .warm = j->slot };
+	struct svc_result res;
+	struct warm_started out;
+	char name[SBX_SLUG_MAX * 3];
+
+	memset(&res, 0, sizeof(res));
+	svc_start(cfg, &pl, &j->conn, now_ms() + ((int64_t)cfg->runtime_timeout +
+	    s->ready_timeout) * 1000, &res);
+	explicit_bzero(j->conn.password, sizeof(j->conn.password));
+	if (res.code != SBX_OK && rt_pool_name(name, sizeof(name), s->name,
+	    j->slot) == 0) {
+		remove_names(cfg, name, NULL, now_ms() + 30000);
+		sockdir_pool_remove(cfg, s->name, j->slot);
+	}
+	memset(&out, 0, sizeof(out));
+	out.code = res.code;
+	memcpy(out.message, res.message, sizeof(out.message));
+	out.message[sizeof(out.message) - 1] = '\0';
+	out.pid = res.pid;
+	out.port = res.port;
+	write_all(fd, &out, sizeof(out), now_ms() + 5000);
+}
+
+void
+rt_warm_remove_body(int fd, void *arg)
+{
+	struct warm_job *j = arg;
+	const struct sbx_config *cfg = j->rt->cfg;
+	char name[SBX_SLUG_MAX * 3];
+	uint32_t code = SBX_E_RUNTIME_FAILED;
+
+	if (rt_pool_name(name, sizeof(name), j->conn.name, j->slot) == 0 &&
+	    remove_names(cfg, name, NULL, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000) == 0) {
+		sockdir_pool_remove(cfg, j->conn.name, j->slot);
+		code = SBX_OK;
+	}
+	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+}
+
+/* Every rename pending, one after the other: one fork for a burst. */
+void
+rt_rename_body(int fd, void *arg)
+{
+	struct warm_job *j = arg;
+	struct argv_buf a;
+	struct run_result r;
+	uint32_t code = SBX_OK;
+	size_t i;
+
+	for (i = 0; i < j->nrenames; i++) {
+		rt_argv_rename(&a, j->rt->cfg, j->renames[i].from,
+		    j->renames[i].to);
+		if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
+		    rt_base_env, now_ms() + (int64_t)j->rt->cfg->runtime_timeout *
+		    1000, NULL, &r) == -1)
+			code = SBX_E_RUNTIME_FAILED;
+	}
+	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+}
+
+void
+provision_body(int fd, void *arg)
+{
+	struct prov_job *j = arg;
+	const struct sbx_config *cfg = j->rt->cfg;
+	const struct sbx_sandbox *sb = j->sb;
+	struct sbx_outcome o;
+	struct run_result r;
+	pid_t pids[SBX_MAX_SERVICES] = { 0 };
+	int fds[SBX_MAX_SERVICES] = { 0 };
+	int64_t deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
+	    max_ready_timeout(cfg, sb)) * 1000;
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	/* podman's run --replace removes a container of the same name in
+	 * the same call: a key's first provision skips the label-wide rm. A
+	 * reshape removes only what the sandbox no longer has. */
+	if (sb->prev != NULL)
+		remove_dropped(cfg, sb, deadline);
+	else if ((sb->generation > 1 || !rt_is_podman(cfg)) &&
+	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
+		o.code = SBX_E_RUNTIME_FAILED;
+		explain(o.message, sizeof(o.message), "removing leftover "
+		    "containers", NULL, &r);
+		goto out;
+	}
+	for (i = 0; i < sb->nservices; i++)
+		if (!sb->svc[i].keep)
+			pids[i] = svc_fork(cfg, sb, i, deadline, fd, &fds[i]);
+	collect(sb, pids, fds, deadline, &o);
+	for (i = 0; i < sb->nservices; i++) {
+		const struct service_cfg *s = config_service(cfg,
+		    sb->svc[i].conn.name);
+
+		if (sb->svc[i].keep) {	/* as the agent has it */
+			o.svc[i].conn = sb->svc[i].conn;
+			explicit_bzero(o.svc[i].conn.password,
+			    sizeof(o.svc[i].conn.password));
+			continue;
+		}
+		strlcpy(o.svc[i].conn.name, s->name, SBX_SLUG_MAX);
+		strlcpy(o.svc[i].conn.user, s->user, SBX_SLUG_MAX);
+		strlcpy(o.svc[i].conn.database, s->database, SBX_SLUG_MAX);
+		reach(cfg, sb, s, &o.svc[i].conn);
+	}
+	if (o.code != SBX_OK && sb->prev != NULL) {
+		for (i = 0; i < sb->nservices; i++)
+			if (!sb->svc[i].keep)
+				remove_service(cfg, &sb->key,
+				    sb->svc[i].conn.name, 0, now_ms() + 30000);
+	} else if (o.code != SBX_OK)
+		remove_key(cfg, &sb->key, now_ms() + 30000, &r);
+out:
+	write_all(fd, &o, sizeof(o), now_ms() + 5000);
+}
+
+void
+teardown_body(int fd, void *arg)
+{
+	struct prov_job *j = arg;
+	struct run_result r;
+	struct sbx_outcome o;
+
+	memset(&o, 0, sizeof(o));
+	if (remove_key(j->rt->cfg, &j->sb->key,
+	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1 ||
+	    remove_claimed(j->rt->cfg, &j->sb->key, j->sb->svc,
+	    j->sb->nservices, now_ms() +
+	    (int64_t)j->rt->cfg->runtime_timeout * 1000) == -1) {
+		o.code = SBX_E_RUNTIME_FAILED;
+		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
+	}
+	write_all(fd, &o, sizeof(o), now_ms() + 5000);
+}
+
+void
+evict_body(int fd, void *arg)
+{
+	const struct evict_job *j = arg;
+	uint32_t code = remove_svc_names(j->rt->cfg, &j->key, j->service,
+	    j->slot, now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000) ==
+	    0 ? SBX_OK : SBX_E_RUNTIME_FAILED;
+
+	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+}
