@@ -570,12 +570,16 @@ teardown_body(int fd, void *arg)
 
 	memset(&o, 0, sizeof(o));
 	if (remove_key(j->rt->cfg, &j->sb->key,
-	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1 ||
-	    remove_claimed(j->rt->cfg, &j->sb->key, j->sb->svc,
-	    j->sb->nservices, now_ms() +
-	    (int64_t)j->rt->cfg->runtime_timeout * 1000) == -1) {
+	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
+	} else if (remove_claimed(j->rt->cfg, &j->sb->key, j->sb->svc,
+	    j->sb->nservices, now_ms() +
+	    (int64_t)j->rt->cfg->runtime_timeout * 1000) == -1) {
+		/* run_logged() logged the runtime's words */
+		o.code = SBX_E_RUNTIME_FAILED;
+		strlcpy(o.message, "teardown: a claimed warm container could "
+		    "not be removed.", sizeof(o.message));
 	}
 	write_all(fd, &o, sizeof(o), now_ms() + 5000);
 }
