@@ -1,13 +1,15 @@
 /*
  * probe.c - is the service really answering?
- * runs in: the prober, forked from a worker (the broker user, probe allowlist)
+ * runs in: the prober, forked from a worker (a uid of the sandbox's own, not dumpable, probe allowlist)
  *
  * A published port accepts TCP before the service does (the runtime's
  * proxy, or postgres's temporary init server), so readiness is judged at
  * protocol level: postgres must answer a v3 startup message with an
  * authentication request, redis must answer AUTH + PING with +OK +PONG.
  * The bytes read come from a tenant's container, so the prober is a fork
- * that drops to the broker user and loads the probe filter first. A Unix
+ * that drops to a uid no other process of the host has (the top of the
+ * service's own host uid range, which its image never uses: rt_worker.c),
+ * is made non-dumpable (checked), and loads the probe filter first. A Unix
  * socket lies in a directory only its owner and root may enter: the
  * prober changes into it while still root, and connects by the socket's
  * name relative to that working directory once it is unprivileged.
@@ -24,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "drop_user.h"
+#include <sys/prctl.h>
+
+#include "drop.h"
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
@@ -156,12 +160,17 @@ probe_once(const struct probe_target *t, int64_t deadline)
 }
 
 static void __attribute__((noreturn))
-prober(const struct probe_target *t, const char *user, int64_t deadline)
+prober(const struct probe_target *t, uid_t uid, gid_t gid, int64_t deadline)
 {
 	struct timespec pause = { 0, PAUSE_MS * 1000000L };
 
+	/* Not dumpable: nothing of the same uid may ptrace it or read its
+	 * memory (the password it holds), whatever the uid change left. */
 	if ((t->dir != NULL && chdir(t->dir) == -1) ||
-	    drop_privileges(user, NULL) == -1 || sc_load_allow("probe") == -1)
+	    drop_to_ids(uid, gid, NULL) == -1 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
+	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+	    sc_load_allow("probe") == -1)
 		_exit(PROBE_ERROR);
 	while (now_ms() < deadline) {
 		if (probe_once(t, deadline) == 0)
@@ -172,7 +181,7 @@ prober(const struct probe_target *t, const char *user, int64_t deadline)
 }
 
 enum probe_verdict
-probe_ready(const struct probe_target *t, const char *unpriv_user,
+probe_ready(const struct probe_target *t, uid_t uid, gid_t gid,
     int64_t deadline)
 {
 	pid_t pid;
@@ -181,7 +190,7 @@ probe_ready(const struct probe_target *t, const char *unpriv_user,
 	if ((pid = fork()) == -1)
 		return PROBE_ERROR;
 	if (pid == 0)
-		prober(t, unpriv_user, deadline);
+		prober(t, uid, gid, deadline);
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)
 			return PROBE_ERROR;

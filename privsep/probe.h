@@ -3,6 +3,7 @@
 #define SBX_PROBE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 
@@ -18,9 +19,10 @@ struct probe_target {
 
 enum probe_verdict { PROBE_READY = 0, PROBE_TIMEOUT = 1, PROBE_ERROR = 2 };
 
-/* Fork an unprivileged, seccomp-confined prober and wait for its verdict. */
-enum probe_verdict probe_ready(const struct probe_target *,
-		    const char *unpriv_user, int64_t deadline);
+/* Fork a prober confined to uid:gid (neither 0), not dumpable, under the
+ * probe allowlist, and wait for its verdict. */
+enum probe_verdict probe_ready(const struct probe_target *, uid_t, gid_t,
+		    int64_t deadline);
 /* One attempt, in the calling process; exposed for the tests. */
 int	probe_once(const struct probe_target *, int64_t deadline);
 

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "drop_user.h"
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
@@ -297,6 +298,25 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	return rc;
 }
 
+/*
+ * Whom the readiness prober runs as: the last uid of the service's own
+ * host range (uid 65535 in the container, which the images never use),
+ * so the process that reads a tenant's bytes shares its uid with no
+ * other process on the host: not the broker's, not another sandbox's.
+ * Without a range of its own (docker), the broker user.
+ */
+static int
+prober_ids(const struct sbx_config *cfg, const struct place *pl,
+    const struct service_cfg *s, uid_t *uid, gid_t *gid)
+{
+	if (pl->idmap == 0)
+		return user_ids(cfg->broker_user, uid, gid);
+	*uid = *gid = idmap_host_uid(cfg->userns_base, pl->idmap,
+	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) +
+	    IDMAP_SLOT_UIDS - 1;
+	return 0;
+}
+
 static void
 svc_start(const struct sbx_config *cfg, const struct place *pl,
     const struct sbx_conn *c, int64_t deadline, struct svc_result *res)
@@ -306,6 +326,8 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 	char name[SBX_SLUG_MAX * 3], dir[SBX_SOCKET_MAX];
 	struct probe_target t;
 	int64_t run_deadline;
+	uid_t uid;
+	gid_t gid;
 
 	res->code = SBX_E_RUNTIME_FAILED;
 	if (s == NULL) {
@@ -331,7 +353,12 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 		t.dir = dir;
 		t.socket_name = s->socket_name;
 	}
-	switch (probe_ready(&t, cfg->broker_user,
+	if (prober_ids(cfg, pl, s, &uid, &gid) == -1) {
+		snprintf(res->message, sizeof(res->message),
+		    "%s: no uid for its readiness probe.", s->name);
+		return;
+	}
+	switch (probe_ready(&t, uid, gid,
 	    now_ms() + (int64_t)s->ready_timeout * 1000)) {
 	case PROBE_READY:
 		res->code = SBX_OK;
