@@ -35,7 +35,7 @@ $(BENCH_DIR)/sbx-livecost: $(call objs,$(BENCH_LIVE_SRC),mon)
 	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^ $(call pl,$(MON_PKGS))
 $(BENCH_DIR)/sbx-broker: $(O)/sbx-broker
 	@mkdir -p $(@D)
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 bench-bins: all $(BENCH_BINS)
 

@@ -41,6 +41,7 @@
 #include "sig.h"
 #include "project.h"
 #include "record.h"
+#include "reload.h"
 #include "runtime.h"
 #include "runtime_argv.h"
 #include "subuid.h"
@@ -84,6 +85,8 @@ struct monitor {
 	 * broker channel is not read (fd_budget()). */
 	unsigned		nagents, max_agents;
 	int			stopping;
+	/* SIGHUP: a reload runs in a worker; another is wanted after it. */
+	bool			reloading, reload_wanted;
 	TAILQ_HEAD(, outq)	outq;
 };
 
@@ -276,18 +279,9 @@ still_allowed(void *arg, const struct sbx_sandbox *sb,
 	return n;
 }
 
-/* /etc/subuid (subuid_file); a file that cannot be used keeps the last. */
 static void
-subuids_load(struct monitor *m)
+subuids_take(struct monitor *m, struct subuid_table t)
 {
-	struct subuid_table t;
-	char err[256];
-
-	if (subuid_load(m->cfg.subuid_file, &t, err, sizeof(err)) == -1) {
-		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
-		    "before", err, m->subuids.n);
-		return;
-	}
 	subuid_free(&m->subuids);
 	m->subuids = t;
 	/* The broker gets them at its next start (it has no NSS). */
@@ -297,6 +291,63 @@ subuids_load(struct monitor *m)
 	    m->cfg.subuid_file, m->cfg.subuid == SUBUID_REFUSE ?
 	    "refused" : "counted toward their owners",
 	    t.skipped ? ", some lines skipped" : "");
+}
+
+/* /etc/subuid (subuid_file) at start; a file that cannot be used keeps
+ * the last, at SIGHUP too. */
+static void
+subuids_load(struct monitor *m)
+{
+	struct subuid_table t;
+	char err[256];
+
+	if (subuid_load(m->cfg.subuid_file, &t, err, sizeof(err)) == -1)
+		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
+		    "before", err, m->subuids.n);
+	else
+		subuids_take(m, t);
+}
+
+static void reload_start(struct monitor *);
+
+/* A SIGHUP's reload is back from its worker (reload.c checked it). */
+static void
+reload_take(void *arg, struct project_table *projects,
+    struct subuid_table *subuids, const char *err)
+{
+	struct monitor *m = arg;
+
+	m->reloading = false;
+	if (projects != NULL) {
+		projects_free(&m->projects);
+		m->projects = *projects;
+		log_info("reloaded %zu project policies; %zu sandboxes lose "
+		    "services", m->projects.n, cache_revoke(&m->cache,
+		    still_allowed, &m->projects));
+	} else
+		log_warnx("reload: the project policies were not read again; "
+		    "keeping the %zu read before", m->projects.n);
+	if (subuids != NULL)
+		subuids_take(m, *subuids);
+	else if (err != NULL)
+		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
+		    "before", err, m->subuids.n);
+	notify_reloaded(m->cache.count);
+	if (m->reload_wanted)
+		reload_start(m);
+}
+
+/* In a worker, as soon as one is free (tick() tries again). */
+static void
+reload_start(struct monitor *m)
+{
+	m->reload_wanted = true;
+	if (m->reloading || m->stopping)
+		return;
+	if (reload_spawn(&m->pool, &m->cfg, reload_take, m) == -1)
+		return;
+	m->reloading = true;
+	m->reload_wanted = false;
 }
 
 /* An adopted sandbox's owner, as handle.c finds a request's. */
@@ -315,7 +366,6 @@ static void
 on_signal(struct monitor *m)
 {
 	struct signalfd_siginfo si;
-	struct project_table fresh;
 
 	while (read(m->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
@@ -323,17 +373,10 @@ on_signal(struct monitor *m)
 			reap_children(m);
 			break;
 		case SIGHUP:
+			/* User and group names resolve through NSS, which
+			 * may be slow: not here (reload.c). */
 			notify_reloading();
-			if (projects_load(&m->cfg, &fresh) == 0) {
-				projects_free(&m->projects);
-				m->projects = fresh;
-				log_info("reloaded %zu project policies; %zu "
-				    "sandboxes lose services", fresh.n,
-				    cache_revoke(&m->cache, still_allowed,
-				    &m->projects));
-			}
-			subuids_load(m);
-			notify_reloaded(m->cache.count);
+			reload_start(m);
 			break;
 		case SIGTERM:
 		case SIGINT:
@@ -424,6 +467,8 @@ tick(struct monitor *m, int64_t now)
 	cache_retry(&m->cache);
 	if (!m->stopping)
 		warm_work(&m->rt, m->cache.nprovisions);
+	if (m->reload_wanted && !m->reloading)
+		reload_start(m);	/* no worker was free at SIGHUP */
 	notify_tick(now, m->cache.count);
 	audit_tick(now);
 	write_metrics(m, now);

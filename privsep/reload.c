@@ -1,0 +1,155 @@
+/*
+ * reload.c - SIGHUP's projects and subordinate uids, read in a worker.
+ * runs in: reload_body in a worker forked from the monitor (root, runtime deny filter); the rest in the monitor's loop
+ *
+ * The worker reads as start-up does (projects_load, subuid_load) and
+ * sends both tables back as one fixed-size result; the monitor checks
+ * every count and string before it takes them, as it would from anyone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iox.h"
+#include "log.h"
+#include "reload.h"
+
+#define RELOAD_MAGIC		0x73627872u	/* "sbxr" */
+#define RELOAD_MAX_PROJECTS	1024
+#define RELOAD_DEADLINE_MS	60000
+
+struct reload_result {
+	uint32_t		magic;
+	uint32_t		projects_ok;
+	uint32_t		nprojects;
+	uint32_t		subuid_ok;
+	uint32_t		nranges;
+	uint64_t		skipped;
+	char			err[256];
+	struct project		projects[RELOAD_MAX_PROJECTS];
+	struct subuid_range	ranges[SUBUID_MAX_RANGES];
+};
+
+struct reload_job {
+	const struct sbx_config	*cfg;
+	reload_done		 done;
+	void			*arg;
+};
+
+static void
+reload_body(int fd, void *arg)
+{
+	const struct reload_job *j = arg;
+	struct reload_result *r;
+	struct project_table pt;
+	struct subuid_table st;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return;		/* a short result: the monitor says so */
+	r->projects_ok = projects_load(j->cfg, &pt) == 0;
+	if (pt.n > RELOAD_MAX_PROJECTS) {
+		log_warnx("reload: %zu projects, more than %d", pt.n,
+		    RELOAD_MAX_PROJECTS);
+		return;
+	}
+	r->magic = RELOAD_MAGIC;
+	r->nprojects = (uint32_t)pt.n;
+	if (pt.n > 0)
+		memcpy(r->projects, pt.v, pt.n * sizeof(*pt.v));
+	if (subuid_load(j->cfg->subuid_file, &st, r->err, sizeof(r->err)) == 0 &&
+	    st.n <= SUBUID_MAX_RANGES) {
+		r->subuid_ok = 1;
+		r->nranges = (uint32_t)st.n;
+		r->skipped = st.skipped;
+		if (st.n > 0)
+			memcpy(r->ranges, st.v, st.n * sizeof(*st.v));
+	}
+	write_all(fd, r, sizeof(*r), now_ms() + RELOAD_DEADLINE_MS);
+}
+
+static bool
+project_ok(const struct project *p, const struct project *prev)
+{
+	size_t i;
+
+	if (memchr(p->slug, '\0', sizeof(p->slug)) == NULL ||
+	    p->nservices > SBX_MAX_SERVICES || p->nuids > PROJECT_MAX_UIDS ||
+	    (prev != NULL && strcmp(prev->slug, p->slug) >= 0))
+		return false;	/* project_find() needs them sorted */
+	for (i = 0; i < p->nservices; i++)
+		if (memchr(p->services[i], '\0', SBX_SLUG_MAX) == NULL)
+			return false;
+	return true;
+}
+
+static bool
+result_ok(const struct reload_result *r)
+{
+	uint32_t i;
+
+	if (r->magic != RELOAD_MAGIC || r->nprojects > RELOAD_MAX_PROJECTS ||
+	    r->nranges > SUBUID_MAX_RANGES ||
+	    memchr(r->err, '\0', sizeof(r->err)) == NULL ||
+	    (r->subuid_ok && !subrange_valid(r->ranges, r->nranges)))
+		return false;
+	for (i = 0; i < r->nprojects; i++)
+		if (!project_ok(&r->projects[i], i ? &r->projects[i - 1] : NULL))
+			return false;
+	return true;
+}
+
+static void *
+copy_of(const void *v, size_t n, size_t size)
+{
+	void *c;
+
+	if (n == 0 || (c = calloc(n, size)) == NULL)
+		return NULL;
+	return memcpy(c, v, n * size);
+}
+
+static void
+reloaded(void *arg, const void *result, size_t len)
+{
+	struct reload_job *j = arg;
+	const struct reload_result *r = result;
+	struct project_table pt = { 0 };
+	struct subuid_table st = { 0 };
+
+	if (r == NULL || len != sizeof(*r) || !result_ok(r)) {
+		log_warnx("reload: its worker gave no valid result");
+		j->done(j->arg, NULL, NULL, NULL);
+		free(j);
+		return;
+	}
+	pt.n = r->nprojects;
+	if (pt.n > 0 && (pt.v = copy_of(r->projects, pt.n, sizeof(*pt.v))) ==
+	    NULL)
+		pt.n = 0;
+	if (r->subuid_ok) {
+		st.n = st.cap = r->nranges;
+		st.skipped = (size_t)r->skipped;
+		if (st.n > 0 && (st.v = copy_of(r->ranges, st.n,
+		    sizeof(*st.v))) == NULL)
+			st.n = st.cap = 0;
+	}
+	j->done(j->arg, r->projects_ok ? &pt : NULL, r->subuid_ok ? &st : NULL,
+	    r->err);
+	free(j);
+}
+
+int
+reload_spawn(struct worker_pool *pool, const struct sbx_config *cfg,
+    reload_done done, void *arg)
+{
+	struct reload_job *j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -1;
+	*j = (struct reload_job){ cfg, done, arg };
+	if (worker_spawn(pool, sizeof(struct reload_result), now_ms() +
+	    RELOAD_DEADLINE_MS, reload_body, j, reloaded, j) == -1) {
+		free(j);
+		return -1;
+	}
+	return 0;
+}
