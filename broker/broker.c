@@ -228,6 +228,10 @@ on_accept(struct broker *b)
 	/* A subordinate uid's connections count toward its range's owner:
 	 * its 65536 uids share one place, not one each. */
 	(void)subrange_owner(b->subuids, b->nsubuids, uid, &uid);
+	/* A child that has handed its request over and exited still holds
+	 * its place until reaped: reap before refusing anyone for it. */
+	if (conntab_admit(&b->tab, uid) != ADMIT_OK)
+		reap(b);
 	switch (conntab_admit(&b->tab, uid)) {
 	case ADMIT_UID_FULL:
 		busy(b, fd, uid, busy_uid_reply, sizeof(busy_uid_reply) - 1,
