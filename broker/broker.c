@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -353,6 +354,7 @@ main(int argc, char *argv[])
 	struct broker b = { .max_children = 128,
 	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000 } };
 	const char *ids = NULL, *root = NULL;
+	pid_t monitor = getppid();
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int ch, fg = 0;
@@ -392,6 +394,12 @@ main(int argc, char *argv[])
 	read_subuids(&b);
 	if (drop_to_ids(uid, gid, root) == -1)
 		fatalx("cannot drop privileges to %s; refusing to serve", ids);
+	/* Die with the monitor (set after the drop, which clears it): a
+	 * broker that outlived it would still hold the agent socket, and
+	 * the next monitor would find it served. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != monitor)
+		fatalx("the monitor is gone; refusing to serve");
 	if (child_prepare() == -1)
 		fatalx("cannot compile the child seccomp filter; refusing to serve");
 	if (sc_load_allow("broker") == -1)

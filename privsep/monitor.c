@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "adopt.h"
@@ -559,12 +560,37 @@ loop(struct monitor *m)
 	}
 }
 
+/*
+ * Does something accept on the socket? For 2 s: the broker of a monitor
+ * just killed -9 holds it until the kernel has delivered its death
+ * signal (PR_SET_PDEATHSIG) and it has exited; a live monitor's keeps it.
+ */
+#define SERVED_TRIES	20
+
+static bool
+served(const struct sockaddr_un *sun)
+{
+	struct timespec pause = { 0, 100 * 1000000L };
+	int i, fd, rc;
+
+	for (i = 0; i < SERVED_TRIES; i++) {
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+			return false;
+		rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+		close(fd);
+		if (rc == -1)
+			return false;
+		nanosleep(&pause, NULL);
+	}
+	return true;
+}
+
 static int
 bind_socket(const struct sbx_config *cfg, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct stat st;
-	int fd, probe;
+	int fd;
 
 	strlcpy(sun.sun_path, cfg->socket, sizeof(sun.sun_path));
 	if (lstat(cfg->socket, &st) == 0) {
@@ -573,16 +599,11 @@ bind_socket(const struct sbx_config *cfg, char *err, size_t errlen)
 			    cfg->socket);
 			return -1;
 		}
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
-		    sizeof(sun)) == 0) {
-			close(probe);
+		if (served(&sun)) {
 			snprintf(err, errlen, "%s: another monitor is serving it",
 			    cfg->socket);
 			return -1;
 		}
-		if (probe != -1)
-			close(probe);
 		unlink(cfg->socket);	/* stale, from a monitor killed -9 */
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

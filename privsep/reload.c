@@ -49,7 +49,9 @@ reload_body(int fd, void *arg)
 	if (pt.n > RELOAD_MAX_PROJECTS) {
 		log_warnx("reload: %zu projects, more than %d", pt.n,
 		    RELOAD_MAX_PROJECTS);
-		return;
+		projects_free(&pt);
+		free(r);
+		return;		/* a short result */
 	}
 	r->magic = RELOAD_MAGIC;
 	r->nprojects = (uint32_t)pt.n;
@@ -64,6 +66,9 @@ reload_body(int fd, void *arg)
 			memcpy(r->ranges, st.v, st.n * sizeof(*st.v));
 	}
 	write_all(fd, r, sizeof(*r), now_ms() + RELOAD_DEADLINE_MS);
+	projects_free(&pt);
+	subuid_free(&st);
+	free(r);
 }
 
 static bool
@@ -112,8 +117,8 @@ reloaded(void *arg, const void *result, size_t len)
 {
 	struct reload_job *j = arg;
 	const struct reload_result *r = result;
-	struct project_table pt = { 0 };
-	struct subuid_table st = { 0 };
+	struct project_table pt = { 0 }, *pp = NULL;
+	struct subuid_table st = { 0 }, *sp = NULL;
 
 	if (r == NULL || len != sizeof(*r) || !result_ok(r)) {
 		log_warnx("reload: its worker gave no valid result");
@@ -121,18 +126,17 @@ reloaded(void *arg, const void *result, size_t len)
 		free(j);
 		return;
 	}
+	/* Out of memory for a copy is "not read": never an empty table. */
 	pt.n = r->nprojects;
-	if (pt.n > 0 && (pt.v = copy_of(r->projects, pt.n, sizeof(*pt.v))) ==
-	    NULL)
-		pt.n = 0;
-	if (r->subuid_ok) {
-		st.n = st.cap = r->nranges;
-		st.skipped = (size_t)r->skipped;
-		if (st.n > 0 && (st.v = copy_of(r->ranges, st.n,
-		    sizeof(*st.v))) == NULL)
-			st.n = st.cap = 0;
-	}
-	j->done(j->arg, r->projects_ok ? &pt : NULL, r->subuid_ok ? &st : NULL,
+	if (r->projects_ok && (pt.n == 0 ||
+	    (pt.v = copy_of(r->projects, pt.n, sizeof(*pt.v))) != NULL))
+		pp = &pt;
+	st.n = st.cap = r->nranges;
+	st.skipped = (size_t)r->skipped;
+	if (r->subuid_ok && (st.n == 0 ||
+	    (st.v = copy_of(r->ranges, st.n, sizeof(*st.v))) != NULL))
+		sp = &st;
+	j->done(j->arg, pp, sp, sp == NULL && r->subuid_ok ? "out of memory" :
 	    r->err);
 	free(j);
 }
