@@ -277,6 +277,17 @@ wait_pool() {  # dir n
 	for i in $(seq 1200); do pool_full "$1" "$2" && return 0; sleep 0.1; done
 	err "warm: the pool did not fill ($2 of $1)"; return 1
 }
+# The pool full and nothing else of it left: the last burst's claimed
+# containers removed (they keep the pool's label), no teardown running.
+wait_quiet() {  # dir
+	local i
+	wait_pool "$1" 16 || return
+	for i in $(seq 600); do
+		[ "$($RT ps -aq --filter label=sbx.pool | wc -l)" -eq 16 ] && return 0
+		sleep 0.1
+	done
+	err "warm: claimed containers still there"; return 1
+}
 fig_warm() {  # sock dir
 	local i out claim=() hand=() hit=() c h k e
 	for i in $(seq "$WARM_N"); do
@@ -303,24 +314,27 @@ fig_warm() {  # sock dir
 	k=$(printf '%s\n' "${hit[@]}" | median)
 	row "7 warm: new agent pg+redis vs redis by hand" "$c" "$h" ms "r <= 0.10" "<= 0.10x"
 	row "7 warm: new agent vs a cache hit" "$c" "$k" ms "r <= 2" "<= 2x (aim)"
-	wait_pool "$2" 16 || return
-	if out=$("$BENCH" par 8 "$1,sandbox,wpar,both,postgres"); then
-		e=$(field ms <<<"$out")
-		row "7 warm: 8 new agents at once vs one" "$e" "$c" ms "r <= 2" "<= 2x one"
-	else
-		err "warm: eight: $out"
-	fi
-	# What 8 at once costs on this host at all: the bare fork-per-
-	# connection server, one request against eight, medians of 5.
-	local bo=() bp=()
-	for i in 1 2 3 4 5; do
+	# 8 fresh agents at once against one, WARM_N bursts, each from a full
+	# pool with the last burst's containers gone; and, right after each,
+	# what 8 at once costs on this host at all: the bare fork-per-
+	# connection server, one request against eight. Medians.
+	local e8=() bo=() bp=() r
+	for r in $(seq "$WARM_N"); do
+		wait_quiet "$2" || return
+		if out=$("$BENCH" par 8 "$1,sandbox,wp$r-,both,postgres"); then
+			e8+=("$(field ms <<<"$out")")
+		else
+			err "warm: eight: $out"
+		fi
 		bo+=("$("$BENCH" once "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
 		bp+=("$("$BENCH" par 8 "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
+		for i in $(seq 0 7); do "$BENCH" once "$1,release,wp$r-$i" >/dev/null ||
+		    err "release wp$r-$i"; done
 	done
+	e=$(printf '%s\n' "${e8[@]}" | median)
+	row "7 warm: 8 new agents at once vs one" "$e" "$c" ms "r <= 2" "<= 2x one"
 	row "7 bare server: 8 at once vs one" "$(printf '%s\n' "${bp[@]}" | median)" \
 	    "$(printf '%s\n' "${bo[@]}" | median)" ms "1" "(report)"
-	for i in $(seq 0 7); do "$BENCH" once "$1,release,wpar$i" >/dev/null ||
-	    err "release wpar$i"; done
 	rss=$(rss_kib "$MON")
 	echo "# warm: the monitor's RSS with 16 warm containers: $rss KiB" | tee -a "$TABLE"
 	wait_pool "$2" 16 || return
