@@ -502,7 +502,7 @@ rss_kib(int pid)
 }
 
 /*
- * The monitor at rest: blocked in poll(). It closes each answer socket
+ * The monitor at rest: blocked in poll(). It closes each agent's socket
  * right after sending on it, in the same turn of its loop, so once every
  * client has its reply and the monitor is back in poll, its fd count is
  * the count at rest. Waits for that, at most 5 s; 0 if never.
