@@ -74,19 +74,6 @@ bpid=$(broker_pid)
 check "the shipped per-uid limit: 16 of 128" grep -q 'at most 128 connections, 16 per uid' "$LOG"
 sbx_as $UO request -a fair-hit -p cache-only redis > "$WORK/fair-hit.out" 2>&1
 check "the other uid has a sandbox to hit" grep -q REDIS_PASSWORD "$WORK/fair-hit.out"
-# A uid's clients back to back at the shipped 16 per uid: a child that
-# has handed its request over and exited must not hold its uid's place
-# until it is reaped (8 such clients once got busy).
-# Its own agent: the hits of fair-hit are counted in the audit trail below.
-sbx_as $UO request -a back-hit -p cache-only redis > "$WORK/back-hit.out" 2>&1
-hpids=
-for i in 1 2 3 4 5 6 7 8; do
-	$(as $UO) "$WORK/stress-load" hits "$SOCK" back-hit 300 > "$WORK/hits8-$i.out" 2>&1 &
-	hpids="$hpids $!"
-done
-wait $hpids
-n8=$(grep -l '^hits 300: wrong 0,' "$WORK"/hits8-*.out | wc -l)
-check "8 clients of one uid, 300 hits each back to back: every answer the sandbox ($n8 of 8 clients)" test "$n8" -eq 8
 
 $(as $UF) "$WORK/stress-load" flood "$SOCK" "$FLOOD_THREADS" > "$WORK/flood.out" 2>&1 &
 FPID=$!
