@@ -214,6 +214,7 @@ busy(struct broker *b, int fd, uid_t uid, const char *reply, size_t len,
 static bool
 on_accept(struct broker *b)
 {
+	enum admit admit;
 	pid_t pid;
 	uid_t uid;
 	int fd;
@@ -230,10 +231,13 @@ on_accept(struct broker *b)
 	 * its 65536 uids share one place, not one each. */
 	(void)subrange_owner(b->subuids, b->nsubuids, uid, &uid);
 	/* A child that has handed its request over and exited still holds
-	 * its place until reaped: reap before refusing anyone for it. */
-	if (conntab_admit(&b->tab, uid) != ADMIT_OK)
+	 * its place until reaped: reap before refusing anyone for it (and
+	 * only then count again: the count walks the table). */
+	if ((admit = conntab_admit(&b->tab, uid)) != ADMIT_OK) {
 		reap(b);
-	switch (conntab_admit(&b->tab, uid)) {
+		admit = conntab_admit(&b->tab, uid);
+	}
+	switch (admit) {
 	case ADMIT_UID_FULL:
 		busy(b, fd, uid, busy_uid_reply, sizeof(busy_uid_reply) - 1,
 		    "connections_per_uid");

@@ -280,9 +280,20 @@ still_allowed(void *arg, const struct sbx_sandbox *sb,
 	return n;
 }
 
+/* Ranges read (at start or by a reload), or NULL and why not: then the
+ * ranges read before stay. */
 static void
-subuids_take(struct monitor *m, struct subuid_table t)
+subuids_take(struct monitor *m, const struct subuid_table *read,
+    const char *err)
 {
+	struct subuid_table t;
+
+	if (read == NULL) {
+		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
+		    "before", err, m->subuids.n);
+		return;
+	}
+	t = *read;
 	subuid_free(&m->subuids);
 	m->subuids = t;
 	/* The broker gets them at its next start (it has no NSS). */
@@ -294,8 +305,7 @@ subuids_take(struct monitor *m, struct subuid_table t)
 	    t.skipped ? ", some lines skipped" : "");
 }
 
-/* /etc/subuid (subuid_file) at start; a file that cannot be used keeps
- * the last, at SIGHUP too. */
+/* /etc/subuid (subuid_file) at start; SIGHUP reads it in a worker. */
 static void
 subuids_load(struct monitor *m)
 {
@@ -303,10 +313,9 @@ subuids_load(struct monitor *m)
 	char err[256];
 
 	if (subuid_load(m->cfg.subuid_file, &t, err, sizeof(err)) == -1)
-		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
-		    "before", err, m->subuids.n);
+		subuids_take(m, NULL, err);
 	else
-		subuids_take(m, t);
+		subuids_take(m, &t, NULL);
 }
 
 static void reload_start(struct monitor *);
@@ -328,11 +337,8 @@ reload_take(void *arg, struct project_table *projects,
 	} else
 		log_warnx("reload: the project policies were not read again; "
 		    "keeping the %zu read before", m->projects.n);
-	if (subuids != NULL)
-		subuids_take(m, *subuids);
-	else if (err != NULL)
-		log_warnx("subordinate uids: %s; keeping the %zu ranges read "
-		    "before", err, m->subuids.n);
+	if (subuids != NULL || err != NULL)
+		subuids_take(m, subuids, err);
 	notify_reloaded(m->cache.count);
 	if (m->reload_wanted)
 		reload_start(m);
