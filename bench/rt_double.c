@@ -2,8 +2,9 @@
  * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
  * tests' double, tests/unit/rtdouble.c, behind what the runtime's files
  * export to the rest of the monitor (privsep/runtime_cli.c: rt_cli_ops;
- * rt_run.c: runtime_list, runtime_remove; liveness.c: rt_listening), and
- * no warm containers (privsep/warm.c is left out: it needs the runtime).
+ * rt_run.c: runtime_list, runtime_remove; liveness.c: rt_listening;
+ * helper.c: helper_exec, helper_main), and no warm containers
+ * (privsep/warm.c is left out: it needs the runtime).
  *
  * So $(O)/bench/sbx-monitor-double is the real monitor loop, dispatch,
  * cache, handler and the real broker with only podman replaced: a
@@ -11,6 +12,10 @@
  * bench fill the cache with thousands of entries through the real socket
  * and measure memory and lookup cost alone.
  */
+#include <unistd.h>
+
+#include "helper.h"
+#include "reload.h"
 #include "rtdouble.h"
 #include "runtime.h"
 
@@ -61,6 +66,23 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 	(void)cfg;
 	(void)gone;
 	(void)n;
+	return 0;
+}
+
+/* The double's only worker is a SIGHUP's reload: it runs in the fork,
+ * unexecuted (the bench keeps no tenant's secret worth hiding). */
+void
+helper_exec(const struct sbx_config *cfg, enum helper_job job,
+    const void *arg, size_t len)
+{
+	_exit(job == HELPER_RELOAD ? reload_body(3, cfg, arg, len) : 127);
+}
+
+int
+helper_main(int argc, char *argv[])
+{
+	(void)argc;
+	(void)argv;
 	return 0;
 }
 

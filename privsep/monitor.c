@@ -35,6 +35,7 @@
 #include "config.h"
 #include "dispatch.h"
 #include "handle.h"
+#include "helper.h"
 #include "iox.h"
 #include "log.h"
 #include "metrics.h"
@@ -351,7 +352,7 @@ reload_start(struct monitor *m)
 	m->reload_wanted = true;
 	if (m->reloading || m->stopping)
 		return;
-	if (reload_spawn(&m->pool, &m->cfg, reload_take, m) == -1)
+	if (reload_spawn(&m->pool, reload_take, m) == -1)
 		return;
 	m->reloading = true;
 	m->reload_wanted = false;
@@ -799,7 +800,7 @@ setup(struct monitor *m, const char *path, int fg)
 	projects_load(&m->cfg, &m->projects);
 	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	workers_init(&m->pool, m->cfg.max_workers);
+	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1 ||
 	    warm_init(&m->rt) == -1)
@@ -832,6 +833,7 @@ main(int argc, char *argv[])
 	const char *path = "/etc/sbx/sbx.conf";
 	int ch, fg = 0;
 
+	helper_main(argc, argv);	/* an exec'd worker runs its job */
 	while ((ch = getopt(argc, argv, "df:")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;

@@ -1,6 +1,7 @@
 /*
  * reload.c - SIGHUP's projects and subordinate uids, read in a worker.
- * runs in: reload_body in a worker forked from the monitor (root, runtime deny filter); the rest in the monitor's loop
+ * runs in: reload_body in an exec'd worker (helper.c; root, runtime deny
+ * filter); the rest in the monitor's loop
  *
  * The worker reads as start-up does (projects_load, subuid_load) and
  * sends both tables back as one fixed-size result; the monitor checks
@@ -30,34 +31,35 @@ struct reload_result {
 };
 
 struct reload_job {
-	const struct sbx_config	*cfg;
 	reload_done		 done;
 	void			*arg;
 };
 
-static void
-reload_body(int fd, void *arg)
+int
+reload_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
 {
-	const struct reload_job *j = arg;
 	struct reload_result *r;
 	struct project_table pt;
 	struct subuid_table st;
 
+	(void)job;
+	(void)len;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
-		return;		/* a short result: the monitor says so */
-	r->projects_ok = projects_load(j->cfg, &pt) == 0;
+		return 1;	/* a short result: the monitor says so */
+	r->projects_ok = projects_load(cfg, &pt) == 0;
 	if (pt.n > RELOAD_MAX_PROJECTS) {
 		log_warnx("reload: %zu projects, more than %d", pt.n,
 		    RELOAD_MAX_PROJECTS);
 		projects_free(&pt);
 		free(r);
-		return;		/* a short result */
+		return 1;	/* a short result */
 	}
 	r->magic = RELOAD_MAGIC;
 	r->nprojects = (uint32_t)pt.n;
 	if (pt.n > 0)
 		memcpy(r->projects, pt.v, pt.n * sizeof(*pt.v));
-	if (subuid_load(j->cfg->subuid_file, &st, r->err, sizeof(r->err)) == 0 &&
+	if (subuid_load(cfg->subuid_file, &st, r->err, sizeof(r->err)) == 0 &&
 	    st.n <= SUBUID_MAX_RANGES) {
 		r->subuid_ok = 1;
 		r->nranges = (uint32_t)st.n;
@@ -69,6 +71,7 @@ reload_body(int fd, void *arg)
 	projects_free(&pt);
 	subuid_free(&st);
 	free(r);
+	return 0;
 }
 
 static bool
@@ -142,16 +145,16 @@ reloaded(void *arg, const void *result, size_t len)
 }
 
 int
-reload_spawn(struct worker_pool *pool, const struct sbx_config *cfg,
-    reload_done done, void *arg)
+reload_spawn(struct worker_pool *pool, reload_done done, void *arg)
 {
 	struct reload_job *j;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return -1;
-	*j = (struct reload_job){ cfg, done, arg };
-	if (worker_spawn(pool, sizeof(struct reload_result), now_ms() +
-	    RELOAD_DEADLINE_MS, reload_body, j, reloaded, j) == -1) {
+	*j = (struct reload_job){ done, arg };
+	if (worker_spawn(pool, HELPER_RELOAD, NULL, 0,
+	    sizeof(struct reload_result), now_ms() + RELOAD_DEADLINE_MS,
+	    reloaded, j) == -1) {
 		free(j);
 		return -1;
 	}

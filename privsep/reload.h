@@ -22,7 +22,9 @@ typedef void (*reload_done)(void *arg, struct project_table *projects,
 
 /* In a worker; -1 when none is free (try again later). done is called
  * once; all three NULL when the worker failed as a whole (logged). */
-int	reload_spawn(struct worker_pool *, const struct sbx_config *,
-	    reload_done, void *arg);
+int	reload_spawn(struct worker_pool *, reload_done, void *arg);
+/* HELPER_RELOAD's body, in the exec'd worker: cfg is all it reads. */
+int	reload_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 
 #endif

@@ -17,11 +17,13 @@
 
 #include "cache.h"
 #include "config.h"
+#include "helper.h"
 #include "runtime.h"
 #include "worker.h"
 
 /* A provision's or a teardown's job: runtime_cli.c starts it and takes
- * its outcome in the loop, rt_worker.c's body runs in the worker. */
+ * its outcome in the loop; the worker is given sb as a job_sandbox
+ * (helper.h), and rt_worker.c's body runs there. */
 struct prov_job {
 	struct rt_cli		*rt;
 	struct sbx_sandbox	*sb;
@@ -31,10 +33,8 @@ struct prov_job {
  * A claimed warm container of an evicted sandbox: by its names only
  * (the key's new containers and directories are the new provision's). */
 struct evict_job {
-	struct rt_cli	*rt;
-	struct sbx_key	 key;
-	char		 service[SBX_SLUG_MAX];
-	unsigned	 slot;
+	struct rt_cli		*rt;
+	struct job_evict	 e;	/* what the worker is given */
 };
 
 /* rt_run.c: a runtime call, logged when it fails (any secret scrubbed). */
@@ -62,10 +62,16 @@ void	remove_dropped(const struct sbx_config *, const struct sbx_sandbox *,
 /* A reshape: did it drop sb->prev[i]? Also the loop's (close_pidfds). */
 bool	dropped(const struct sbx_sandbox *, size_t i);
 
-/* rt_worker.c: worker bodies, which runtime_cli.c hands to worker_spawn. */
-void	provision_body(int fd, void *prov_job);	/* writes sbx_outcome */
-void	teardown_body(int fd, void *prov_job);	/* writes sbx_outcome */
-void	evict_body(int fd, void *evict_job);	/* writes a uint32_t code */
+/* rt_worker.c: the bodies of helper.c's jobs, in the exec'd worker. */
+int	provision_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);		/* job_sandbox; writes sbx_outcome */
+int	teardown_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);		/* job_sandbox; writes sbx_outcome */
+int	evict_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);		/* job_evict; writes a uint32_t code */
+/* rt_run.c: rt_gone[len / size]; its exit status: 0 when all went. */
+int	remove_gone_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 /* The longest ready_timeout of sb's services; 0: one is not configured.
  * Also the loop's: rt_provision's backstop deadline. */
 unsigned max_ready_timeout(const struct sbx_config *,

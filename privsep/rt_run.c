@@ -487,16 +487,51 @@ runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
 	return rc;
 }
 
-/* Remove what adoption discarded, with its directories. */
+/* One discarded container (by name), service or key: -1 if it is not
+ * all strings, or did not go. */
+static int
+remove_one(const struct sbx_config *cfg, const struct rt_gone *g,
+    int64_t deadline)
+{
+	struct run_result r;
+
+	if (memchr(g->name, '\0', sizeof(g->name)) == NULL ||
+	    memchr(g->service, '\0', sizeof(g->service)) == NULL ||
+	    memchr(g->key.agent, '\0', sizeof(g->key.agent)) == NULL)
+		return -1;
+	if (g->name[0] != '\0')
+		return remove_names(cfg, g->name, NULL, deadline);
+	if (g->service[0] != '\0')
+		return remove_service(cfg, &g->key, g->service, 0, deadline);
+	return remove_key(cfg, &g->key, deadline, &r);
+}
+
+/* HELPER_REMOVE_GONE, in the exec'd worker: 0 when every one went. */
+int
+remove_gone_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
+{
+	const struct rt_gone *gone = job;
+	int64_t deadline;
+	size_t i;
+	int failed = 0;
+
+	(void)fd;
+	for (i = 0; i < len / sizeof(*gone); i++) {
+		deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
+		if (remove_one(cfg, &gone[i], deadline) == -1)
+			failed = 1;
+	}
+	return failed;
+}
+
+/* Remove what adoption discarded, with its directories, in a worker. */
 int
 runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
     size_t n)
 {
-	struct run_result r;
-	int64_t deadline;
 	pid_t pid;
-	size_t i;
-	int status, failed = 0;
+	int status;
 
 	if (n == 0)
 		return 0;
@@ -506,17 +541,7 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 		worker_child_setup(-1);
 		if (sc_load_deny("runtime") == -1)
 			_exit(126);
-		for (i = 0; i < n; i++) {
-			deadline = now_ms() + (int64_t)cfg->runtime_timeout *
-			    1000;
-			if ((gone[i].name[0] != '\0' ? remove_names(cfg,
-			    gone[i].name, NULL, deadline) :
-			    gone[i].service[0] != '\0' ? remove_service(cfg,
-			    &gone[i].key, gone[i].service, 0, deadline) :
-			    remove_key(cfg, &gone[i].key, deadline, &r)) == -1)
-				failed = 1;
-		}
-		_exit(failed);
+		helper_exec(cfg, HELPER_REMOVE_GONE, gone, n * sizeof(*gone));
 	}
 	status = wait_child(pid, now_ms() +
 	    (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));

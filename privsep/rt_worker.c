@@ -1,8 +1,9 @@
 /*
  * rt_worker.c - what a runtime worker does: start, probe, remove, rename.
- * runs in: a worker forked from the monitor (root, runtime deny filter)
+ * runs in: an exec'd worker (helper.c; root, runtime deny filter)
  *
- * Each body here is handed to worker_spawn (runtime_cli.c, warm.c) and
+ * Each body here is a job of helper.c's table, started by worker_spawn
+ * (runtime_cli.c, warm.c); it gets the config and its job by value and
  * writes one fixed-size result to fd, which the loop checks before use.
  * A provision starts each service in a child of its own, forked from
  * the worker (svc_fork), so that they come up in parallel; each runs the
@@ -464,25 +465,30 @@ collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
 }
 
 /* Warm containers' jobs (warm.c decides, workers do). */
-void
-rt_warm_start_body(int fd, void *arg)
+int
+rt_warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
 {
-	struct warm_job *j = arg;
-	const struct sbx_config *cfg = j->rt->cfg;
-	const struct service_cfg *s = &cfg->services[j->svc];
-	struct place pl = { .idmap = j->slot, .warm = j->slot };
+	struct job_warm j;
+	const struct service_cfg *s;
+	struct place pl;
 	struct svc_result res;
 	struct warm_started out;
 	char name[SBX_SLUG_MAX * 3];
 
+	memcpy(&j, job, len);
+	if (j.svc >= cfg->nservices)
+		return 1;
+	s = &cfg->services[j.svc];
+	pl = (struct place){ .idmap = j.slot, .warm = j.slot };
 	memset(&res, 0, sizeof(res));
-	svc_start(cfg, &pl, &j->conn, now_ms() + ((int64_t)cfg->runtime_timeout +
+	svc_start(cfg, &pl, &j.conn, now_ms() + ((int64_t)cfg->runtime_timeout +
 	    s->ready_timeout) * 1000, &res);
-	explicit_bzero(j->conn.password, sizeof(j->conn.password));
+	explicit_bzero(j.conn.password, sizeof(j.conn.password));
 	if (res.code != SBX_OK && rt_pool_name(name, sizeof(name), s->name,
-	    j->slot) == 0) {
+	    j.slot) == 0) {
 		remove_names(cfg, name, NULL, now_ms() + 30000);
-		sockdir_pool_remove(cfg, s->name, j->slot);
+		sockdir_pool_remove(cfg, s->name, j.slot);
 	}
 	memset(&out, 0, sizeof(out));
 	out.code = res.code;
@@ -490,61 +496,90 @@ rt_warm_start_body(int fd, void *arg)
 	out.message[sizeof(out.message) - 1] = '\0';
 	out.pid = res.pid;
 	out.port = res.port;
-	write_all(fd, &out, sizeof(out), now_ms() + 5000);
+	return write_all(fd, &out, sizeof(out), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
-void
-rt_warm_remove_body(int fd, void *arg)
+int
+rt_warm_remove_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
 {
-	struct warm_job *j = arg;
-	const struct sbx_config *cfg = j->rt->cfg;
+	const struct job_warm *j = job;
 	char name[SBX_SLUG_MAX * 3];
 	uint32_t code = SBX_E_RUNTIME_FAILED;
 
-	if (rt_pool_name(name, sizeof(name), j->conn.name, j->slot) == 0 &&
+	(void)len;
+	if (memchr(j->conn.name, '\0', sizeof(j->conn.name)) != NULL &&
+	    rt_pool_name(name, sizeof(name), j->conn.name, j->slot) == 0 &&
 	    remove_names(cfg, name, NULL, now_ms() +
 	    (int64_t)cfg->runtime_timeout * 1000) == 0) {
 		sockdir_pool_remove(cfg, j->conn.name, j->slot);
 		code = SBX_OK;
 	}
-	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+	return write_all(fd, &code, sizeof(code), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
-/* Every rename pending, one after the other: one fork for a burst. */
-void
-rt_rename_body(int fd, void *arg)
+/* Every rename pending, one after the other: one worker for a burst. */
+int
+rt_rename_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
 {
-	struct warm_job *j = arg;
+	const struct job_renames *j = job;
 	struct argv_buf a;
 	struct run_result r;
 	uint32_t code = SBX_OK;
 	size_t i;
 
-	for (i = 0; i < j->nrenames; i++) {
-		rt_argv_rename(&a, j->rt->cfg, j->renames[i].from,
-		    j->renames[i].to);
+	(void)len;
+	for (i = 0; i < j->n && i < WARM_RENAMES; i++) {
+		rt_argv_rename(&a, cfg, j->v[i].from, j->v[i].to);
 		if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
-		    rt_base_env, now_ms() + (int64_t)j->rt->cfg->runtime_timeout *
+		    rt_base_env, now_ms() + (int64_t)cfg->runtime_timeout *
 		    1000, NULL, &r) == -1)
 			code = SBX_E_RUNTIME_FAILED;
 	}
-	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+	return write_all(fd, &code, sizeof(code), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
-void
-provision_body(int fd, void *arg)
+/* The sandbox a provision or teardown is about, from its job: svc and
+ * prev point into j, which outlives it. */
+static int
+job_sandbox(struct sbx_sandbox *sb, struct job_sandbox *j)
 {
-	struct prov_job *j = arg;
-	const struct sbx_config *cfg = j->rt->cfg;
-	const struct sbx_sandbox *sb = j->sb;
+	if (j->nservices > SBX_MAX_SERVICES || j->nprev > SBX_MAX_SERVICES ||
+	    memchr(j->key.agent, '\0', sizeof(j->key.agent)) == NULL ||
+	    memchr(j->project, '\0', sizeof(j->project)) == NULL)
+		return -1;
+	memset(sb, 0, sizeof(*sb));
+	sb->key = j->key;
+	memcpy(sb->project, j->project, sizeof(sb->project));
+	sb->generation = j->generation;
+	sb->idmap = j->idmap;
+	sb->nservices = j->nservices;
+	sb->svc = j->svc;
+	sb->nprev = j->nprev;
+	sb->prev = j->reshape ? j->prev : NULL;
+	return 0;
+}
+
+int
+provision_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
+{
+	struct job_sandbox j;
+	struct sbx_sandbox sandbox, *sb = &sandbox;
 	struct sbx_outcome o;
 	struct run_result r;
 	pid_t pids[SBX_MAX_SERVICES] = { 0 };
 	int fds[SBX_MAX_SERVICES] = { 0 };
-	int64_t deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
-	    max_ready_timeout(cfg, sb)) * 1000;
+	int64_t deadline;
 	size_t i;
+	int rc;
 
+	memcpy(&j, job, len);
+	if (job_sandbox(sb, &j) == -1)
+		return 1;
+	deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
+	    max_ready_timeout(cfg, sb)) * 1000;
 	memset(&o, 0, sizeof(o));
 	/* podman's run --replace removes a container of the same name in
 	 * the same call: a key's first provision skips the label-wide rm. A
@@ -585,39 +620,50 @@ provision_body(int fd, void *arg)
 	} else if (o.code != SBX_OK)
 		remove_key(cfg, &sb->key, now_ms() + 30000, &r);
 out:
-	write_all(fd, &o, sizeof(o), now_ms() + 5000);
+	rc = write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
+	explicit_bzero(&j, sizeof(j));
+	return rc;
 }
 
-void
-teardown_body(int fd, void *arg)
+int
+teardown_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
 {
-	struct prov_job *j = arg;
+	struct job_sandbox j;
+	struct sbx_sandbox sb;
 	struct run_result r;
 	struct sbx_outcome o;
 
+	memcpy(&j, job, len);
+	if (job_sandbox(&sb, &j) == -1)
+		return 1;
 	memset(&o, 0, sizeof(o));
-	if (remove_key(j->rt->cfg, &j->sb->key,
-	    now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000, &r) == -1) {
+	if (remove_key(cfg, &sb.key, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
-	} else if (remove_claimed(j->rt->cfg, &j->sb->key, j->sb->svc,
-	    j->sb->nservices, now_ms() +
-	    (int64_t)j->rt->cfg->runtime_timeout * 1000) == -1) {
+	} else if (remove_claimed(cfg, &sb.key, sb.svc, sb.nservices,
+	    now_ms() + (int64_t)cfg->runtime_timeout * 1000) == -1) {
 		/* run_logged() logged the runtime's words */
 		o.code = SBX_E_RUNTIME_FAILED;
 		strlcpy(o.message, "teardown: a claimed warm container could "
 		    "not be removed.", sizeof(o.message));
 	}
-	write_all(fd, &o, sizeof(o), now_ms() + 5000);
+	explicit_bzero(&j, sizeof(j));
+	return write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
-void
-evict_body(int fd, void *arg)
+int
+evict_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 {
-	const struct evict_job *j = arg;
-	uint32_t code = remove_svc_names(j->rt->cfg, &j->key, j->service,
-	    j->slot, now_ms() + (int64_t)j->rt->cfg->runtime_timeout * 1000) ==
-	    0 ? SBX_OK : SBX_E_RUNTIME_FAILED;
+	const struct job_evict *j = job;
+	uint32_t code = SBX_E_RUNTIME_FAILED;
 
-	write_all(fd, &code, sizeof(code), now_ms() + 5000);
+	(void)len;
+	if (memchr(j->key.agent, '\0', sizeof(j->key.agent)) != NULL &&
+	    memchr(j->service, '\0', sizeof(j->service)) != NULL &&
+	    remove_svc_names(cfg, &j->key, j->service, j->slot, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000) == 0)
+		code = SBX_OK;
+	return write_all(fd, &code, sizeof(code), now_ms() + 5000) == 0 ? 0 : 1;
 }

@@ -43,14 +43,12 @@ bool	rt_pid_alive(int pidfd);
 bool	rt_warm_alive(const struct sbx_svc *);
 
 
-/* Warm containers' runtime jobs, each in a worker (warm.c decides). */
+/* Warm containers' runtime jobs, each in a worker (warm.c decides):
+ * the worker is given w, or renames, and nothing of rt. */
 struct warm_job {
 	struct rt_cli	*rt;
-	size_t		 svc;		/* config index */
-	unsigned	 slot;
-	struct sbx_conn	 conn;		/* the start's: name and password */
-	struct warm_rename renames[WARM_RENAMES];	/* rt_rename_body's */
-	size_t		 nrenames;
+	struct job_warm	 w;
+	struct job_renames renames;	/* rt_rename_body's */
 };
 struct warm_started {
 	uint32_t	code;		/* enum sbx_code */
@@ -58,8 +56,12 @@ struct warm_started {
 	int32_t		pid;
 	uint32_t	port;
 };
-void	rt_warm_start_body(int fd, void *job);	/* writes warm_started */
-void	rt_warm_remove_body(int fd, void *job);	/* writes a uint32_t code */
-void	rt_rename_body(int fd, void *job);	/* writes a uint32_t code */
+/* In the exec'd worker (helper.c): job_warm, job_warm, job_renames. */
+int	rt_warm_start_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);		/* writes warm_started */
+int	rt_warm_remove_body(int fd, const struct sbx_config *,
+	    const void *job, size_t len);	/* writes a uint32_t code */
+int	rt_rename_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);		/* writes a uint32_t code */
 
 #endif

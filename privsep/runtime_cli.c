@@ -335,6 +335,39 @@ struct cleanup_job {
 	struct sbx_sandbox	 shadow;
 };
 
+/*
+ * sb's provision or teardown in a worker, which is given sb by value:
+ * its key, services and passwords, nothing else of the monitor's. The
+ * copy is wiped as soon as the worker has its own.
+ */
+static int
+spawn_sandbox_job(struct rt_cli *rt, enum helper_job job,
+    const struct sbx_sandbox *sb, int64_t timeout_ms, worker_done done,
+    void *arg)
+{
+	struct job_sandbox *j;
+	int rc;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -1;
+	j->key = sb->key;
+	memcpy(j->project, sb->project, sizeof(j->project));
+	j->generation = sb->generation;
+	j->idmap = sb->idmap;
+	j->nservices = (uint32_t)sb->nservices;
+	if (sb->nservices > 0)
+		memcpy(j->svc, sb->svc, sb->nservices * sizeof(*sb->svc));
+	j->reshape = sb->prev != NULL;
+	j->nprev = (uint32_t)sb->nprev;
+	if (sb->prev != NULL && sb->nprev > 0)
+		memcpy(j->prev, sb->prev, sb->nprev * sizeof(*sb->prev));
+	rc = worker_spawn(rt->pool, job, j, sizeof(*j),
+	    sizeof(struct sbx_outcome), now_ms() + timeout_ms, done, arg);
+	explicit_bzero(j, sizeof(*j));
+	free(j);
+	return rc;
+}
+
 static void
 cleanup_done(void *arg, const void *result, size_t len)
 {
@@ -374,16 +407,15 @@ cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 	sb->idmap = 0;
 	c->job.rt = rt;
 	c->job.sb = &c->shadow;
-	if (worker_spawn(rt->pool, sizeof(struct sbx_outcome),
-	    now_ms() + (int64_t)rt->cfg->runtime_timeout * 1000, teardown_body,
-	    &c->job, cleanup_done, c) == -1) {
+	if (spawn_sandbox_job(rt, HELPER_TEARDOWN, &c->shadow,
+	    (int64_t)rt->cfg->runtime_timeout * 1000, cleanup_done, c) == -1) {
 		idmap_done(rt, &c->shadow, false);
 		free(c);
 	}
 }
 
 static int
-start_job(struct rt_cli *rt, struct sbx_sandbox *sb, worker_body body,
+start_job(struct rt_cli *rt, struct sbx_sandbox *sb, enum helper_job job,
     worker_done done, int64_t timeout_ms)
 {
 	struct prov_job *j;
@@ -392,8 +424,7 @@ start_job(struct rt_cli *rt, struct sbx_sandbox *sb, worker_body body,
 		return -1;
 	j->rt = rt;
 	j->sb = sb;
-	if (worker_spawn(rt->pool, sizeof(struct sbx_outcome),
-	    now_ms() + timeout_ms, body, j, done, j) == -1) {
+	if (spawn_sandbox_job(rt, job, sb, timeout_ms, done, j) == -1) {
 		log_warn("cannot start a runtime worker");
 		free(j);
 		return -1;
@@ -418,7 +449,7 @@ rt_provision(void *impl, struct sbx_sandbox *sb)
 		return -1;
 	}
 	/* The worker's own deadlines end first; this one is the backstop. */
-	return start_job(rt, sb, provision_body, provision_done,
+	return start_job(rt, sb, HELPER_PROVISION, provision_done,
 	    ((int64_t)rt->cfg->runtime_timeout * 3 + max_ready + 10) * 1000);
 }
 
@@ -427,7 +458,7 @@ rt_teardown(void *impl, struct sbx_sandbox *sb)
 {
 	struct rt_cli *rt = impl;
 
-	return start_job(rt, sb, teardown_body, teardown_done,
+	return start_job(rt, sb, HELPER_TEARDOWN, teardown_done,
 	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000);
 }
 
@@ -438,11 +469,11 @@ evict_done(void *arg, const void *result, size_t len)
 	const uint32_t *code = result;
 
 	if (result != NULL && len == sizeof(*code) && *code == SBX_OK)
-		idmap_put(&j->rt->idmap, j->slot);
+		idmap_put(&j->rt->idmap, j->e.slot);
 	else
 		log_warnx("uid=%u agent=%s: the evicted warm container of %s "
 		    "could not be removed; uid range %u stays taken",
-		    (unsigned)j->key.uid, j->key.agent, j->service, j->slot);
+		    (unsigned)j->e.key.uid, j->e.key.agent, j->e.service, j->e.slot);
 	free(j);
 }
 
@@ -455,12 +486,12 @@ evict_claimed(struct rt_cli *rt, const struct sbx_sandbox *sb,
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return;
 	j->rt = rt;
-	j->key = sb->key;
-	strlcpy(j->service, svc->conn.name, sizeof(j->service));
-	j->slot = svc->warm;
-	if (worker_spawn(rt->pool, sizeof(uint32_t), now_ms() +
-	    (int64_t)rt->cfg->runtime_timeout * 1000, evict_body, j,
-	    evict_done, j) == -1) {
+	j->e.key = sb->key;
+	strlcpy(j->e.service, svc->conn.name, sizeof(j->e.service));
+	j->e.slot = svc->warm;
+	if (worker_spawn(rt->pool, HELPER_EVICT, &j->e, sizeof(j->e),
+	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
+	    1000, evict_done, j) == -1) {
 		log_warnx("uid=%u agent=%s: cannot start the removal of its "
 		    "evicted warm container of %s", (unsigned)sb->key.uid,
 		    sb->key.agent, svc->conn.name);

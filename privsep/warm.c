@@ -84,9 +84,10 @@ job_new(struct rt_cli *rt, size_t svc, unsigned slot)
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return NULL;
 	j->rt = rt;
-	j->svc = svc;
-	j->slot = slot;
-	strlcpy(j->conn.name, rt->cfg->services[svc].name, sizeof(j->conn.name));
+	j->w.svc = (uint32_t)svc;
+	j->w.slot = slot;
+	strlcpy(j->w.conn.name, rt->cfg->services[svc].name,
+	    sizeof(j->w.conn.name));
 	return j;
 }
 
@@ -98,10 +99,10 @@ removed(void *arg, const void *result, size_t len)
 	const uint32_t *code = result;
 
 	if (result != NULL && len == sizeof(*code) && *code == SBX_OK)
-		idmap_put(&j->rt->idmap, j->slot);
+		idmap_put(&j->rt->idmap, j->w.slot);
 	else
 		log_warnx("warm %s-%u: its container could not be removed; "
-		    "its uid range stays taken", j->conn.name, j->slot);
+		    "its uid range stays taken", j->w.conn.name, j->w.slot);
 	free(j);
 }
 
@@ -119,9 +120,9 @@ discard(struct rt_cli *rt, size_t svc, struct warm_member *m)
 	if (m->svc.pidfd >= 0)
 		close(m->svc.pidfd);
 	if ((j = job_new(rt, svc, m->slot)) == NULL ||
-	    worker_spawn(rt->pool, sizeof(uint32_t), now_ms() +
-	    (int64_t)rt->cfg->runtime_timeout * 1000, rt_warm_remove_body, j,
-	    removed, j) == -1) {
+	    worker_spawn(rt->pool, HELPER_WARM_REMOVE, &j->w, sizeof(j->w),
+	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
+	    1000, removed, j) == -1) {
 		log_warnx("warm %s-%u: cannot start its removal; its uid range "
 		    "stays taken", rt->cfg->services[svc].name, m->slot);
 		free(j);
@@ -147,8 +148,8 @@ started(void *arg, const void *result, size_t len)
 	struct warm_job *j = arg;
 	const struct warm_started *r = result;
 	struct rt_cli *rt = j->rt;
-	const struct service_cfg *s = &rt->cfg->services[j->svc];
-	struct warm_member *m = member_of(rt, j->svc, j->slot);
+	const struct service_cfg *s = &rt->cfg->services[j->w.svc];
+	struct warm_member *m = member_of(rt, j->w.svc, j->w.slot);
 	bool ok = r != NULL && len == sizeof(*r) && r->code == SBX_OK &&
 	    r->pid > 0 && r->port <= 65535 &&
 	    memchr(r->message, '\0', sizeof(r->message)) != NULL;
@@ -176,16 +177,16 @@ started(void *arg, const void *result, size_t len)
 		ok = m->svc.pidfd >= 0 &&
 		    record_write_pool(rt->cfg, &m->svc.conn, m->slot) == 0;
 	}
-	backoff(&rt->warm.svc[j->svc], !ok);
+	backoff(&rt->warm.svc[j->w.svc], !ok);
 	if (!ok) {
 		log_warnx("warm %s-%u: not started: %s", s->name, m->slot,
 		    r != NULL && len == sizeof(*r) && memchr(r->message, '\0',
 		    sizeof(r->message)) ? r->message : "the worker failed");
-		discard(rt, j->svc, m);
+		discard(rt, j->w.svc, m);
 	} else {
 		m->ready = true;
-		rt->warm.svc[j->svc].nstarting--;
-		rt->warm.svc[j->svc].nready++;
+		rt->warm.svc[j->w.svc].nstarting--;
+		rt->warm.svc[j->w.svc].nready++;
 		log_info("warm %s-%u: ready", s->name, m->slot);
 	}
 	free(j);
@@ -213,21 +214,22 @@ start_one(struct rt_cli *rt, size_t svc)
 	memset(m, 0, sizeof(*m));
 	m->slot = slot;
 	m->svc.pidfd = -1;
-	strlcpy(m->svc.conn.name, j->conn.name, sizeof(m->svc.conn.name));
+	strlcpy(m->svc.conn.name, j->w.conn.name, sizeof(m->svc.conn.name));
 	secret_fill(m->svc.conn.password, sizeof(m->svc.conn.password));
-	memcpy(j->conn.password, m->svc.conn.password,
-	    sizeof(j->conn.password));
-	if (worker_spawn(rt->pool, sizeof(struct warm_started), now_ms() +
+	memcpy(j->w.conn.password, m->svc.conn.password,
+	    sizeof(j->w.conn.password));
+	if (worker_spawn(rt->pool, HELPER_WARM_START, &j->w, sizeof(j->w),
+	    sizeof(struct warm_started), now_ms() +
 	    ((int64_t)rt->cfg->runtime_timeout * 2 +
 	    rt->cfg->services[svc].ready_timeout + 10) * 1000,
-	    rt_warm_start_body, j, started, j) == -1) {
+	    started, j) == -1) {
 		explicit_bzero(j, sizeof(*j));
 		free(j);
 		explicit_bzero(m, sizeof(*m));
 		idmap_put(&rt->idmap, slot);
 		return -1;
 	}
-	explicit_bzero(j->conn.password, sizeof(j->conn.password));
+	explicit_bzero(j->w.conn.password, sizeof(j->w.conn.password));
 	w->nstarting++;
 	rt->warm.starting++;
 	return 0;
@@ -292,7 +294,7 @@ renamed(void *arg, const void *result, size_t len)
 	/* run_logged said which, in the runtime's words. */
 	if (result == NULL || len != sizeof(*code) || *code != SBX_OK)
 		log_warnx("warm: of %zu claimed containers, some keep their "
-		    "pool name (see above)", j->nrenames);
+		    "pool name (see above)", (size_t)j->renames.n);
 	free(j);
 }
 
@@ -318,11 +320,12 @@ warm_work(struct rt_cli *rt, size_t provisions)
 	if (rt->warm.nrenames > 0 && worker_spare(rt, provisions) &&
 	    (j = calloc(1, sizeof(*j))) != NULL) {
 		j->rt = rt;
-		memcpy(j->renames, rt->warm.renames, sizeof(j->renames));
-		j->nrenames = rt->warm.nrenames;
-		if (worker_spawn(rt->pool, sizeof(uint32_t), now +
+		memcpy(j->renames.v, rt->warm.renames, sizeof(j->renames.v));
+		j->renames.n = (uint32_t)rt->warm.nrenames;
+		if (worker_spawn(rt->pool, HELPER_RENAME, &j->renames,
+		    sizeof(j->renames), sizeof(uint32_t), now +
 		    (int64_t)cfg->runtime_timeout * 1000 *
-		    (int64_t)j->nrenames, rt_rename_body, j, renamed, j) == -1)
+		    (int64_t)j->renames.n, renamed, j) == -1)
 			free(j);
 		else
 			rt->warm.nrenames = 0;

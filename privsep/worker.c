@@ -4,7 +4,8 @@
  *
  * A worker is a fork of the monitor in its own process group, with only
  * stdin/stdout on /dev/null, stderr and its result pipe open, and the
- * runtime seccomp deny list loaded. It writes one fixed-size result and
+ * runtime seccomp deny list loaded, which executes the monitor's binary
+ * anew with its job (helper.c). It writes one fixed-size result and
  * exits; the monitor reads it from the poll loop. Past its deadline the
  * whole process group is killed and the result is "failed".
  */
@@ -25,11 +26,13 @@
 #include "worker.h"
 
 void
-workers_init(struct worker_pool *p, unsigned max)
+workers_init(struct worker_pool *p, unsigned max,
+    const struct sbx_config *cfg)
 {
 	TAILQ_INIT(&p->live);
 	p->n = 0;
 	p->max = max;
+	p->cfg = cfg;
 }
 
 void
@@ -73,8 +76,9 @@ worker_child_setup(int keep_fd)
 }
 
 int
-worker_spawn(struct worker_pool *p, size_t result_size, int64_t deadline,
-    worker_body body, void *body_arg, worker_done done, void *done_arg)
+worker_spawn(struct worker_pool *p, enum helper_job job, const void *arg,
+    size_t len, size_t result_size, int64_t deadline, worker_done done,
+    void *done_arg)
 {
 	struct worker *w;
 	pid_t monitor = getpid();
@@ -103,8 +107,7 @@ worker_spawn(struct worker_pool *p, size_t result_size, int64_t deadline,
 			_exit(1);
 		if (sc_load_deny("runtime") == -1)
 			_exit(126);
-		body(3, body_arg);
-		_exit(0);
+		helper_exec(p->cfg, job, arg, len);
 	}
 	close(pfd[1]);
 	set_nonblock(pfd[0]);

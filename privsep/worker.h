@@ -11,11 +11,11 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "helper.h"
+
 struct worker;
 /* result is NULL when the worker died, overran or wrote a short result. */
 typedef void (*worker_done)(void *arg, const void *result, size_t len);
-/* Runs in the child; writes exactly result_size bytes to fd. */
-typedef void (*worker_body)(int fd, void *arg);
 
 struct worker {
 	TAILQ_ENTRY(worker) entry;
@@ -35,11 +35,18 @@ struct worker_pool {
 	struct worker_list	 live;
 	unsigned		 n;
 	unsigned		 max;
+	const struct sbx_config	*cfg;		/* every job's */
 };
 
-void	workers_init(struct worker_pool *, unsigned max);
-int	worker_spawn(struct worker_pool *, size_t result_size,
-	    int64_t deadline, worker_body, void *body_arg, worker_done,
+void	workers_init(struct worker_pool *, unsigned max,
+	    const struct sbx_config *);
+/*
+ * Start job (len bytes at arg, copied: the caller may free or wipe it
+ * on return) in an exec'd worker (helper.c), whose body writes exactly
+ * result_size bytes; done gets them in the loop.
+ */
+int	worker_spawn(struct worker_pool *, enum helper_job, const void *arg,
+	    size_t len, size_t result_size, int64_t deadline, worker_done,
 	    void *done_arg);
 size_t	workers_pollfds(struct worker_pool *, struct pollfd *, size_t max);
 void	workers_events(struct worker_pool *, const struct pollfd *, size_t n);

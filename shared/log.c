@@ -13,17 +13,23 @@
 #include "log.h"
 
 static const char *log_ident = "sbx";
-static int log_foreground = 1;
+static int log_to_stderr = 1;
 static int log_verbose;
 
 void
 log_init(const char *ident, int foreground)
 {
 	log_ident = ident;
-	log_foreground = foreground;
+	log_to_stderr = foreground;
 	log_verbose = getenv("SBX_DEBUG") != NULL;
 	if (!foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+int
+log_foreground(void)
+{
+	return log_to_stderr;
 }
 
 static void vlog(int, const char *, va_list, int)
@@ -36,7 +42,7 @@ vlog(int pri, const char *fmt, va_list ap, int with_errno)
 	int saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (log_foreground) {
+	if (log_to_stderr) {
 		if (with_errno)
 			fprintf(stderr, "%s: %s: %s\n", log_ident, msg,
 			    strerror(saved));

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 
 void	log_init(const char *ident, int foreground);
+/* Where lines go: 1 stderr, 0 syslog (an exec'd worker logs alike). */
+int	log_foreground(void);
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

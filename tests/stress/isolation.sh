@@ -26,7 +26,11 @@ lacks_re() { ! grep -Eq -- "$1" <<<"$2"; }
 forbidden_only() { grep -q forbidden <<<"$1" && ! grep -q -e shared -e secret-a <<<"$1"; }
 has_any_of() { [ -s "$1" ] && grep -qF -f "$1" "$2"; }
 
+# The runtime is the gate (lib.sh): podman, except where a test holds a
+# provision mid-way to look into its worker.
+gate_runtime
 write_conf yes
+set_conf runtime "$GATE/podman"
 $RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 start_monitor || exit 1
 
@@ -101,6 +105,41 @@ check "status has every live sandbox, no other (A's two, B's one)" test "$(sbx s
 check "$(wc -l < "$PW") passwords issued, none in root's status" bash -c "! grep -qF -f '$PW' '$WORK/status.out'"
 check "none in the monitor log" bash -c "! grep -qF -f '$PW' '$LOG'"
 check "none in any process's argv" bash -c "! for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' 2>/dev/null < \$f; echo; done | grep -qF -f '$PW'"
+
+echo "# a worker holds its own job's secrets, no other tenant's"
+# memdump PID...: every readable mapping of each process, to stdout.
+memdump() {
+	/usr/bin/python3 - "$@" <<-'PY'
+	import re, sys
+	out = sys.stdout.buffer
+	for pid in sys.argv[1:]:
+	    with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+	        for line in m:
+	            a, b, perm = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line).groups()
+	            if perm[0] != "r" or "[vvar]" in line or "[vsyscall]" in line:
+	                continue
+	            try:
+	                mem.seek(int(a, 16)); out.write(mem.read(int(b, 16) - int(a, 16)))
+	            except OSError:
+	                pass
+	PY
+}
+# The exec'd workers and their forks: argv "sbx-worker JOB".
+workers() { ps -eo pid=,args= | awk '$2 == "sbx-worker" {print $1}'; }
+gate_hold mem-b before
+as_b request -a mem-b -p demo postgres > "$WORK/env-mem-b" & req=$!
+wait_for 30 gate_held mem-b 2
+nw=$(workers | wc -w)
+check "B's provision is held, its two runs started by workers ($nw sbx-worker processes)" test "$(gate_held mem-b 2 && echo held)" = held -a "$nw" -gt 0
+memdump $(workers) > "$WORK/mem-workers"
+memdump "$MON_PID" > "$WORK/mem-monitor"
+gate_release mem-b; wait "$req"
+pw_b=$(pw POSTGRES "$(cat "$WORK/env-mem-b")")
+check "control: the monitor's memory holds A's passwords" grep -qaF -f "$WORK/pw-a" "$WORK/mem-monitor"
+check "control: B's workers' memory holds B's new password" test -n "$pw_b" -a "$(grep -caF -- "$pw_b" "$WORK/mem-workers")" -gt 0
+check "B's workers hold none of A's passwords" bash -c "! grep -qaF -f '$WORK/pw-a' '$WORK/mem-workers'"
+rm -f "$WORK/mem-workers" "$WORK/mem-monitor"
+as_b release -a mem-b >/dev/null
 
 echo "# modes, as sbx.conf(5) and the monitor document them"
 check "the socket is a socket, root-owned, mode 0666 (socket_mode)" test "$(stat -c '%F %U %a' "$SOCK")" = "socket root 666"
