@@ -560,6 +560,13 @@ check(struct parse *p)
 	if (warm > c->userns_slots / 2)
 		return perr(p, "the services' warm containers (%u) may take "
 		    "at most half of userns_slots (%u)", warm, c->userns_slots);
+	/* A warm start waits for a worker beyond every provision and one
+	 * teardown (warm.c): with no such worker the pool never fills. */
+	if (warm > 0 && c->max_provisions + 2 > c->max_workers)
+		return perr(p, "with warm containers, max_provisions (%u) must "
+		    "be at most max_workers - 2 (%u): the pool starts its "
+		    "containers only with a worker no provision or teardown "
+		    "may need", c->max_provisions, c->max_workers - 2);
 	if (resolve_runtime(c->runtime, sizeof(c->runtime)) == -1)
 		return perr(p, "runtime %s not found or not executable",
 		    c->runtime);

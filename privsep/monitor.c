@@ -735,7 +735,7 @@ fd_budget(struct monitor *m)
 	struct sbx_config *c = &m->cfg;
 	struct cache_limits *l = &m->cache.lim;
 	struct rlimit rl;
-	unsigned held = (unsigned)open_fds(), left, svc, share;
+	unsigned held = (unsigned)open_fds(), left, svc, share, reserve;
 	unsigned warm = warm_total(c);
 
 	/* Adopted services' pidfds are open now: they are the services'. */
@@ -751,8 +751,12 @@ fd_budget(struct monitor *m)
 		    "sandbox (%u are open, %u warm containers)",
 		    (unsigned long long)rl.rlim_cur, held, warm);
 	left = (unsigned)rl.rlim_cur - held - FD_SPARE - warm;
-	c->max_workers = min_u(c->max_workers, left / 4 > 2 ? left / 4 : 2);
-	c->max_provisions = min_u(c->max_provisions, c->max_workers - 1);
+	/* Workers no provision may take: one for a teardown, and with a
+	 * warm pool one more to start its containers (config.c). */
+	reserve = warm > 0 ? 2 : 1;
+	c->max_workers = min_u(c->max_workers, left / 4 > reserve ? left / 4 :
+	    reserve + 1);
+	c->max_provisions = min_u(c->max_provisions, c->max_workers - reserve);
 	share = left / 4 > 2 ? left / 4 : 2;
 	c->max_requests = min_u(c->max_requests, share - share / 4);
 	m->max_agents = min_u(share, c->max_requests + AGENT_SLACK);

@@ -546,6 +546,16 @@ Test(limits, config_defaults_and_refusals)
 
 	cr_assert_eq(load("max_provisions = 32", &c, err, sizeof(err)), -1);
 	cr_assert_not_null(strstr(err, "max_workers"), "%s", err);
+	/* With a warm pool, one worker more stays free for it: 31 of 32
+	 * workers is fine without one, refused with one. */
+	cr_assert_eq(load("max_provisions = 31", &c, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_eq(load("max_provisions = 30\n[service r]\nimage = i\n"
+	    "port = 1\nprobe = redis\nwarm = 1", &c, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_eq(load("max_provisions = 31\n[service r]\nimage = i\n"
+	    "port = 1\nprobe = redis\nwarm = 1", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "max_workers - 2 (30)"), "%s", err);
 	cr_assert_eq(load("max_provisions_per_uid = 30", &c, err,
 	    sizeof(err)), -1);
 	cr_assert_eq(load("max_requests_per_uid = 300", &c, err,
