@@ -268,17 +268,25 @@ metric() { scrape | awk -v k="$1" '$1 == k { print $2 }'; }
 start_monitor
 wait_for 15 test -n "$(metric sbx_sandboxes)"
 check "node_exporter serves the monitor's figures" test -n "$(metric sbx_sandboxes)" -a -n "$(metric sbx_max_fds)" -a -n "$(metric sbx_open_fds)"
-s0=$(metric sbx_sandboxes)
-r0=$(metric 'sbx_requests_total{op="request_sandbox",result="ok"}')
-p0=$(metric 'sbx_provision_seconds_count{service="redis"}')
+snap=$(scrape)
+snap() { awk -v k="$1" '$1 == k { print $2 }' <<<"$snap"; }
+s0=$(snap sbx_sandboxes)
+r0=$(snap 'sbx_requests_total{op="request_sandbox",result="ok"}')
+p0=$(snap 'sbx_provision_seconds_count{service="redis"}')
+check "one scrape before the requests has the sandbox count (${s0:-none})" test -n "$s0"
 sbx request -a mx1 -p cache-only redis >/dev/null 2>&1
 sbx request -a mx1 -p cache-only redis >/dev/null 2>&1
 sbx request -a mx2 -p nosuch redis >/dev/null 2>&1
-wait_for 15 test "$(metric sbx_sandboxes)" = $((s0 + 1))
-check "after real requests: one sandbox more ($s0 -> $(metric sbx_sandboxes))" test "$(metric sbx_sandboxes)" = $((s0 + 1))
-check "two more request_sandbox answers ok" test "$(metric 'sbx_requests_total{op="request_sandbox",result="ok"}')" = $((${r0:-0} + 2))
-check "one provision more in redis's latency histogram" test "$(metric 'sbx_provision_seconds_count{service="redis"}')" = $((${p0:-0} + 1))
-check "the refusal counted by its code" test -n "$(metric 'sbx_requests_total{op="request_sandbox",result="unknown_project"}')"
+# The file is written every 5 s, so one written between the provision
+# and the last answer has only part of them: wait for a write after the
+# last (the refusal counted), then read one scrape.
+refused() { [ -n "$(metric 'sbx_requests_total{op="request_sandbox",result="unknown_project"}')" ]; }
+wait_for 15 refused
+snap=$(scrape)
+check "the refusal counted by its code" test -n "$(snap 'sbx_requests_total{op="request_sandbox",result="unknown_project"}')"
+check "after real requests: one sandbox more ($s0 -> $(snap sbx_sandboxes))" test "$(snap sbx_sandboxes)" = $((s0 + 1))
+check "two more request_sandbox answers ok" test "$(snap 'sbx_requests_total{op="request_sandbox",result="ok"}')" = $((${r0:-0} + 2))
+check "one provision more in redis's latency histogram" test "$(snap 'sbx_provision_seconds_count{service="redis"}')" = $((${p0:-0} + 1))
 check "no uid, agent or project is a label" bash -c "! grep -Eq 'uid=|agent=|project=' '$WORK/metrics/sbx.prom'"
 
 echo "# the Grafana dashboard against what node_exporter serves"
