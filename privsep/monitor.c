@@ -218,8 +218,9 @@ on_broker_message(struct monitor *m)
 	int type;
 
 	/* Past the budget a message's descriptor would not fit (MSG_CTRUNC,
-	 * which is a hostile broker's mark): it waits in the channel. */
-	while (m->nagents < m->max_agents) {
+	 * which is a hostile broker's mark): it waits in the channel. A
+	 * broker reaped in this same wake-up (on_signal) left none. */
+	while (m->broker.chan != -1 && m->nagents < m->max_agents) {
 		n = recv_fds(m->broker.chan, raw, sizeof(raw), &rx);
 		if (n == -1) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)

@@ -172,8 +172,11 @@ check "and the data is there" test "$(redis_as_env get survivor)" = yes
 check "the restart was logged as an adoption" grep -q 'audit event=adopt uid=0 agent=orphan project=cache-only services=redis result=ok' "$LOG"
 
 echo "# SIGTERM"
+stop_at=$(wc -l < "$LOG")
 kill -TERM "$MON_PID"; wait "$MON_PID"; rc=$?; MON_PID=
 check "SIGTERM exits 0" test "$rc" -eq 0
+stop_log=$(tail -n +$((stop_at + 1)) "$LOG" | grep '^sbx-monitor:' | sed 's/^sbx-monitor: //' | tr '\n' '|')
+check "a clean stop logs exactly what it does, no warning ($stop_log)" test "$stop_log" = "stopping: finishing requests in flight|broker stopped|stopped|"
 check "SIGTERM leaves sandboxes up" test "$(containers orphan 0 | wc -w)" -eq 1
 
 finish
