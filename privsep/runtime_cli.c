@@ -331,7 +331,7 @@ teardown_done(void *arg, const void *result, size_t len)
 
 /* A fire-and-forget teardown after a failed provision. */
 struct cleanup_job {
-	struct prov_job		 job;
+	struct rt_cli		*rt;
 	struct sbx_sandbox	 shadow;
 };
 
@@ -387,7 +387,7 @@ cleanup_done(void *arg, const void *result, size_t len)
 			    (unsigned)c->shadow.key.uid, c->shadow.key.agent,
 			    o.message);
 	}
-	idmap_done(c->job.rt, &c->shadow, o.code == SBX_OK);
+	idmap_done(c->rt, &c->shadow, o.code == SBX_OK);
 	free(c);
 }
 
@@ -405,8 +405,7 @@ cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 	c->shadow.key = sb->key;
 	c->shadow.idmap = sb->idmap;
 	sb->idmap = 0;
-	c->job.rt = rt;
-	c->job.sb = &c->shadow;
+	c->rt = rt;
 	if (spawn_sandbox_job(rt, HELPER_TEARDOWN, &c->shadow,
 	    (int64_t)rt->cfg->runtime_timeout * 1000, cleanup_done, c) == -1) {
 		idmap_done(rt, &c->shadow, false);

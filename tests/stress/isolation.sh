@@ -113,7 +113,11 @@ memdump() {
 	import re, sys
 	out = sys.stdout.buffer
 	for pid in sys.argv[1:]:
-	    with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+	    try:
+	        m, mem = open(f"/proc/{pid}/maps"), open(f"/proc/{pid}/mem", "rb", 0)
+	    except FileNotFoundError:
+	        continue    # gone since ps listed it: it holds nothing now
+	    with m, mem:
 	        for line in m:
 	            a, b, perm = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line).groups()
 	            if perm[0] != "r" or "[vvar]" in line or "[vsyscall]" in line:
