@@ -405,7 +405,7 @@ main(int argc, char *argv[])
 	    getppid() != monitor)
 		fatalx("the monitor is gone; refusing to serve");
 	if (child_prepare() == -1)
-		fatalx("cannot compile the child seccomp filter; refusing to serve");
+		fatalx("cannot prepare the children (their reader and seccomp filter); refusing to serve");
 	if (sc_load_allow("broker") == -1)
 		fatalx("cannot load the broker seccomp filter; refusing to serve");
 	/* libseccomp's free chunks would otherwise be consolidated again,

@@ -9,7 +9,7 @@ struct child_opts {
 	int	request_timeout_ms;	/* for the agent to send its map */
 };
 
-/* In the parent, before it confines itself: compile the child's filter. */
+/* In the parent, before it confines itself: the child's reader and filter. */
 int	child_prepare(void);
 /*
  * A child that refuses its agent without the monitor exits with

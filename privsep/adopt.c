@@ -23,6 +23,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bitstring.h>	/* libbsd */
+
 #include "adopt.h"
 #include "audit.h"
 #include "iox.h"
@@ -44,6 +46,8 @@ struct adoption {
 	size_t				 adopted, warm;
 	char				(*kept)[SBX_SLUG_MAX * 3];
 	size_t				 nkept, capkept;	/* containers */
+	bitstr_t			*claimed;	/* slots sandbox
+							 * records name */
 };
 
 static void
@@ -273,6 +277,33 @@ claimed_names(struct adoption *ad, const struct record *r,
 		}
 }
 
+/* Whatever becomes of the sandbox, its warm slots are no longer the
+ * pool's: their pool records go unread (adopt_warm). */
+static void
+mark_claimed(struct adoption *ad, const struct record *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nservices; i++)
+		if (r->svc[i].warm != 0 && r->svc[i].warm <= ad->rt->idmap.nslots)
+			bit_set(ad->claimed, (int)r->svc[i].warm - 1);
+}
+
+/* A claimed container the last monitor stopped before renaming: its
+ * owner's name, for the admin's ps, after the start (warm.c). */
+static void
+rename_pool_named(struct adoption *ad, const struct record *r)
+{
+	char names[2][SBX_SLUG_MAX * 3];
+	uint32_t i;
+
+	for (i = 0; i < r->nservices; i++)
+		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
+		    r->svc[i].conn.name, r->svc[i].warm, names) == 2 &&
+		    seen_find(ad, names[0]) != NULL)
+			warm_rename_later(ad->rt, names[0], names[1]);
+}
+
 static void
 adopt_one(struct adoption *ad, const char *file)
 {
@@ -288,6 +319,7 @@ adopt_one(struct adoption *ad, const char *file)
 		unlinkat(record_dirfd(), file, 0);
 		return;
 	}
+	mark_claimed(ad, &r);
 	if ((why = policy_refuses(ad, &r)) == NULL &&
 	    (why = services_refuse(ad, &r, svc)) == NULL &&
 	    claim_slots(ad, &r) == -1)
@@ -297,6 +329,7 @@ adopt_one(struct adoption *ad, const char *file)
 	    now - (wall - used_wall))) != NULL) {
 		sb->idmap = rt_is_podman(ad->cfg) ? r.idmap : 0;
 		claimed_names(ad, &r, kept_add);
+		rename_pool_named(ad, &r);
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)(wall - used_wall) / 1000);
 		ad->adopted++;
@@ -319,8 +352,9 @@ adopt_one(struct adoption *ad, const char *file)
 /*
  * A warm container's record: adopted into the pool when its service is
  * configured as it was, still warm, and its container runs and listens.
- * One whose slot a sandbox's record holds was claimed (the last monitor
- * stopped between the two writes): only the record goes.
+ * One whose slot a sandbox's record names was claimed (the last monitor
+ * stopped before the pool record's removal, warm.h), whether or not that
+ * sandbox was adopted: only the record goes.
  */
 static void
 adopt_warm(struct adoption *ad, const char *file)
@@ -343,7 +377,9 @@ adopt_warm(struct adoption *ad, const char *file)
 	if (rt_pool_name(name, sizeof(name), r.svc[0].conn.name,
 	    r.idmap) == -1)
 		why = "bad_name";
-	else if (idmap_claim(&ad->rt->idmap, r.idmap) == -1) {
+	else if ((r.idmap <= ad->rt->idmap.nslots &&
+	    bit_test(ad->claimed, (int)r.idmap - 1)) ||
+	    idmap_claim(&ad->rt->idmap, r.idmap) == -1) {
 		unlinkat(record_dirfd(), file, 0);	/* claimed */
 		explicit_bzero(&r, sizeof(r));
 		return;
@@ -507,8 +543,12 @@ adopt_sandboxes(const struct sbx_config *cfg,
 	struct adoption ad = { .cfg = cfg, .projects = projects,
 	    .cache = cache, .rt = rt };
 
-	if (runtime_list(cfg, &ad.seen, &ad.nseen) == -1)
+	if ((ad.claimed = bit_alloc((int)rt->idmap.nslots + 1)) == NULL)
+		fatal("adoption");
+	if (runtime_list(cfg, &ad.seen, &ad.nseen) == -1) {
+		free(ad.claimed);
 		return -1;
+	}
 	adopt_records(&ad, false);
 	adopt_records(&ad, true);
 	orphans(&ad);
@@ -521,5 +561,6 @@ adopt_sandboxes(const struct sbx_config *cfg,
 	free(ad.seen);
 	free(ad.gone);
 	free(ad.kept);
+	free(ad.claimed);
 	return 0;
 }

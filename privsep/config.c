@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -450,10 +451,25 @@ socket_name(struct service_cfg *s)
 		strlcpy(s->socket_name, "service.sock", sizeof(s->socket_name));
 }
 
+/* FNV-1a over the section as parsed: defaults() zeroes it first, so
+ * the padding is zero too and the same section hashes the same. */
+static uint64_t
+service_hash(const struct service_cfg *s)
+{
+	const unsigned char *b = (const unsigned char *)s;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < offsetof(struct service_cfg, hash); i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static int
 check_service(struct parse *p, struct service_cfg *s)
 {
 	socket_name(s);
+	s->hash = service_hash(s);
 	if (strlen(s->name) > SBX_SOCKDIR_SVC_MAX)
 		return perr(p, "[service %s] a service name is at most %d "
 		    "characters (it is part of socket paths)", s->name,

@@ -56,6 +56,9 @@ struct service_cfg {
 	enum transport	transport;
 	char		socket_name[16];
 	char		log_size[32];		/* runtime's log cap, e.g. 1m */
+	/* FNV-1a of every byte above, once per load: a record holds it,
+	 * and adoption keeps only what is still configured as it was. */
+	uint64_t	hash;
 };
 
 struct sbx_config {

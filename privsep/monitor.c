@@ -871,6 +871,7 @@ main(int argc, char *argv[])
 	    m.cfg.nservices, m.projects.n);
 	notify_ready(m.cache.count, m.cache.count);
 	loop(&m);
+	warm_unrecord(&m.rt);
 	log_info("stopped");
 	return 0;
 }

@@ -75,18 +75,11 @@ record_size(uint32_t nservices)
 	    nservices * sizeof(struct record_svc);
 }
 
-/* FNV-1a over the section as parsed: config.c zeroes it first, so the
- * padding is zero too and the same section hashes the same. */
+/* The section's hash, as config.c made it at load. */
 uint64_t
 record_confhash(const struct service_cfg *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < sizeof(*s); i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
+	return s->hash;	/* config.c */
 }
 
 /* The file, whole or not at all: a temporary file, then rename. */

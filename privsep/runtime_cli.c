@@ -93,6 +93,27 @@ claim_one(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i,
 	return 0;
 }
 
+/* The owner's <uid>/<agent>/, once for all its Unix services. */
+static int
+key_dir(struct rt_cli *rt, const struct sbx_sandbox *sb)
+{
+	const struct service_cfg *s;
+	char err[SBX_MESSAGE_MAX];
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++)
+		if ((s = config_service(rt->cfg, sb->svc[i].conn.name)) != NULL &&
+		    (s->transport & TRANSPORT_UNIX))
+			break;
+	if (i == sb->nservices ||
+	    sockdir_make_key(rt->cfg, sb->key.uid, sb->key.agent, err,
+	    sizeof(err)) == 0)
+		return 0;
+	log_warnx("claim uid=%u agent=%s: %s", (unsigned)sb->key.uid,
+	    sb->key.agent, err);
+	return -1;
+}
+
 static void
 unclaim(struct rt_cli *rt, struct sbx_sandbox *sb, size_t n)
 {
@@ -127,6 +148,8 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 		if ((m[i] = warm_take(rt, sb->svc[i].conn.name)) == NULL)
 			return -1;
 	memset(&o, 0, sizeof(o));
+	if (key_dir(rt, sb) == -1)
+		return -1;
 	for (n = 0; n < sb->nservices; n++)
 		if (claim_one(rt, sb, n, m[n], &o) == -1)
 			break;

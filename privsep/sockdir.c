@@ -153,35 +153,63 @@ rm_tree(const char *path)
 		log_warn("cannot remove %s", path);
 }
 
-int
-sockdir_make(const struct sbx_config *cfg, uid_t uid, const char *agent,
+/* One try at <uid>/<agent>/ (key), each level checked; -1 with errno. */
+static int
+make_key(const struct sbx_config *cfg, uid_t uid, char *key, char *err,
+    size_t cap)
+{
+	int rc;
+
+	if (own_dir(cfg->run_dir, 0711, err, cap) == -1)
+		return -1;
+	*strrchr(key, '/') = '\0';
+	rc = uid_dir(key, uid, err, cap);
+	key[strlen(key)] = '/';
+	return rc == -1 ? -1 : own_dir(key, 0755, err, cap);
+}
+
+/*
+ * A teardown of this uid's last sandbox may rmdir <uid>/ between our
+ * steps (ENOENT): start over, a bounded number of times. With service,
+ * its directory too.
+ */
+static int
+make_dirs(const struct sbx_config *cfg, uid_t uid, const char *agent,
     const char *service, char *err, size_t cap)
 {
 	char dir[SBX_SOCKET_MAX], key[SBX_SOCKET_MAX];
 	int tries;
 
-	if (sockdir_path(cfg, uid, agent, service, dir, sizeof(dir)) == -1 ||
-	    sockdir_key_path(cfg, uid, agent, key, sizeof(key)) == -1) {
+	if (sockdir_key_path(cfg, uid, agent, key, sizeof(key)) == -1 ||
+	    (service != NULL && sockdir_path(cfg, uid, agent, service, dir,
+	    sizeof(dir)) == -1)) {
 		snprintf(err, cap, "the socket path is too long");
 		return -1;
 	}
-	rm_tree(dir);	/* a leftover of the same key: never reused */
-	/* A teardown of this uid's last sandbox may rmdir <uid>/ between
-	 * our steps (ENOENT): start over, a bounded number of times. */
+	if (service != NULL)
+		rm_tree(dir);	/* a leftover of the same key: never reused */
 	for (tries = 0; tries < 3; tries++) {
-		if (own_dir(cfg->run_dir, 0711, err, cap) == -1)
-			return -1;
-		*strrchr(key, '/') = '\0';
-		if (uid_dir(key, uid, err, cap) == -1)
-			return -1;
-		key[strlen(key)] = '/';
-		if (own_dir(key, 0755, err, cap) == 0 &&
-		    own_dir(dir, 0755, err, cap) == 0)
+		if (make_key(cfg, uid, key, err, cap) == 0 &&
+		    (service == NULL || own_dir(dir, 0755, err, cap) == 0))
 			return 0;
 		if (errno != ENOENT)
 			return -1;
 	}
 	return -1;
+}
+
+int
+sockdir_make(const struct sbx_config *cfg, uid_t uid, const char *agent,
+    const char *service, char *err, size_t cap)
+{
+	return make_dirs(cfg, uid, agent, service, err, cap);
+}
+
+int
+sockdir_make_key(const struct sbx_config *cfg, uid_t uid, const char *agent,
+    char *err, size_t cap)
+{
+	return make_dirs(cfg, uid, agent, NULL, err, cap);
 }
 
 int
@@ -221,26 +249,28 @@ sockdir_pool_remove(const struct sbx_config *cfg, const char *service,
 		rm_tree(dir);
 }
 
-/* rename(2) replaces the empty directory sockdir_make left there. */
+/* After sockdir_make_key: one rename, or two past a leftover. */
 int
 sockdir_claim(const struct sbx_config *cfg, const char *service,
     unsigned slot, uid_t uid, const char *agent, char *err, size_t cap)
 {
 	char from[SBX_SOCKET_MAX], to[SBX_SOCKET_MAX];
+	int rc;
 
 	if (sockdir_pool_path(cfg, service, slot, from, sizeof(from)) == -1 ||
 	    sockdir_path(cfg, uid, agent, service, to, sizeof(to)) == -1) {
 		snprintf(err, cap, "the socket path is too long");
 		return -1;
 	}
-	if (sockdir_make(cfg, uid, agent, service, err, cap) == -1)
-		return -1;
-	if (rename(from, to) == -1) {
+	if ((rc = rename(from, to)) == -1 &&
+	    (errno == ENOTEMPTY || errno == EEXIST || errno == ENOTDIR)) {
+		rm_tree(to);	/* a leftover of the same key: never reused */
+		rc = rename(from, to);
+	}
+	if (rc == -1)
 		snprintf(err, cap, "rename %s to %s: %s", from, to,
 		    strerror(errno));
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 void

@@ -267,10 +267,28 @@ warm_taken(struct rt_cli *rt, struct warm_member *m)
 
 	if (svc < 0)
 		return;
-	record_remove_pool(m->svc.conn.name, m->slot);
+	if (rt->warm.nunrecords < WARM_RENAMES) {
+		struct warm_unrecord *u =
+		    &rt->warm.unrecords[rt->warm.nunrecords++];
+
+		strlcpy(u->service, m->svc.conn.name, sizeof(u->service));
+		u->slot = m->slot;
+	} else
+		record_remove_pool(m->svc.conn.name, m->slot);
 	rt->warm.svc[svc].nready--;
 	rt->warm.claimed++;
 	explicit_bzero(m, sizeof(*m));
+}
+
+void
+warm_unrecord(struct rt_cli *rt)
+{
+	size_t i;
+
+	for (i = 0; i < rt->warm.nunrecords; i++)
+		record_remove_pool(rt->warm.unrecords[i].service,
+		    rt->warm.unrecords[i].slot);
+	rt->warm.nunrecords = 0;
 }
 
 void
@@ -317,6 +335,7 @@ warm_work(struct rt_cli *rt, size_t provisions)
 	int64_t now = now_ms();
 	size_t i;
 
+	warm_unrecord(rt);	/* before a refill may reuse a slot */
 	if (rt->warm.nrenames > 0 && worker_spare(rt, provisions) &&
 	    (j = calloc(1, sizeof(*j))) != NULL) {
 		j->rt = rt;

@@ -33,10 +33,20 @@ struct warm_rename {
 
 #define WARM_RENAMES	64
 
+/* A claimed container's pool record, removed after the reply: an
+ * unlink costs a claim's reply up to a few hundred us on ext4, and a
+ * restart before it finds the sandbox's record first (adopt.c). */
+struct warm_unrecord {
+	char		service[SBX_SLUG_MAX];
+	unsigned	slot;
+};
+
 struct warm {
 	struct warm_svc	svc[SBX_MAX_SERVICES];	/* by config index */
 	struct warm_rename renames[WARM_RENAMES];
 	size_t		nrenames;
+	struct warm_unrecord unrecords[WARM_RENAMES];
+	size_t		nunrecords;
 	unsigned	starting;	/* all services */
 	uint64_t	claimed, dead;	/* since start, for the metrics */
 };
@@ -49,8 +59,6 @@ int	warm_init(struct rt_cli *);
  */
 struct warm_member *warm_take(struct rt_cli *, const char *service);
 void	warm_taken(struct rt_cli *, struct warm_member *);
-/* Put a taken one back (a later step of its claim failed). */
-void	warm_untake(struct rt_cli *, struct warm_member *);
 /* After the reply: rename a claimed container for the admin's ps. */
 void	warm_rename_later(struct rt_cli *, const char *from, const char *to);
 /*
@@ -59,6 +67,8 @@ void	warm_rename_later(struct rt_cli *, const char *from, const char *to);
  * provisions (running) leave of max_provisions and the workers.
  */
 void	warm_work(struct rt_cli *, size_t provisions);
+/* The claimed ones' pool records: removed (warm_work; at the end). */
+void	warm_unrecord(struct rt_cli *);
 /* Adoption: a warm container that outlived the last monitor. */
 int	warm_adopt(struct rt_cli *, const char *service, unsigned slot,
 	    const struct sbx_conn *, int pid, int pidfd);

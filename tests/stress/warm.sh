@@ -50,6 +50,10 @@ held() { [ "$(wc -l < "$GATE/held")" -ge "$1" ]; }
 cleanup_hook() { rm -f "$GATE/hold-all" "$GATE/hold-warm"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
 
 WARM=2 write_conf yes
+# postgres on loopback TCP, redis on Unix sockets: both kinds are claimed.
+set_transport postgres tcp
+# A second project like demo, removed before a restart (below).
+printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo2.conf"
 sed -i "s|^runtime *=.*|runtime = $GATE/podman|" "$CONF"
 $RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 
@@ -114,6 +118,55 @@ c0=$(warm_claims)
 envC=$(sbx_as $UA request -a c -p demo 2>&1)
 check "an adopted warm container is claimed (audit warm=yes)" test "$(warm_claims)" -eq $((c0 + 1))
 check "and serves" test "$(redis_as $UA "$(env_of "$envC" REDIS_SOCKET)" "$(env_of "$envC" REDIS_PASSWORD)" ping)" = PONG
+
+echo "# a claim's pool records left behind by a stop (removed after the reply)"
+# The claim writes the sandbox's record before its reply; the pool's
+# records go and the containers are renamed after it: a stop between
+# leaves both records and the pool's names. Put them back by hand, with
+# room in the pool (one warm container of each service gone): the
+# restart must leave those containers to their sandboxes, adopted (e) or
+# discarded with them (g, its project gone), never to the pool, where
+# another tenant's claim would meet them.
+check "the pool is full again" wait_for 90 full_pool
+mkdir -p "$WORK/pool-records"
+cp -p "$WORK/state/sandboxes"/pool-* "$WORK/pool-records/"
+envE=$(sbx_as $UA request -a e -p demo 2>&1)
+envG=$(sbx_as $UB request -a g -p demo2 2>&1)
+stale() { for f in "$WORK/pool-records"/pool-*; do [ -e "$WORK/state/sandboxes/${f##*/}" ] || echo "${f##*/}"; done; }
+four_gone() { [ "$(stale | wc -l)" -eq 4 ]; }
+check "E's and G's claims removed four pool records" wait_for 10 four_gone
+check "the pool is full again, E's and G's renamed" wait_for 90 full_pool
+claimedE=$($RT ps -q --filter label=sbx.pool --filter name="^sbx-$uid_a-e-" | sort | tr '\n' ' ')
+claimedG=$($RT ps -q --filter label=sbx.pool --filter name="^sbx-$uid_b-g-" | sort | tr '\n' ' ')
+stop_monitor
+for svc in postgres redis; do
+	n=$(pool_names $svc | head -1)
+	$RT rm -f -t 0 "$n" >/dev/null
+	rm "$WORK/state/sandboxes/pool-$svc-${n##*-}"
+done
+kept=$($RT ps -q --filter name='^sbx-pool-' | sort | tr '\n' ' ')
+for f in $(stale); do cp -p "$WORK/pool-records/$f" "$WORK/state/sandboxes/"; done
+for n in $($RT ps -a --filter label=sbx.pool --format '{{.Names}}' | grep -E "^sbx-($uid_a-e|$uid_b-g)-"); do
+	s=${n%-w*}
+	$RT rename "$n" "sbx-pool-${s##*-}-${n##*-w}"
+done
+check "E's and G's containers have their pool names again" test "$($RT ps --filter name='^sbx-pool-' -q | wc -l)" -eq 6
+rm "$WORK/projects/demo2.conf"
+start_monitor || exit 1
+check "adopted the sandboxes but G's, and the 2 warm containers left alone" grep -q "adopted 4 sandboxes and 2 warm containers," "$LOG"
+check "G's sandbox is discarded: its project is gone" grep -q "audit event=discard uid=$uid_b agent=g project=demo2 .*reason=project_gone" "$LOG"
+check "E's request is a hit with the same credentials" test "$(sbx_as $UA request -a e -p demo)" = "$envE"
+e_named() { [ "$($RT ps --filter label=sbx.pool --format '{{.Names}}' | grep -c "^sbx-$uid_a-e-")" -eq 2 ]; }
+check "E's containers get their owner's names (renamed after the start)" wait_for 30 e_named
+g_gone() { [ -z "$(for id in $claimedG; do $RT ps -aq --filter id="$id"; done)" ]; }
+check "G's claimed containers are removed with G's sandbox" wait_for 30 g_gone
+check "the pool refills, its records four again" wait_for 90 full_pool
+pool_now=$($RT ps -q --filter name='^sbx-pool-' | sort | tr '\n' ' ')
+check "the two kept warm containers are still in the pool ($kept)" test -z "$(for id in $kept; do grep -q "$id" <<<"$pool_now" || echo "$id"; done)"
+check "none of E's or G's is ($claimedE$claimedG)" test -z "$(for id in $claimedE $claimedG; do grep -q "$id" <<<"$pool_now" && echo "$id"; done)"
+c0=$(warm_claims)
+envH=$(sbx_as $UB request -a h -p demo 2>&1)
+check "B's next claim gets none of E's or G's passwords" test "$(warm_claims)" -eq $((c0 + 1)) -a -n "$(env_of "$envH" REDIS_PASSWORD)" -a "$(env_of "$envH" REDIS_PASSWORD)" != "$(env_of "$envE" REDIS_PASSWORD)" -a "$(env_of "$envH" REDIS_PASSWORD)" != "$(env_of "$envG" REDIS_PASSWORD)"
 
 echo "# release: a claimed container goes, never back to the pool"
 check "the pool is full again" wait_for 90 full_pool

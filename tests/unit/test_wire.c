@@ -9,6 +9,7 @@
  * packer would never produce are raw byte arrays.
  */
 #include <criterion/criterion.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -776,6 +777,40 @@ Test(wire_frame, reader_fed_one_byte_at_a_time)
 	cr_assert_str_eq(out.sandbox.services[1], "redis");
 	wire_reader_free(&r);
 	buf_free(&b);
+}
+
+/*
+ * The broker makes its children's reader before it forks them: a request
+ * must then allocate nothing (a child's malloc cost a copy-on-write fault
+ * per heap page it walked). msgpack-c 4 makes its zone lazily, so this
+ * fails if wire_reader_init stops making it.
+ */
+Test(wire_frame, reader_allocates_nothing_after_init)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("ASan's allocator keeps no mallinfo");
+#else
+	struct wire_reader r;
+	union sbx_req_any out;
+	size_t cap, outlen = 0, before;
+	char err[WIRE_ERR_MAX], *space;
+	struct buf b;
+
+	buf_init(&b);
+	p_sandbox(&b, "dev-1", "roboco-api", two_svcs, 2);
+	cr_assert_eq(wire_reader_init(&r), 0);
+	before = mallinfo2().uordblks;
+	space = wire_reader_space(&r, &cap);
+	cr_assert_geq(cap, b.sb.size);
+	memcpy(space, b.sb.data, b.sb.size);
+	cr_assert_eq(wire_reader_feed(&r, b.sb.size, &out, &outlen, err),
+	    WIRE_OK, "%s", err);
+	cr_assert_eq(mallinfo2().uordblks, before,
+	    "a request allocated %zu bytes", mallinfo2().uordblks - before);
+	cr_assert_str_eq(out.sandbox.services[1], "redis");
+	wire_reader_free(&r);
+	buf_free(&b);
+#endif
 }
 
 /* {"op":"ping","pad":<str32 of padlen>} is 18 + padlen bytes. */
