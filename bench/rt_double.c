@@ -121,6 +121,23 @@ warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
 	return -1;
 }
 
+void
+warm_unrecord(struct rt_cli *rt)
+{
+	(void)rt;
+}
+
+void
+warm_rename_later(struct rt_cli *rt, const char *from, const char *to,
+    unsigned slot)
+{
+	(void)rt;
+	(void)from;
+	(void)to;
+	(void)slot;
+}
+
+
 bool
 warm_owns_dir(const struct rt_cli *rt, const char *path)
 {

@@ -301,7 +301,8 @@ rename_pool_named(struct adoption *ad, const struct record *r)
 		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
 		    r->svc[i].conn.name, r->svc[i].warm, names) == 2 &&
 		    seen_find(ad, names[0]) != NULL)
-			warm_rename_later(ad->rt, names[0], names[1]);
+			warm_rename_later(ad->rt, names[0], names[1],
+			    r->svc[i].warm);
 }
 
 static void

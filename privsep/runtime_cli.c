@@ -163,7 +163,8 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 		warm_taken(rt, m[i]);
 		if (rt_svc_names(sb->key.uid, sb->key.agent,
 		    sb->svc[i].conn.name, sb->svc[i].warm, names) == 2)
-			warm_rename_later(rt, names[0], names[1]);
+			warm_rename_later(rt, names[0], names[1],
+			    sb->svc[i].warm);
 	}
 	log_info("provision uid=%u agent=%s project=%s services=%zu (warm): ok",
 	    (unsigned)sb->key.uid, sb->key.agent, sb->project, sb->nservices);
@@ -310,7 +311,7 @@ slot_done(struct rt_cli *rt, const struct sbx_sandbox *sb, unsigned slot,
 	if (slot == 0)
 		return;
 	if (removed)
-		idmap_put(&rt->idmap, slot);
+		warm_slot_free(rt, slot);
 	else
 		log_warnx("uid range %u of uid=%u agent=%s stays taken: its "
 		    "containers may still exist", slot,
@@ -491,7 +492,7 @@ evict_done(void *arg, const void *result, size_t len)
 	const uint32_t *code = result;
 
 	if (result != NULL && len == sizeof(*code) && *code == SBX_OK)
-		idmap_put(&j->rt->idmap, j->e.slot);
+		warm_slot_free(j->rt, j->e.slot);
 	else
 		log_warnx("uid=%u agent=%s: the evicted warm container of %s "
 		    "could not be removed; uid range %u stays taken",

@@ -292,7 +292,8 @@ warm_unrecord(struct rt_cli *rt)
 }
 
 void
-warm_rename_later(struct rt_cli *rt, const char *from, const char *to)
+warm_rename_later(struct rt_cli *rt, const char *from, const char *to,
+    unsigned slot)
 {
 	struct warm_rename *r;
 
@@ -301,18 +302,52 @@ warm_rename_later(struct rt_cli *rt, const char *from, const char *to)
 	r = &rt->warm.renames[rt->warm.nrenames++];
 	strlcpy(r->from, from, sizeof(r->from));
 	strlcpy(r->to, to, sizeof(r->to));
+	r->slot = slot;
+}
+
+static bool
+names_slot(const struct warm_rename *v, size_t n, unsigned slot)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].slot == slot)
+			return true;
+	return false;
+}
+
+void
+warm_slot_free(struct rt_cli *rt, unsigned slot)
+{
+	struct warm *w = &rt->warm;
+	size_t i;
+
+	for (i = 0; i < w->nrenames; )
+		if (w->renames[i].slot == slot)
+			w->renames[i] = w->renames[--w->nrenames];
+		else
+			i++;
+	if (w->renaming != NULL && names_slot(w->renaming->v,
+	    w->renaming->n, slot) && w->nheld < WARM_RENAMES)
+		w->held[w->nheld++] = slot;
+	else
+		idmap_put(&rt->idmap, slot);
 }
 
 static void
 renamed(void *arg, const void *result, size_t len)
 {
 	struct warm_job *j = arg;
+	struct warm *w = &j->rt->warm;
 	const uint32_t *code = result;
 
 	/* run_logged said which, in the runtime's words. */
 	if (result == NULL || len != sizeof(*code) || *code != SBX_OK)
 		log_warnx("warm: of %zu claimed containers, some keep their "
 		    "pool name (see above)", (size_t)j->renames.n);
+	while (w->nheld > 0)
+		idmap_put(&j->rt->idmap, w->held[--w->nheld]);
+	w->renaming = NULL;
 	free(j);
 }
 
@@ -336,7 +371,8 @@ warm_work(struct rt_cli *rt, size_t provisions)
 	size_t i;
 
 	warm_unrecord(rt);	/* before a refill may reuse a slot */
-	if (rt->warm.nrenames > 0 && worker_spare(rt, provisions) &&
+	if (rt->warm.nrenames > 0 && rt->warm.renaming == NULL &&
+	    worker_spare(rt, provisions) &&
 	    (j = calloc(1, sizeof(*j))) != NULL) {
 		j->rt = rt;
 		memcpy(j->renames.v, rt->warm.renames, sizeof(j->renames.v));
@@ -346,8 +382,10 @@ warm_work(struct rt_cli *rt, size_t provisions)
 		    (int64_t)cfg->runtime_timeout * 1000 *
 		    (int64_t)j->renames.n, renamed, j) == -1)
 			free(j);
-		else
+		else {
 			rt->warm.nrenames = 0;
+			rt->warm.renaming = &j->renames;
+		}
 	}
 	if (!cfg->enabled)
 		return;

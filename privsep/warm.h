@@ -13,6 +13,7 @@
 #include "config.h"
 
 struct rt_cli;
+struct job_renames;
 
 struct warm_member {
 	unsigned	slot;		/* its uid range and name; 0: unused */
@@ -29,6 +30,7 @@ struct warm_svc {
 /* A claimed container's name, changed after the reply. */
 struct warm_rename {
 	char		from[SBX_SLUG_MAX * 3], to[SBX_SLUG_MAX * 3];
+	uint32_t	slot;		/* its uid range: from names it */
 };
 
 #define WARM_RENAMES	64
@@ -47,6 +49,12 @@ struct warm {
 	size_t		nrenames;
 	struct warm_unrecord unrecords[WARM_RENAMES];
 	size_t		nunrecords;
+	/* One rename job at a time; the slots freed meanwhile that it
+	 * names wait for its end: a new warm container would take the
+	 * old one's pool name, and the job would rename it. */
+	const struct job_renames *renaming;
+	unsigned	held[WARM_RENAMES];
+	size_t		nheld;
 	unsigned	starting;	/* all services */
 	uint64_t	claimed, dead;	/* since start, for the metrics */
 };
@@ -60,7 +68,12 @@ int	warm_init(struct rt_cli *);
 struct warm_member *warm_take(struct rt_cli *, const char *service);
 void	warm_taken(struct rt_cli *, struct warm_member *);
 /* After the reply: rename a claimed container for the admin's ps. */
-void	warm_rename_later(struct rt_cli *, const char *from, const char *to);
+void	warm_rename_later(struct rt_cli *, const char *from, const char *to,
+	    unsigned slot);
+/* A claimed container's slot, its containers gone: no rename of it may
+ * follow, and its uid range comes back (at once, or after the rename
+ * job in flight). */
+void	warm_slot_free(struct rt_cli *, unsigned slot);
 /*
  * From the monitor's loop, after the replies are out: start the renames,
  * and containers until each service has warm, within what tenants'

@@ -220,6 +220,10 @@ cleanup() {
 	local u
 	gate_open_all
 	declare -F cleanup_hook >/dev/null && cleanup_hook
+	# A failed run keeps its monitor's log, for the one who reads CI.
+	[ "${fail:-0}" -gt 0 ] && [ -f "$LOG" ] &&
+	    cp "$LOG" "/tmp/sbx-failed-$(basename "$0" .sh).log" &&
+	    echo "# the monitor's log: /tmp/sbx-failed-$(basename "$0" .sh).log"
 	for u in $MADE_USERS; do userdel "$u" 2>/dev/null; done
 	stop_monitor
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1

@@ -20,13 +20,15 @@ uid_a=$(id -u $UA) uid_b=$(id -u $UB)
 # A runtime that is podman, except that while $GATE/hold-all exists
 # every call waits at the FIFO (fd 7 holds it open) and says so in
 # $GATE/held; while $GATE/hold-warm exists, only the starts of warm
-# containers (--label=sbx.pool=...) do.
+# containers (--label=sbx.pool=...) do; while $GATE/hold-rename exists,
+# only renames do.
 mkdir -p "$GATE"
 cat > "$GATE/podman" <<EOF
 #!/bin/sh
 hold=
 [ -f '$GATE/hold-all' ] && hold=1
 case " \$* " in *' --label=sbx.pool='*) [ -f '$GATE/hold-warm' ] && hold=1 ;; esac
+case " \$* " in *' rename '*) [ -f '$GATE/hold-rename' ] && hold=1 ;; esac
 if [ -n "\$hold" ]; then
 	echo "\$*" >> '$GATE/held'
 	exec 3< '$GATE/fifo'
@@ -40,14 +42,15 @@ mkfifo "$GATE/fifo"
 exec 7<>"$GATE/fifo"
 hold_all()    { : > "$GATE/held"; touch "$GATE/hold-all"; }
 hold_warm()   { : > "$GATE/held"; touch "$GATE/hold-warm"; }
+hold_rename() { : > "$GATE/held"; touch "$GATE/hold-rename"; }
 release_all() {
 	local n
-	rm -f "$GATE/hold-all" "$GATE/hold-warm"
+	rm -f "$GATE/hold-all" "$GATE/hold-warm" "$GATE/hold-rename"
 	n=$(wc -l < "$GATE/held")
 	while [ "$n" -gt 0 ]; do echo go >&7; n=$((n - 1)); done
 }
 held() { [ "$(wc -l < "$GATE/held")" -ge "$1" ]; }
-cleanup_hook() { rm -f "$GATE/hold-all" "$GATE/hold-warm"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
+cleanup_hook() { rm -f "$GATE/hold-all" "$GATE/hold-warm" "$GATE/hold-rename"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
 
 WARM=2 write_conf yes
 # postgres on loopback TCP, redis on Unix sockets: both kinds are claimed.
@@ -74,14 +77,42 @@ check "each under the pool's labels and name (sbx.pool, sbx-pool-SVC-SLOT)" test
 check "none has an owner's labels" test "$($RT ps -q --filter label=sbx.uid | wc -l)" -eq 0
 check "their directories are root's alone (run_dir/.pool 0700)" test "$(stat -c '%U %a' "$WORK/run/.pool")" = "root 700"
 
+echo "# a release while its rename waits: the slot is not reused before"
+# A claimed container released before its rename ran: its uid range
+# (and so its pool name) must not go to a new warm container while the
+# rename job that names it is in flight, or the job would rename the new
+# one to the old owner's name, out of the pool. From a fresh pool, so
+# that the refill after B's claim would take A's slots (the lowest free).
+hold_rename
+envR=$(sbx_as $UA request -a r -p demo 2>&1)
+check "A's claim is served" test "$(redis_as $UA "$(env_of "$envR" REDIS_SOCKET)" "$(env_of "$envR" REDIS_PASSWORD)" ping)" = PONG
+check "its rename waits at the gate" wait_for 10 held 1
+records4() { [ "$(ls "$WORK/state/sandboxes" | grep -c '^pool-')" -eq 4 ]; }
+check "the pool refills (its records)" wait_for 90 records4
+out=$(sbx_as $UA release -a r 2>&1)
+check "A releases it before the rename ran" grep -q released <<<"$out"
+r_gone() { grep -q "teardown uid=$uid_a agent=r project=demo: ok" "$LOG"; }
+check "its containers are torn down" wait_for 30 r_gone
+envS=$(sbx_as $UB request -a s -p demo 2>&1)
+check "B's claim is served (its rename queues behind)" test "$(redis_as $UB "$(env_of "$envS" REDIS_SOCKET)" "$(env_of "$envS" REDIS_PASSWORD)" ping)" = PONG
+check "the pool refills again, the rename still held" wait_for 90 records4
+check "the rename is still held" test -f "$GATE/hold-rename"
+release_all
+check "the pool is full: every warm container under its pool name" wait_for 90 full_pool
+check "no container has A's name for agent r" test -z "$($RT ps -aq --filter name="^sbx-$uid_a-r-")"
+out=$(sbx_as $UB release -a s 2>&1)
+s_gone() { grep -q "teardown uid=$uid_b agent=s project=demo: ok" "$LOG"; }
+check "B releases its sandbox" wait_for 30 s_gone
+
 echo "# a claim: answered with every runtime call held"
 before=$(pool_names redis; pool_names postgres)
+c0=$(warm_claims) p0=$(provisions)
 hold_all
 t0=$(date +%s%N)
 envA=$(timeout 20 runuser -u $UA -- "$WORK/sbx" -S "$SOCK" request -a a -p demo 2>&1)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "A's request is answered while every runtime call waits ($ms ms)" grep -q '^export REDIS_SOCKET=' <<<"$envA"
-check "it was a claim (audit warm=yes) and no provision" test "$(warm_claims)" -eq 1 -a "$(provisions)" -eq 0
+check "it was a claim (audit warm=yes) and no provision" test "$(warm_claims)" -eq $((c0 + 1)) -a "$(provisions)" -eq "$p0"
 check "the refill and the rename came after the reply (held at the gate)" wait_for 10 held 1
 release_all
 sockA=$(env_of "$envA" REDIS_SOCKET) pwA=$(env_of "$envA" REDIS_PASSWORD)
