@@ -173,8 +173,8 @@ make_key(const struct sbx_config *cfg, uid_t uid, char *key, char *err,
  * steps (ENOENT): start over, a bounded number of times. With service,
  * its directory too.
  */
-static int
-make_dirs(const struct sbx_config *cfg, uid_t uid, const char *agent,
+int
+sockdir_make(const struct sbx_config *cfg, uid_t uid, const char *agent,
     const char *service, char *err, size_t cap)
 {
 	char dir[SBX_SOCKET_MAX], key[SBX_SOCKET_MAX];
@@ -199,17 +199,10 @@ make_dirs(const struct sbx_config *cfg, uid_t uid, const char *agent,
 }
 
 int
-sockdir_make(const struct sbx_config *cfg, uid_t uid, const char *agent,
-    const char *service, char *err, size_t cap)
-{
-	return make_dirs(cfg, uid, agent, service, err, cap);
-}
-
-int
 sockdir_make_key(const struct sbx_config *cfg, uid_t uid, const char *agent,
     char *err, size_t cap)
 {
-	return make_dirs(cfg, uid, agent, NULL, err, cap);
+	return sockdir_make(cfg, uid, agent, NULL, err, cap);
 }
 
 int

@@ -15,7 +15,8 @@ int	sockdir_key_path(const struct sbx_config *, uid_t, const char *agent,
 int	sockdir_path(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service, char *out, size_t cap);
 /* Make that directory (and its parents, with their modes and the ACL),
- * empty. 0, or -1 with one line in err. */
+ * empty; with service NULL, <uid>/<agent>/ alone. 0, or -1 with one
+ * line in err. */
 int	sockdir_make(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service, char *err, size_t cap);
 /* Remove everything of the sandbox, and <uid>/ if it is then empty. */
