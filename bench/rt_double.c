@@ -137,7 +137,6 @@ warm_rename_later(struct rt_cli *rt, const char *from, const char *to,
 	(void)slot;
 }
 
-
 bool
 warm_owns_dir(const struct rt_cli *rt, const char *path)
 {

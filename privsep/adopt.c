@@ -237,7 +237,7 @@ services_refuse(const struct adoption *ad, const struct record *r,
 		svc[i].conn = r->svc[i].conn;
 		if ((s = config_service(ad->cfg, r->svc[i].conn.name)) == NULL)
 			return "service_gone";
-		if (record_confhash(s) != r->svc[i].confhash)
+		if (s->hash != r->svc[i].confhash)
 			return "service_changed";
 		if ((c = svc_seen(ad, r->uid, r->agent, s->name,
 		    r->svc[i].warm)) == NULL)
@@ -385,7 +385,7 @@ adopt_warm(struct adoption *ad, const char *file)
 		explicit_bzero(&r, sizeof(r));
 		return;
 	} else if ((s = config_service(ad->cfg, r.svc[0].conn.name)) == NULL ||
-	    record_confhash(s) != r.svc[0].confhash)
+	    s->hash != r.svc[0].confhash)
 		why = "service_changed";
 	else if ((c = seen_find(ad, name)) == NULL || c->pid <= 0 ||
 	    (pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) == -1)

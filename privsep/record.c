@@ -75,13 +75,6 @@ record_size(uint32_t nservices)
 	    nservices * sizeof(struct record_svc);
 }
 
-/* The section's hash, as config.c made it at load. */
-uint64_t
-record_confhash(const struct service_cfg *s)
-{
-	return s->hash;	/* config.c */
-}
-
 /* The file, whole or not at all: a temporary file, then rename. */
 static int
 put_file(const char *name, const struct record *r)
@@ -141,7 +134,7 @@ record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		r.svc[i].conn = o->svc[i].conn;
 		memcpy(r.svc[i].conn.password, sb->svc[i].conn.password,
 		    sizeof(r.svc[i].conn.password));
-		r.svc[i].confhash = s != NULL ? record_confhash(s) : 0;
+		r.svc[i].confhash = s != NULL ? s->hash : 0;
 		r.svc[i].warm = o->svc[i].warm;
 	}
 	rc = put_file(name, &r);
@@ -174,7 +167,7 @@ record_write_pool(const struct sbx_config *cfg, const struct sbx_conn *c,
 		return -1;
 	record_init(&r, RECORD_POOL_UID, 1, slot, "pool", c->name);
 	r.svc[0].conn = *c;
-	r.svc[0].confhash = record_confhash(s);
+	r.svc[0].confhash = s->hash;
 	r.svc[0].warm = slot;
 	rc = put_file(name, &r);
 	explicit_bzero(&r, sizeof(r));

@@ -17,7 +17,8 @@
 
 struct record_svc {
 	struct sbx_conn	conn;		/* name, socket, host, port, password */
-	uint64_t	confhash;	/* its [service] section when started */
+	uint64_t	confhash;	/* its [service] section's hash (config.c)
+					 * when started */
 	uint32_t	warm;		/* claimed from the pool: its slot */
 	uint32_t	pad;
 };
@@ -46,6 +47,5 @@ void	record_touch(struct sbx_sandbox *, int64_t now);
 /* One file of the directory, validated; its mtime is when last used. */
 int	record_read(const char *name, struct record *, int64_t *used_wall_ms);
 int	record_dirfd(void);
-uint64_t record_confhash(const struct service_cfg *);
 
 #endif

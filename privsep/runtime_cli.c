@@ -106,7 +106,7 @@ key_dir(struct rt_cli *rt, const struct sbx_sandbox *sb)
 		    (s->transport & TRANSPORT_UNIX))
 			break;
 	if (i == sb->nservices ||
-	    sockdir_make_key(rt->cfg, sb->key.uid, sb->key.agent, err,
+	    sockdir_make(rt->cfg, sb->key.uid, sb->key.agent, NULL, err,
 	    sizeof(err)) == 0)
 		return 0;
 	log_warnx("claim uid=%u agent=%s: %s", (unsigned)sb->key.uid,

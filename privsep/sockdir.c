@@ -199,13 +199,6 @@ sockdir_make(const struct sbx_config *cfg, uid_t uid, const char *agent,
 }
 
 int
-sockdir_make_key(const struct sbx_config *cfg, uid_t uid, const char *agent,
-    char *err, size_t cap)
-{
-	return sockdir_make(cfg, uid, agent, NULL, err, cap);
-}
-
-int
 sockdir_pool_path(const struct sbx_config *cfg, const char *service,
     unsigned slot, char *out, size_t cap)
 {
@@ -242,7 +235,8 @@ sockdir_pool_remove(const struct sbx_config *cfg, const char *service,
 		rm_tree(dir);
 }
 
-/* After sockdir_make_key: one rename, or two past a leftover. */
+/* After sockdir_make without a service: one rename, or two past a
+ * leftover. */
 int
 sockdir_claim(const struct sbx_config *cfg, const char *service,
     unsigned slot, uid_t uid, const char *agent, char *err, size_t cap)

@@ -31,11 +31,8 @@ int	sockdir_pool_make(const struct sbx_config *, const char *service,
 	    unsigned slot, char *err, size_t cap);
 void	sockdir_pool_remove(const struct sbx_config *, const char *service,
 	    unsigned slot);
-/* <uid>/<agent>/ alone, as sockdir_make makes it (a claim's). */
-int	sockdir_make_key(const struct sbx_config *, uid_t, const char *agent,
-	    char *err, size_t cap);
-/* A claim, after sockdir_make_key: the warm container's directory
- * becomes the sandbox's. */
+/* A claim, after sockdir_make without a service: the warm container's
+ * directory becomes the sandbox's. */
 int	sockdir_claim(const struct sbx_config *, const char *service,
 	    unsigned slot, uid_t, const char *agent, char *err, size_t cap);
 /* Undo sockdir_claim (a later step of the claim failed). */
