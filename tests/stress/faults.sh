@@ -589,6 +589,30 @@ check "and available offers it nothing" test -z "$(as_uid 300001 available cache
 check "nobody itself is served" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n2 -p cache-only redis 2>&1)"
 sbx_as nobody release -a n2 >/dev/null
 
+echo "# a SIGHUP that cannot read keeps what it had"
+# The subuid file writable by others and the projects directory a plain
+# file: the reload's worker takes neither, and the monitor keeps both
+# tables as they were. Were either dropped, 300001 would be served (no ranges) or
+# cache-only would be an unknown project (no policies).
+reloads() { grep -c -e 'reloaded .* project policies' -e 'project policies were not read again' "$LOG"; }
+hup() { local n; n=$(reloads); kill -HUP "$MON_PID"; wait_for 10 test "$(reloads)" -gt "$n"; }
+chmod 0666 "$WORK/subuid"
+mv "$WORK/projects" "$WORK/projects.away"; : > "$WORK/projects"
+hup
+check "the policies are kept, and the log says so" grep -q 'reload: the project policies were not read again; keeping the 4 read before' "$LOG"
+check "the subordinate uids too, naming why" grep -q "subordinate uids: $WORK/subuid must be a root-owned file that only root may write; keeping the 1 ranges read before" "$LOG"
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+check "300001 is still refused as nobody's subordinate uid" test "$out" = "sbx: forbidden: uid 300001 is a subordinate uid of uid 65534, and this host refuses those (subuid = refuse)."
+check "nobody is still served cache-only" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n3 -p cache-only redis 2>&1)"
+sbx_as nobody release -a n3 >/dev/null
+rm "$WORK/projects"; mv "$WORK/projects.away" "$WORK/projects"
+printf 'nobody:300000:1\n' > "$WORK/subuid"; chmod 0644 "$WORK/subuid"
+hup
+check "a reload that reads them takes them again" grep -q 'reloaded 4 project policies' "$LOG"
+check "300001, now past nobody's one uid, is served" grep -q REDIS_PASSWORD= <<<"$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)"
+as_uid 300001 release -a s1 >/dev/null
+printf 'nobody:300000:10\n' > "$WORK/subuid"
+
 echo "# the broker counts a subordinate uid's connections toward its owner"
 # max_connections_per_uid 2: two idle connections of 300001 and 300002
 # (both nobody's) fill nobody's share, so a third from 300003 is busy
