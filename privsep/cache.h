@@ -164,6 +164,7 @@ struct sbx_outcome {
 	enum sbx_code	code;
 	char		message[SBX_MESSAGE_MAX];
 	struct sbx_svc	svc[SBX_MAX_SERVICES];	/* in sb->svc[] order */
+	uint32_t	dropped_gone;	/* a reshape: bit i, sb->prev[i] removed */
 };
 
 void	cache_init(struct cache *, struct sbx_runtime, struct cache_limits,

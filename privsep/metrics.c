@@ -175,6 +175,11 @@ write_gauges(FILE *f, const char *const *names, size_t n,
 	    "# HELP sbx_max_fds The monitor's descriptor limit.\n"
 	    "# TYPE sbx_max_fds gauge\nsbx_max_fds %zu\n", g->fds_open,
 	    g->fds_limit);
+	fprintf(f, "# HELP sbx_uid_ranges Host uid ranges taken: sandboxes' "
+	    "and warm containers'.\n# TYPE sbx_uid_ranges gauge\n"
+	    "sbx_uid_ranges %u\n# HELP sbx_max_uid_ranges userns_slots.\n"
+	    "# TYPE sbx_max_uid_ranges gauge\nsbx_max_uid_ranges %u\n",
+	    g->uid_ranges, g->uid_ranges_max);
 }
 
 void

@@ -21,6 +21,7 @@ struct metrics_gauges {
 	size_t		sandboxes;
 	size_t		fds_open, fds_limit;
 	unsigned	warm[SBX_MAX_SERVICES];	/* ready, per service */
+	unsigned	uid_ranges, uid_ranges_max;	/* idmap.c's slots */
 };
 /* Every few seconds from the loop: PATH.tmp, then rename. */
 void	metrics_write(const char *path, const char *const *services,

@@ -454,7 +454,8 @@ write_metrics(struct monitor *m, int64_t now)
 	for (i = 0; i < m->cfg.nservices; i++)
 		names[i] = m->cfg.services[i].name;
 	g = (struct metrics_gauges){ .sandboxes = m->cache.count,
-	    .fds_open = open_fds() };
+	    .fds_open = open_fds(), .uid_ranges = m->rt.idmap.inuse,
+	    .uid_ranges_max = m->rt.idmap.nslots };
 	for (i = 0; i < m->cfg.nservices; i++)
 		g.warm[i] = warm_ready(&m->rt, i);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)

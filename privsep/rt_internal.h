@@ -57,8 +57,8 @@ int	remove_service(const struct sbx_config *, const struct sbx_key *,
 	    const char *service, unsigned warm, int64_t deadline);
 int	remove_claimed(const struct sbx_config *, const struct sbx_key *,
 	    const struct sbx_svc *, size_t n, int64_t deadline);
-void	remove_dropped(const struct sbx_config *, const struct sbx_sandbox *,
-	    int64_t deadline);
+uint32_t remove_dropped(const struct sbx_config *,
+	    const struct sbx_sandbox *, int64_t deadline);
 /* A reshape: did it drop sb->prev[i]? Also the loop's (close_pidfds). */
 bool	dropped(const struct sbx_sandbox *, size_t i);
 

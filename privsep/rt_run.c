@@ -294,17 +294,20 @@ dropped(const struct sbx_sandbox *sb, size_t i)
 	return true;
 }
 
-/* A reshape: the services the sandbox had and no longer has. */
-void
+/* A reshape: the services the sandbox had and no longer has. Bit i set:
+ * the runtime said sb->prev[i]'s container is gone. */
+uint32_t
 remove_dropped(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
     int64_t deadline)
 {
+	uint32_t gone = 0;
 	size_t i;
 
 	for (i = 0; i < sb->nprev; i++)
-		if (dropped(sb, i))
-			remove_service(cfg, &sb->key, sb->prev[i].conn.name,
-			    sb->prev[i].warm, deadline);
+		if (dropped(sb, i) && remove_service(cfg, &sb->key,
+		    sb->prev[i].conn.name, sb->prev[i].warm, deadline) == 0)
+			gone |= 1U << i;
+	return gone;
 }
 
 /* Wait for a child of ours until deadline, then kill it. Its status. */

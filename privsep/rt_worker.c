@@ -585,7 +585,7 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 	 * the same call: a key's first provision skips the label-wide rm. A
 	 * reshape removes only what the sandbox no longer has. */
 	if (sb->prev != NULL)
-		remove_dropped(cfg, sb, deadline);
+		o.dropped_gone = remove_dropped(cfg, sb, deadline);
 	else if ((sb->generation > 1 || !rt_is_podman(cfg)) &&
 	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;

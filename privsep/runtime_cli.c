@@ -219,7 +219,10 @@ failed_cleanup(struct rt_cli *rt, struct sbx_sandbox *sb)
 		    (unsigned)sb->key.uid, sb->key.agent);
 }
 
-/* The pidfds: kept services bring theirs, new ones get one now. */
+/* The pidfds: kept services bring theirs, new ones get one now. A kept
+ * service also keeps its warm slot: a claimed container has no label of
+ * its key, and the slot is how its teardown finds it and what it gives
+ * back. */
 static void
 open_pidfds(struct rt_cli *rt, struct sbx_sandbox *sb, struct sbx_outcome *o)
 {
@@ -229,6 +232,7 @@ open_pidfds(struct rt_cli *rt, struct sbx_sandbox *sb, struct sbx_outcome *o)
 		if (sb->svc[i].keep) {
 			o->svc[i].pidfd = sb->svc[i].pidfd;
 			o->svc[i].port_seen_ms = sb->svc[i].port_seen_ms;
+			o->svc[i].warm = sb->svc[i].warm;
 		} else if ((o->svc[i].pidfd = pidfd_open_pid(o->svc[i].pid)) ==
 		    -1) {
 			o->code = SBX_E_RUNTIME_FAILED;
@@ -238,6 +242,25 @@ open_pidfds(struct rt_cli *rt, struct sbx_sandbox *sb, struct sbx_outcome *o)
 			failed_cleanup(rt, sb);
 		}
 	}
+}
+
+/*
+ * A uid range comes back once the runtime said the containers that used
+ * it are gone; otherwise it stays taken (one sandbox's worth of uids)
+ * rather than risk two sandboxes sharing host uids.
+ */
+static void
+slot_done(struct rt_cli *rt, const struct sbx_sandbox *sb, unsigned slot,
+    bool removed)
+{
+	if (slot == 0)
+		return;
+	if (removed)
+		warm_slot_free(rt, slot);
+	else
+		log_warnx("uid range %u of uid=%u agent=%s stays taken: its "
+		    "containers may still exist", slot,
+		    (unsigned)sb->key.uid, sb->key.agent);
 }
 
 /* Close what the outcome no longer needs: on failure the new services'
@@ -257,6 +280,22 @@ close_pidfds(struct sbx_sandbox *sb, struct sbx_outcome *o)
 		if (dropped(sb, i) && sb->prev[i].pidfd >= 0) {
 			close(sb->prev[i].pidfd);
 			sb->prev[i].pidfd = -1;
+		}
+}
+
+/* A reshape's success: a dropped service it had claimed warm held a uid
+ * range of its own, back once the worker said its container is gone. */
+static void
+dropped_done(struct rt_cli *rt, struct sbx_sandbox *sb,
+    const struct sbx_outcome *o)
+{
+	size_t i;
+
+	for (i = 0; o->code == SBX_OK && i < sb->nprev; i++)
+		if (dropped(sb, i) && sb->prev[i].warm != 0) {
+			slot_done(rt, sb, sb->prev[i].warm,
+			    (o->dropped_gone >> i) & 1);
+			sb->prev[i].warm = 0;
 		}
 }
 
@@ -288,6 +327,7 @@ provision_done(void *arg, const void *result, size_t len)
 	if (o.code != SBX_OK && sb->prev == NULL)
 		record_remove(sb->key.uid, sb->key.agent);
 	close_pidfds(sb, &o);
+	dropped_done(j->rt, sb, &o);
 	for (i = 0; i < sb->nservices; i++)
 		o.svc[i].keep = false;
 	log_info("provision uid=%u agent=%s project=%s services=%zu%s: %s%s%s",
@@ -297,25 +337,6 @@ provision_done(void *arg, const void *result, size_t len)
 	free(j);
 	cache_provisioned(sb, &o);
 	explicit_bzero(&o, sizeof(o));
-}
-
-/*
- * A uid range comes back once the runtime said the containers that used
- * it are gone; otherwise it stays taken (one sandbox's worth of uids)
- * rather than risk two sandboxes sharing host uids.
- */
-static void
-slot_done(struct rt_cli *rt, const struct sbx_sandbox *sb, unsigned slot,
-    bool removed)
-{
-	if (slot == 0)
-		return;
-	if (removed)
-		warm_slot_free(rt, slot);
-	else
-		log_warnx("uid range %u of uid=%u agent=%s stays taken: its "
-		    "containers may still exist", slot,
-		    (unsigned)sb->key.uid, sb->key.agent);
 }
 
 /* The sandbox's range, and those of the warm containers it claimed. */
@@ -455,6 +476,18 @@ start_job(struct rt_cli *rt, struct sbx_sandbox *sb, enum helper_job job,
 	return 0;
 }
 
+/* Does the provision start a container (a reshape may only drop)? */
+static bool
+starts_any(const struct sbx_sandbox *sb)
+{
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++)
+		if (!sb->svc[i].keep)
+			return true;
+	return false;
+}
+
 static int
 rt_provision(void *impl, struct sbx_sandbox *sb)
 {
@@ -464,7 +497,9 @@ rt_provision(void *impl, struct sbx_sandbox *sb)
 
 	if (max_ready == 0)
 		return -1;
-	if (sb->idmap == 0 && rt_is_podman(rt->cfg) &&
+	/* The sandbox's own range, for what it starts (claimed containers
+	 * have one each). */
+	if (sb->idmap == 0 && starts_any(sb) && rt_is_podman(rt->cfg) &&
 	    (sb->idmap = idmap_take(&rt->idmap)) == 0) {
 		log_warnx("provision uid=%u agent=%s: every one of the %u uid "
 		    "ranges (userns_slots) is taken", (unsigned)sb->key.uid,

@@ -267,7 +267,7 @@ scrape() { python3 -c 'import urllib.request; print(urllib.request.urlopen("http
 metric() { scrape | awk -v k="$1" '$1 == k { print $2 }'; }
 start_monitor
 wait_for 15 test -n "$(metric sbx_sandboxes)"
-check "node_exporter serves the monitor's figures" test -n "$(metric sbx_sandboxes)" -a -n "$(metric sbx_max_fds)" -a -n "$(metric sbx_open_fds)"
+check "node_exporter serves the monitor's figures" test -n "$(metric sbx_sandboxes)" -a -n "$(metric sbx_max_fds)" -a -n "$(metric sbx_open_fds)" -a -n "$(metric sbx_uid_ranges)" -a -n "$(metric sbx_max_uid_ranges)"
 snap=$(scrape)
 snap() { awk -v k="$1" '$1 == k { print $2 }' <<<"$snap"; }
 s0=$(snap sbx_sandboxes)

@@ -58,6 +58,7 @@ set_transport postgres tcp
 # A second project like demo, removed before a restart (below).
 printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo2.conf"
 sed -i "s|^runtime *=.*|runtime = $GATE/podman|" "$CONF"
+set_conf metrics_file "$WORK/sbx.prom"
 $RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 
 pool_names() { $RT ps -a --filter label=sbx.pool --filter "name=^sbx-pool-$1-" --format '{{.Names}}' | sort; }
@@ -208,6 +209,39 @@ gone_a() { [ -z "$($RT ps -aq --filter label=sbx.pool --filter name="^sbx-$uid_a
 check "A's claimed containers are removed" gone_a
 check "none of them is in the pool ($claimedA)" test -z "$(for id in $claimedA; do $RT ps -aq --filter id="$id"; done)"
 check "A's directory is gone" test ! -e "$WORK/run/$uid_a/a"
+
+echo "# a reshape that drops a claimed service gives its uid range back"
+# A warm container holds a host uid range of its own, claimed or not
+# (idmap.c); the metrics say how many are taken. A claimed redis that the
+# project no longer offers is removed at SIGHUP, and its range comes
+# back then, not at the monitor's next start.
+hup() { local n; n=$(grep -c 'reloaded .* project policies' "$LOG"); kill -HUP "$MON_PID"
+	wait_for 10 test "$(grep -c 'reloaded .* project policies' "$LOG")" -gt "$n"; }
+# The metrics file rewritten after now (every 5 s), then a figure of it.
+written_after() { [ "$(stat -c %.9Y "$WORK/sbx.prom" | tr -d .)" -gt "$1" ]; }
+fresh() { local t; t=$(date +%s%N); wait_for 12 written_after "$t"; }
+ranges() { sed -n 's/^sbx_uid_ranges //p' "$WORK/sbx.prom"; }
+ranges_are() { [ "$(ranges)" -eq "$1" ]; }
+# Every job's result taken (A's teardown gives its ranges back at its end).
+no_workers() { [ -z "$(pgrep -x sbx-worker -P "$MON_PID")" ]; }
+printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/shrink.conf"
+hup
+c0=$(warm_claims)
+envS=$(sbx_as $UB request -a s -p shrink 2>&1)
+check "B's agent s claims postgres and redis" test "$(warm_claims)" -eq $((c0 + 1)) -a -n "$(env_of "$envS" REDIS_PASSWORD)"
+check "the pool refills" wait_for 90 full_pool
+wait_for 30 no_workers; fresh; r1=$(ranges)
+printf '[project]\nsandbox_services = postgres\n' > "$WORK/projects/shrink.conf"
+hup
+check "SIGHUP reshapes s to postgres alone" wait_for 30 grep -q "provision uid=$uid_b agent=s project=shrink services=1 (reshape): ok" "$LOG"
+s_left() { [ "$($RT ps -aq --filter label=sbx.pool --filter "name=^sbx-$uid_b-s-" | wc -l)" -eq "$1" ]; }
+check "its redis container is gone" wait_for 10 s_left 1
+fresh
+check "and its uid range is back, no other taken ($r1 before, $(ranges) now)" ranges_are $((r1 - 1))
+check "its kept postgres still works, as s has it" test "$(env_of "$(sbx_as $UB request -a s -p shrink 2>&1)" POSTGRES_PASSWORD)" = "$(env_of "$envS" POSTGRES_PASSWORD)"
+sbx_as $UB release -a s >/dev/null
+check "release removes the kept postgres, a claimed container" wait_for 30 s_left 0
+check "and gives its range back" wait_for 30 ranges_are $((r1 - 2))
 
 echo "# a dead warm container met at a claim"
 for n in $(pool_names redis); do
