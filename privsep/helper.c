@@ -65,6 +65,7 @@ static const struct {
 	[HELPER_RELOAD] = { "reload", 0, 0, reload_body },
 	[HELPER_REMOVE_GONE] = { "remove", sizeof(struct rt_gone), 1,
 	    remove_gone_body },
+	[HELPER_LIST] = { "list", 0, 0, list_body },
 };
 
 static int

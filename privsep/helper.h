@@ -26,6 +26,7 @@ enum helper_job {
 	HELPER_RENAME,		/* job_renames; writes a uint32_t code */
 	HELPER_RELOAD,		/* nothing; writes reload.c's result */
 	HELPER_REMOVE_GONE,	/* rt_gone[n]; its exit status says */
+	HELPER_LIST,		/* nothing; writes rt_seen[n] to a memfd */
 	HELPER_NJOBS
 };
 

@@ -69,6 +69,9 @@ int	teardown_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);		/* job_sandbox; writes sbx_outcome */
 int	evict_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);		/* job_evict; writes a uint32_t code */
+/* rt_run.c: the runtime's listing, as rt_seen[n] written to fd. */
+int	list_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 /* rt_run.c: rt_gone[len / size]; its exit status: 0 when all went. */
 int	remove_gone_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);

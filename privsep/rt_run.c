@@ -8,10 +8,10 @@
  * the agent's one sentence. The removals here are the workers' too.
  *
  * runtime_list and runtime_remove are adoption's (adopt.c), in the
- * monitor at start, before the loop, when waiting is allowed: the
- * runtime runs in children under the runtime deny filter, as in a
- * worker, and the monitor itself only waits for them and parses what
- * they listed.
+ * monitor at start, before the loop, when waiting is allowed: each runs
+ * its job in an exec'd worker (list_body, remove_gone_body) and waits
+ * for it. The listing holds agents' names, so the worker parses it
+ * (rt_seen.c) and the monitor only checks the fixed entries it wrote.
  */
 #include <errno.h>
 #include <limits.h>
@@ -331,72 +331,8 @@ wait_child(pid_t pid, int64_t deadline)
 	return status;
 }
 
-/* One line of rt_argv_list's output; 0 when every field is sound. */
-static int
-parse_seen(char *line, struct rt_seen *c)
-{
-	char *f[5] = { NULL }, *save = NULL, *end, *p;
-	long v;
-	int i;
-
-	for (i = 0; i < 5; i++)
-		if ((f[i] = strtok_r(i ? NULL : line, " ", &save)) == NULL)
-			break;
-	if (i < 4 || f[2][0] != 'u' || f[3][0] != 'a' ||
-	    strlcpy(c->name, f[0], sizeof(c->name)) >= sizeof(c->name) ||
-	    strlcpy(c->agent, f[3] + 1, sizeof(c->agent)) >= sizeof(c->agent))
-		return -1;
-	errno = 0;
-	v = strtol(f[1], &end, 10);
-	if (errno || *end != '\0' || v < 0 || v > INT_MAX)
-		return -1;
-	c->pid = (int)v;
-	/* A warm container has neither label (runtime_argv.c). */
-	c->pool = f[2][1] == '\0' && f[3][1] == '\0';
-	v = c->pool ? 0 : strtol(f[2] + 1, &end, 10);
-	if (!c->pool && (errno || *end != '\0' || v < 0 || v > INT_MAX))
-		return -1;
-	c->uid = c->pool ? (uid_t)-1 : (uid_t)v;
-	c->port = 0;
-	if (f[4] != NULL && (p = strstr(f[4], "127.0.0.1:")) != NULL) {
-		v = strtol(p + 10, &end, 10);
-		if (errno || strncmp(end, "->", 2) != 0 || v <= 0 || v > 65535)
-			return -1;
-		c->port = (int)v;
-	}
-	return 0;
-}
-
-static int
-parse_list(char *text, struct rt_seen **out, size_t *n)
-{
-	struct rt_seen *v = NULL, *nv;
-	char *line, *save = NULL;
-	size_t cap = 0;
-
-	*n = 0;
-	for (line = strtok_r(text, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				goto fail;
-			v = nv;
-		}
-		if (parse_seen(line, &v[*n]) == -1) {
-			log_warnx("runtime ps: an unexpected line: %.80s", line);
-			goto fail;
-		}
-		(*n)++;
-	}
-	*out = v;
-	return 0;
-fail:
-	free(v);
-	return -1;
-}
-
 #define LIST_MAX	(16u << 20)	/* 16 MiB: far beyond any host */
+#define LIST_CALLS_MAX	8	/* the list worker's deadline, in runtime_timeout */
 
 /* Run a listing with its stdout appended to fd (a memfd). 0 on exit 0. */
 static int
@@ -466,27 +402,93 @@ docker_lines(const struct sbx_config *cfg, char *ids_text)
 	return text;
 }
 
+/* HELPER_LIST, in the exec'd worker: the runtime's listing, parsed, as
+ * rt_seen entries written to fd (the monitor's memfd). */
 int
-runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
+list_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 {
 	struct argv_buf a;
+	struct rt_seen *v = NULL;
 	char *text = NULL, *lines;
-	int fd, rc = -1;
+	size_t n = 0;
+	int ps, rc = 1;
 
+	(void)job;
+	(void)len;
 	rt_argv_list(&a, cfg);
-	if ((fd = memfd_create("sbx-ps", MFD_CLOEXEC)) == -1)
-		return -1;
-	if (list_run(cfg, a.v, "ps", fd) == 0)
-		text = fd_text(fd);
-	close(fd);
+	if ((ps = memfd_create("sbx-ps", MFD_CLOEXEC)) == -1)
+		return 1;
+	if (list_run(cfg, a.v, "ps", ps) == 0)
+		text = fd_text(ps);
+	close(ps);
 	if (text != NULL && rt_is_docker(cfg)) {
 		lines = docker_lines(cfg, text);
 		free(text);
 		text = lines;
 	}
-	if (text != NULL)
-		rc = parse_list(text, out, n);
+	if (text != NULL && rt_seen_parse(text, &v, &n) == 0 &&
+	    write_all(fd, v, n * sizeof(*v), now_ms() + 1000) == 0)
+		rc = 0;
 	free(text);
+	free(v);
+	return rc;
+}
+
+/* What the list worker wrote to fd, every entry checked; -1 otherwise. */
+static int
+seen_take(int fd, struct rt_seen **out, size_t *n)
+{
+	struct stat st;
+	struct rt_seen *v;
+	size_t i, k;
+
+	if (fstat(fd, &st) == -1 || st.st_size < 0 || st.st_size >= LIST_MAX ||
+	    (size_t)st.st_size % sizeof(*v) != 0)
+		return -1;
+	k = (size_t)st.st_size / sizeof(*v);
+	if ((v = calloc(k + 1, sizeof(*v))) == NULL)
+		return -1;
+	if (pread(fd, v, (size_t)st.st_size, 0) != st.st_size)
+		goto bad;
+	for (i = 0; i < k; i++)
+		if (!rt_seen_sound(&v[i]))
+			goto bad;
+	*out = v;
+	*n = k;
+	return 0;
+bad:
+	free(v);
+	return -1;
+}
+
+int
+runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
+{
+	pid_t pid;
+	int fd, status, rc = -1;
+
+	if ((fd = memfd_create("sbx-seen", MFD_CLOEXEC)) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		worker_child_setup(fd);
+		if (sc_load_deny("runtime") == -1)
+			_exit(126);
+		helper_exec(cfg, HELPER_LIST, NULL, 0);
+	}
+	/* ps, and with docker an inspect per RT_MAX_IDS containers. */
+	status = wait_child(pid, now_ms() + (int64_t)cfg->runtime_timeout *
+	    1000 * LIST_CALLS_MAX);
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    (rc = seen_take(fd, out, n)) == -1)
+		log_warnx("runtime ps: the list worker wrote what no listing "
+		    "parses to");
+	else if (rc == -1)
+		log_warnx("runtime ps: the list worker failed (see above)");
+	close(fd);
 	return rc;
 }
 

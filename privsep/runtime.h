@@ -27,7 +27,12 @@ struct rt_seen {
 	int	port;		/* published on 127.0.0.1, or 0 */
 };
 
+/* At start: what the runtime lists, parsed by a worker, every entry
+ * checked (rt_seen_sound); -1, logged, otherwise. */
 int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);
+/* rt_seen.c: the worker's parser and the monitor's check. */
+int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
+bool	rt_seen_sound(const struct rt_seen *);
 /* What adoption discards: a whole key, or one service of a kept one. */
 struct rt_gone {
 	struct sbx_key	key;

@@ -22,7 +22,7 @@ test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
-		    privsep/sockdir.c
+		    privsep/sockdir.c privsep/rt_seen.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \

@@ -3,7 +3,9 @@
  * (privsep/runtime_argv.c) and the socket directory names
  * (privsep/sockdir.c): what every container is confined with, per
  * transport, and that no secret is ever in an argv; the uid ranges of
- * their user namespaces (privsep/idmap.c).
+ * their user namespaces (privsep/idmap.c); the runtime's listing as the
+ * list worker parses it and as the monitor checks what it wrote
+ * (privsep/rt_seen.c).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "idmap.h"
+#include "runtime.h"
 #include "runtime_argv.h"
 #include "sockdir.h"
 
@@ -421,4 +424,87 @@ Test(idmap, ranges_do_not_overlap)
 	    2147483648u + 2 * 65536);
 	cr_assert_eq(idmap_host_uid(2147483648u, 1024, 16, 15),
 	    2147483648u + (1023u * 16 + 15) * 65536);
+}
+
+/* What podman ps --format prints for rt_argv_list, one line each kind. */
+Test(seen, listing_lines_become_entries)
+{
+	char text[] = "sbx-1000-a1-postgres 1234 u1000 aa1 "
+	    "127.0.0.1:40000->5432/tcp\n"
+	    "sbx-pool-redis-2 77 u a \n"
+	    "sbx-1001-b-redis 0 u1001 ab\n";
+	struct rt_seen *v = NULL;
+	size_t n = 0, i;
+
+	cr_assert_eq(rt_seen_parse(text, &v, &n), 0);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(v[0].name, "sbx-1000-a1-postgres");
+	cr_assert_eq(v[0].pid, 1234);
+	cr_assert_eq(v[0].uid, 1000);
+	cr_assert_str_eq(v[0].agent, "a1");
+	cr_assert_eq(v[0].port, 40000);
+	cr_assert_not(v[0].pool);
+	cr_assert(v[1].pool, "no uid and no agent label: a warm container");
+	cr_assert_eq(v[1].uid, (uid_t)-1);
+	cr_assert_str_eq(v[1].agent, "");
+	cr_assert_eq(v[1].port, 0);
+	cr_assert_eq(v[2].pid, 0, "a stopped container has pid 0");
+	for (i = 0; i < n; i++)
+		cr_assert(rt_seen_sound(&v[i]), "entry %zu", i);
+	free(v);
+}
+
+Test(seen, a_line_no_listing_prints_is_refused_whole)
+{
+	static const char *bad[] = {
+		"sbx-1-a-redis x12 u1 aa",		/* pid not a number */
+		"sbx-1-a-redis 12 1 aa",		/* no u field */
+		"sbx-1-a-redis 12 u1",			/* no a field */
+		"sbx-1-a-redis 12 u-5 aa",		/* uid out of range */
+		"sbx-1-a-redis 12 u1 aa 127.0.0.1:70000->6379/tcp",
+		"sbx-1-a-redis 12 u1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	char text[256];
+	struct rt_seen *v = NULL;
+	size_t n, i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* A sound line first: one bad line refuses the listing. */
+		snprintf(text, sizeof(text), "sbx-2-b-redis 1 u2 ab\n%s\n",
+		    bad[i]);
+		n = 99;
+		cr_assert_eq(rt_seen_parse(text, &v, &n), -1, "%s", bad[i]);
+	}
+}
+
+/* The monitor's check of what a (possibly subverted) worker wrote. */
+Test(seen, the_monitor_takes_only_what_a_parser_can_write)
+{
+	struct rt_seen good = { .name = "sbx-3-c-redis", .agent = "c",
+	    .uid = 3, .pid = 5, .port = 0 }, c;
+
+	cr_assert(rt_seen_sound(&good));
+	c = good;
+	memset(c.name, 'x', sizeof(c.name));
+	cr_assert_not(rt_seen_sound(&c), "a name that does not end");
+	c = good;
+	memset(c.agent, 'x', sizeof(c.agent));
+	cr_assert_not(rt_seen_sound(&c), "an agent that does not end");
+	c = good;
+	c.name[0] = '\0';
+	cr_assert_not(rt_seen_sound(&c), "no name");
+	c = good;
+	c.pid = -1;
+	cr_assert_not(rt_seen_sound(&c), "a negative pid");
+	c = good;
+	c.port = 65536;
+	cr_assert_not(rt_seen_sound(&c), "a port past 65535");
+	c = good;
+	c.pool = true;
+	cr_assert_not(rt_seen_sound(&c), "a warm container with a uid");
+	c.uid = (uid_t)-1;
+	cr_assert_not(rt_seen_sound(&c), "a warm container with an agent");
+	c.agent[0] = '\0';
+	cr_assert(rt_seen_sound(&c), "a warm container");
 }
