@@ -464,6 +464,14 @@ collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
 	}
 }
 
+/* A failed start's removal: one runtime call's time more, within the
+ * monitor's backstop for the worker (runtime_cli.c, warm.c). */
+static int64_t
+cleanup_deadline(const struct sbx_config *cfg)
+{
+	return now_ms() + (int64_t)cfg->runtime_timeout * 1000;
+}
+
 /* Warm containers' jobs (warm.c decides, workers do). */
 int
 rt_warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
@@ -487,7 +495,7 @@ rt_warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
 	explicit_bzero(j.conn.password, sizeof(j.conn.password));
 	if (res.code != SBX_OK && rt_pool_name(name, sizeof(name), s->name,
 	    j.slot) == 0) {
-		remove_names(cfg, name, NULL, now_ms() + 30000);
+		remove_names(cfg, name, NULL, cleanup_deadline(cfg));
 		sockdir_pool_remove(cfg, s->name, j.slot);
 	}
 	memset(&out, 0, sizeof(out));
@@ -616,9 +624,10 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 		for (i = 0; i < sb->nservices; i++)
 			if (!sb->svc[i].keep)
 				remove_service(cfg, &sb->key,
-				    sb->svc[i].conn.name, 0, now_ms() + 30000);
+				    sb->svc[i].conn.name, 0,
+				    cleanup_deadline(cfg));
 	} else if (o.code != SBX_OK)
-		remove_key(cfg, &sb->key, now_ms() + 30000, &r);
+		remove_key(cfg, &sb->key, cleanup_deadline(cfg), &r);
 out:
 	rc = write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
 	explicit_bzero(&j, sizeof(j));
