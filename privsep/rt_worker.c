@@ -591,10 +591,9 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 	memset(&o, 0, sizeof(o));
 	/* podman's run --replace removes a container of the same name in
 	 * the same call: a key's first provision skips the label-wide rm. A
-	 * reshape removes only what the sandbox no longer has. */
-	if (sb->prev != NULL)
-		o.dropped_gone = remove_dropped(cfg, sb, deadline);
-	else if ((sb->generation > 1 || !rt_is_podman(cfg)) &&
+	 * reshape removes only what the sandbox no longer has, once what it
+	 * gained is ready (below). */
+	if (sb->prev == NULL && (sb->generation > 1 || !rt_is_podman(cfg)) &&
 	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "removing leftover "
@@ -620,7 +619,11 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 		strlcpy(o.svc[i].conn.database, s->database, SBX_SLUG_MAX);
 		reach(cfg, sb, s, &o.svc[i].conn);
 	}
-	if (o.code != SBX_OK && sb->prev != NULL) {
+	/* A failed reshape leaves the sandbox as it was: the monitor keeps
+	 * the services it had, so none of them is removed. */
+	if (o.code == SBX_OK && sb->prev != NULL)
+		o.dropped_gone = remove_dropped(cfg, sb, cleanup_deadline(cfg));
+	else if (o.code != SBX_OK && sb->prev != NULL) {
 		for (i = 0; i < sb->nservices; i++)
 			if (!sb->svc[i].keep)
 				remove_service(cfg, &sb->key,

@@ -235,14 +235,14 @@ start_monitor env NOTIFY_SOCKET="$NS" WATCHDOG_USEC=2000000
 wait_for 10 grep -q '^ready-' "$NL"
 check "READY=1 once the socket serves" test "$(grep -c '^ready-and-serving$' "$NL")" -eq 1 -a "$(grep -c '^ready-not-serving$' "$NL")" -eq 0
 check "with a STATUS= line and the sandbox count" grep -Eq '^STATUS=serving, [0-9]+ sandboxes' "$NL"
-wait_for 5 test "$(grep -c '^WATCHDOG=1$' "$NL")" -ge 3
+wait_until 5 '[ "$(grep -c "^WATCHDOG=1\$" "$NL")" -ge 3 ]'
 check "WATCHDOG=1 from the loop, at half of WATCHDOG_USEC (2 s)" test "$(grep -c '^WATCHDOG=1$' "$NL")" -ge 3
 n0=$(sed -n 's/^STATUS=serving, \([0-9]*\) sandboxes.*/\1/p' "$NL" | head -1)
 sbx request -a nt1 -p cache-only redis >/dev/null 2>&1
 wait_for 5 grep -q "^STATUS=serving, $((n0 + 1)) sandboxes\$" "$NL"
 check "STATUS= follows the sandbox count ($n0 -> $((n0 + 1)))" grep -q "^STATUS=serving, $((n0 + 1)) sandboxes\$" "$NL"
 kill -HUP "$MON_PID"
-wait_for 5 test "$(grep -c '^ready-' "$NL")" -eq 2
+wait_until 5 '[ "$(grep -c "^ready-" "$NL")" -eq 2 ]'
 check "SIGHUP: RELOADING=1, then READY=1 again" bash -c "grep -n -e '^RELOADING=1$' -e '^ready-and-serving$' '$NL' | tail -2 | cut -d: -f2 | tr '\n' ' ' | grep -q '^RELOADING=1 ready-and-serving $'"
 kill -TERM "$MON_PID"; wait "$MON_PID"; MON_PID=
 wait_for 5 bash -c "! kill -0 $LPID 2>/dev/null"
@@ -266,7 +266,7 @@ cleanup_hook() { kill "$NEPID" 2>/dev/null; }
 scrape() { python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:19100/metrics", timeout=2).read().decode())' 2>/dev/null; }
 metric() { scrape | awk -v k="$1" '$1 == k { print $2 }'; }
 start_monitor
-wait_for 15 test -n "$(metric sbx_sandboxes)"
+wait_until 15 '[ -n "$(metric sbx_sandboxes)" ]'
 check "node_exporter serves the monitor's figures" test -n "$(metric sbx_sandboxes)" -a -n "$(metric sbx_max_fds)" -a -n "$(metric sbx_open_fds)" -a -n "$(metric sbx_uid_ranges)" -a -n "$(metric sbx_max_uid_ranges)"
 snap=$(scrape)
 snap() { awk -v k="$1" '$1 == k { print $2 }' <<<"$snap"; }

@@ -119,6 +119,14 @@ wait_for() {
 	while [ "$n" -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
 	"$@"
 }
+# wait_until SECS 'CONDITION': CONDITION is evaluated anew at each try.
+# (wait_for's own arguments are expanded once, before its first try: a
+# "$(count)" in them is a constant.)
+wait_until() {
+	local n=$(( $1 * 10 ))
+	while [ "$n" -gt 0 ]; do eval "$2" && return 0; sleep 0.1; n=$((n - 1)); done
+	eval "$2"
+}
 
 # The monitor blocked in poll() (syscall 7, or ppoll 271): every answer
 # it has sent is closed, so its fd count is the count at rest.

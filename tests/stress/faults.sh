@@ -595,7 +595,7 @@ echo "# a SIGHUP that cannot read keeps what it had"
 # tables as they were. Were either dropped, 300001 would be served (no ranges) or
 # cache-only would be an unknown project (no policies).
 reloads() { grep -c -e 'reloaded .* project policies' -e 'project policies were not read again' "$LOG"; }
-hup() { local n; n=$(reloads); kill -HUP "$MON_PID"; wait_for 10 test "$(reloads)" -gt "$n"; }
+hup() { local n; n=$(reloads); kill -HUP "$MON_PID"; wait_until 10 '[ "$(reloads)" -gt "$n" ]'; }
 chmod 0666 "$WORK/subuid"
 mv "$WORK/projects" "$WORK/projects.away"; : > "$WORK/projects"
 hup

@@ -4,7 +4,8 @@
 # grows (redis, then postgres too: only postgres starts, redis keeps its
 # container, password and keys), shrinks (only the service that went is
 # removed), and the same agent slug asks for another project (conflict,
-# nothing torn down). SIGHUP revokes what a project no longer offers.
+# nothing torn down). SIGHUP revokes what a project no longer offers. A
+# reshape that fails removes nothing the sandbox had.
 # Real monitor, broker and podman; root. Prints "N passed, N failed".
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
@@ -27,9 +28,11 @@ made_by() { $RT ps -aq --filter "label=sbx.agent=$1" --filter "label=sbx.service
 reloads() { grep -c "reloaded .* project policies" "$LOG"; }
 # The projects are read at start and on SIGHUP: each change is followed
 # by one, and waited for.
-hup() { local n; n=$(reloads); kill -HUP "$MON_PID"; wait_for 10 test "$(reloads)" -gt "$n"; }
+hup() { local n; n=$(reloads); kill -HUP "$MON_PID"; wait_until 10 '[ "$(reloads)" -gt "$n" ]'; }
 
 write_conf yes
+gate_runtime
+set_conf runtime "$GATE/podman"
 project grow redis
 start_monitor || exit 1
 
@@ -68,13 +71,36 @@ e4=$(sbx request -a g1 -p grow)
 rcli "$e4" set k2 v2 >/dev/null
 project grow redis
 hup
-wait_for 30 test "$(made g1)" -eq 1
+wait_until 30 '[ "$(made g1)" -eq 1 ]'
 check "a service the project dropped is removed at SIGHUP" test "$(ids g1 | wc -w)" -eq 1 -a "$(made_by g1 postgres)" -eq 0
 check "audited" grep -q 'audit event=revoke uid=0 agent=g1 project=grow .*kept=1 of=2' "$LOG"
 e5=$(sbx request -a g1 -p grow)
 check "redis runs on: same password, same keys" test "$(pw REDIS "$e5")" = "$(pw REDIS "$e4")" -a "$(rcli "$e5" get k2)" = v2
 rm "$WORK/projects/grow.conf"
 hup
-wait_for 30 test "$(made g1)" -eq 0
+wait_until 30 '[ "$(made g1)" -eq 0 ]'
 check "a project removed: its sandboxes are torn down" test "$(made g1)" -eq 0
+
+# A reshape that both drops and adds: the sandbox was busy at SIGHUP (a
+# grow held at the gate), so the next request meets the new set. What it
+# adds (never-ready) fails: what it would drop (postgres) must still be
+# there, since the monitor keeps the sandbox as it was.
+echo "# a reshape that fails keeps what it had"
+project fx "postgres redis"; hup
+e6=$(sbx request -a g2 -p fx)
+pq "$e6" 'create table t(x int); insert into t values (9)' >/dev/null
+pg6=$($RT ps -q --filter label=sbx.agent=g2 --filter label=sbx.service=postgres)
+project fx "postgres redis never-ready"; hup
+gate_hold g2 before
+sbx request -a g2 -p fx > "$WORK/grow.out" 2>&1 &
+grow=$!
+wait_for 30 gate_held g2 1
+project fx "redis never-ready"; hup
+gate_release g2
+wait "$grow"
+e7=$(sbx request -a g2 -p fx 2>&1); rc=$?
+check "the reshape (drop postgres, add never-ready) fails: not ready" test "$rc" -ne 0 -a -n "$(grep -i 'ready' <<<"$e7")"
+check "postgres was not removed: same container, its table there" test "$($RT ps -q --filter label=sbx.agent=g2 --filter label=sbx.service=postgres)" = "$pg6" -a "$(pq "$e6" 'select x from t')" = 9
+check "redis runs on with its password" test "$(rcli "$e6" ping)" = PONG
+check "never-ready's container is gone" test "$(made_by g2 never-ready)" -eq 0
 finish

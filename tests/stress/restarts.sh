@@ -134,7 +134,7 @@ check "the monitor leads its own process group and is in the test cgroup; its fo
 [ "$pgid" = "$MON_PID" ] && kill -9 -- "-$pgid" 2>/dev/null
 for _ in 1 2 3; do xargs -r kill -9 < "$CG/cgroup.procs" 2>/dev/null; done
 wait "$MON_PID" 2>/dev/null; MON_PID=
-wait_for 10 test -z "$(cat "$CG/cgroup.procs")"
+wait_until 10 '[ -z "$(cat "$CG/cgroup.procs")" ]'
 check "the cgroup is empty" test -z "$(cat "$CG/cgroup.procs")"
 check "the containers run on" test "$($RT ps -q --filter label=sbx.agent=cg | sort | tr '\n' ' ')" = "$before"
 start_monitor

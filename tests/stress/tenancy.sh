@@ -125,7 +125,6 @@ pids_dir() {
 }
 pdir=$(pids_dir "$ra")
 refused() { awk '$1 == "max" { print $2 }' "$pdir/pids.events"; }
-wait_until() { local n=$(( $1 * 10 )); shift; while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done; "$@"; }
 storm_met() { test "$(refused)" -gt 0; }
 wait_until 30 storm_met
 check "A's redis is limited to 64 processes ($(cat "$pdir/pids.max"))" test "$(cat "$pdir/pids.max")" = 64

@@ -216,7 +216,7 @@ echo "# a reshape that drops a claimed service gives its uid range back"
 # project no longer offers is removed at SIGHUP, and its range comes
 # back then, not at the monitor's next start.
 hup() { local n; n=$(grep -c 'reloaded .* project policies' "$LOG"); kill -HUP "$MON_PID"
-	wait_for 10 test "$(grep -c 'reloaded .* project policies' "$LOG")" -gt "$n"; }
+	wait_until 10 '[ "$(grep -c "reloaded .* project policies" "$LOG")" -gt "$n" ]'; }
 # The metrics file rewritten after now (every 5 s), then a figure of it.
 written_after() { [ "$(stat -c %.9Y "$WORK/sbx.prom" | tr -d .)" -gt "$1" ]; }
 fresh() { local t; t=$(date +%s%N); wait_for 12 written_after "$t"; }
