@@ -230,9 +230,10 @@ on_accept(struct broker *b)
 	/* A subordinate uid's connections count toward its range's owner:
 	 * its 65536 uids share one place, not one each. */
 	(void)subrange_owner(b->subuids, b->nsubuids, uid, &uid);
-	/* A child that has handed its request over and exited still holds
-	 * its place until reaped: reap before refusing anyone for it (and
-	 * only then count again: the count walks the table). */
+	/* A child that has handed its request over no longer counts for
+	 * its uid, but holds its place in the table until reaped: reap
+	 * before refusing anyone (and only then count again: the count
+	 * walks the table). */
 	if ((admit = conntab_admit(&b->tab, uid)) != ADMIT_OK) {
 		reap(b);
 		admit = conntab_admit(&b->tab, uid);
@@ -249,6 +250,7 @@ on_accept(struct broker *b)
 	case ADMIT_OK:
 		break;
 	}
+	b->copts.handed = conntab_next(&b->tab);	/* room: checked by admit */
 	if ((pid = fork()) == -1) {
 		log_warn("fork");
 		close(fd);
@@ -259,7 +261,7 @@ on_accept(struct broker *b)
 		close(b->sigfd);
 		child_main(fd, &b->copts);
 	}
-	conntab_add(&b->tab, pid, uid);	/* room: checked by admit */
+	conntab_add(&b->tab, pid, uid);
 	close(fd);
 	return true;
 }

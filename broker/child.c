@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "conntab.h"
 #include "fdpass.h"
 #include "iox.h"
 #include "log.h"
@@ -140,6 +141,9 @@ static void __attribute__((noreturn))
 hand_over(int agent, const struct child_opts *o, const union sbx_req_any *req,
     size_t len)
 {
+	/* Before the monitor can answer: our agent may connect again at
+	 * once, and this place is no longer its (conntab.c). */
+	conntab_handed(o->handed);
 	if (send_fds(o->chan, req, len, &agent, SBX_REQ_FDS) != (ssize_t)len) {
 		log_warn("hand-over to the monitor");
 		reply_error_exit(agent, SBX_E_INTERNAL,

@@ -79,6 +79,21 @@ bpid=$(broker_pid)
 check "the shipped per-uid limit: 16 of 128" grep -q 'at most 128 connections, 16 per uid' "$LOG"
 sbx_as $UO request -a fair-hit -p cache-only redis > "$WORK/fair-hit.out" 2>&1
 check "the other uid has a sandbox to hit" grep -q REDIS_PASSWORD "$WORK/fair-hit.out"
+# As many clients of one uid as its share (16), back to back: a child
+# that has handed its request over no longer counts for its uid
+# (conntab.c), and it stops counting before the monitor can answer, so
+# a client's next connection never meets its own last one: zero busy,
+# not "few". (Before, a child counted until it was reaped.)
+# Its own agent: the hits of fair-hit are counted in the audit trail below.
+sbx_as $UO request -a back-hit -p cache-only redis > "$WORK/back-hit.out" 2>&1
+hpids=
+for i in $(seq 16); do
+	$(as $UO) "$WORK/stress-load" hits "$SOCK" back-hit 150 > "$WORK/hits16-$i.out" 2>&1 &
+	hpids="$hpids $!"
+done
+wait $hpids
+n16=$(grep -l '^hits 150: wrong 0,' "$WORK"/hits16-*.out | wc -l)
+check "16 clients of one uid at its share of 16, 150 hits each back to back: every answer the sandbox, none busy ($n16 of 16 clients)" test "$n16" -eq 16
 
 $(as $UF) "$WORK/stress-load" flood "$SOCK" "$FLOOD_THREADS" > "$WORK/flood.out" 2>&1 &
 FPID=$!
