@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # ab.sh BEFORE_TOP AFTER_TOP - the hit path of two builds side by side:
-# both real monitors run at once (agents hita, hitb) and the baseline
-# server too, and the requests are interleaved, so a before/after ratio
-# is measured under the same load. Run under flock /tmp/sbx-podman.lock.
+# both monitors run at once (agents hita, hitb) and the baseline server
+# too, and the requests are interleaved, so a before/after ratio is
+# measured under the same load. AB_REAL=1: the real monitors, with real
+# redis sandboxes (only for builds before the host lock: two real
+# monitors may not share a host, sbx-monitor(8)); otherwise each build's
+# bench monitor (make bench-bins: the real loop, dispatch, cache, handler
+# and broker, the runtime double behind them). Run under flock
+# /tmp/sbx-podman.lock.
 set -u
 BEFORE=$1 AFTER=$2
 BENCH=$AFTER/build/bench/sbx-bench
@@ -22,7 +27,9 @@ conf() {
 for v in before after; do
 	conf $v
 	top=$BEFORE; [ $v = after ] && top=$AFTER
-	"$top/build/sbx-monitor" -d -f "$W/$v/sbx.conf" >"$W/$v/log" 2>&1 & pids+=($!)
+	mon=$top/build/bench/sbx-monitor-double
+	[ "${AB_REAL:-0}" = 1 ] && mon=$top/build/sbx-monitor
+	"$mon" -d -f "$W/$v/sbx.conf" >"$W/$v/log" 2>&1 & pids+=($!)
 	for _ in $(seq 100); do timeout 2 "$BENCH" once "$W/$v/sbx.sock,ping" >/dev/null 2>&1 && break; sleep 0.1; done
 done
 A="$W/before/sbx.sock,sandbox,hita,rd,redis" B="$W/after/sbx.sock,sandbox,hitb,rd,redis"

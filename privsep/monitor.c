@@ -819,6 +819,8 @@ setup(struct monitor *m, const char *path, int fg)
 	subuids_load(m);	/* adopted sandboxes count toward owners too */
 	m->cache.owner_of = owner_of;
 	m->cache.owner_arg = m;
+	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
 		fatalx("cannot list the runtime's containers (%s ps): which "
 		    "sandboxes and uid ranges are in use is unknown", m->cfg.runtime);

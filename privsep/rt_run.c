@@ -14,6 +14,7 @@
  * (rt_seen.c) and the monitor only checks the fixed entries it wrote.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -528,6 +530,53 @@ remove_gone_body(int fd, const struct sbx_config *cfg, const void *job,
 			failed = 1;
 	}
 	return failed;
+}
+
+/*
+ * Container names, labels and adoption's sweep of orphans take every sbx
+ * container the runtime lists to be this monitor's: a second monitor on
+ * the host (another config, another state_dir) would discard the first's
+ * sandboxes as orphans at its start. So one monitor per host and
+ * runtime: a lock in /run (root's alone; /run/lock is anyone's), held
+ * for the monitor's life on a descriptor no child keeps past its exec,
+ * waited for a few seconds for a monitor that is still exiting.
+ */
+#define HOST_LOCK_WAIT	50	/* tries, 100 ms apart */
+
+int
+runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	char path[64], pid[16] = "";
+	int fd, i, n;
+
+	snprintf(path, sizeof(path), "/run/sbx-monitor.%s.lock",
+	    rt_is_docker(cfg) ? "docker" : "podman");
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < HOST_LOCK_WAIT; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+			if (ftruncate(fd, 0) == -1 ||
+			    pwrite(fd, pid, (size_t)n, 0) != n)
+				log_warn("%s: cannot write our pid", path);
+			return 0;	/* fd stays open: the lock */
+		}
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(100000);
+	}
+	if (pread(fd, pid, sizeof(pid) - 1, 0) <= 0)
+		strlcpy(pid, "?", sizeof(pid));
+	pid[strcspn(pid, "\n")] = '\0';
+	snprintf(err, errlen, "another sbx-monitor (pid %s) manages the %s "
+	    "containers of this host (%s); one monitor per host and runtime, "
+	    "or the second would discard the first's sandboxes", pid,
+	    rt_is_docker(cfg) ? "docker" : "podman", path);
+	close(fd);
+	return -1;
 }
 
 /* Remove what adoption discarded, with its directories, in a worker. */

@@ -27,6 +27,9 @@ struct rt_seen {
 	int	port;		/* published on 127.0.0.1, or 0 */
 };
 
+/* At start, before anything else of the runtime's: the host's lock for
+ * its sbx containers (one monitor per host and runtime); -1 with err. */
+int	runtime_lock_host(const struct sbx_config *, char *err, size_t errlen);
 /* At start: what the runtime lists, parsed by a worker, every entry
  * checked (rt_seen_sound); -1, logged, otherwise. */
 int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);

@@ -362,6 +362,31 @@ worker_spare(const struct rt_cli *rt, size_t provisions)
 	return rt->pool->n + need + 2 <= rt->pool->max;
 }
 
+/* A ready member whose process died while idle (OOM, a crash, an
+ * admin's kill): replaced now, not when a claim trips on it and its
+ * agent waits for a cold provision instead. One pidfd poll each. */
+static void
+sweep_dead(struct rt_cli *rt, size_t provisions)
+{
+	struct warm_member *m;
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < rt->cfg->nservices; i++)
+		for (k = 0; rt->warm.svc[i].m != NULL &&
+		    k < rt->cfg->services[i].warm; k++) {
+			m = &rt->warm.svc[i].m[k];
+			if (m->slot == 0 || !m->ready ||
+			    rt_pid_alive(m->svc.pidfd) ||
+			    !worker_spare(rt, provisions))
+				continue;
+			log_warnx("warm %s-%u: died while idle: replaced",
+			    rt->cfg->services[i].name, m->slot);
+			rt->warm.dead++;
+			discard(rt, i, m);
+		}
+}
+
 void
 warm_work(struct rt_cli *rt, size_t provisions)
 {
@@ -387,6 +412,7 @@ warm_work(struct rt_cli *rt, size_t provisions)
 			rt->warm.renaming = &j->renames;
 		}
 	}
+	sweep_dead(rt, provisions);
 	if (!cfg->enabled)
 		return;
 	for (i = 0; i < cfg->nservices; i++) {

@@ -86,6 +86,17 @@ done
 check "after each of $RESTARTS restarts: same credentials, data intact, three hits and no provision, the same six containers, directories and records, $fds0 fds${bad:+ (failed:$bad)}" test -z "$bad"
 check "each start logged its adoption of three" test "$(grep -c 'adopted 3 sandboxes and 0 warm containers, discarded 0' "$LOG")" -eq "$RESTARTS"
 
+echo "# a second monitor on the host"
+# Its own socket, state_dir and run_dir: none of the three sandboxes is
+# in its records, so its adoption would discard them all as orphans.
+sed -e "s|^socket *=.*|socket = $WORK/second.sock|" \
+    -e "s|^state_dir *=.*|state_dir = $WORK/second-state|" \
+    -e "s|^run_dir *=.*|run_dir = $WORK/run2|" "$CONF" > "$WORK/second.conf"
+timeout 20 "$B/sbx-monitor" -d -f "$WORK/second.conf" 2> "$WORK/second.err" >/dev/null; rc=$?
+check "refuses to start, naming the monitor that runs (pid $MON_PID) and the lock" test "$rc" -ne 0 -a -n "$(grep "another sbx-monitor (pid $MON_PID) manages the podman containers of this host (/run/sbx-monitor.podman.lock)" "$WORK/second.err")"
+note "$(tail -1 "$WORK/second.err")"
+check "and discarded nothing: the same six containers, three hits with the same credentials" test "$($RT ps -q --filter label=sbx.uid | sort | tr '\n' ' ')" = "$ids" -a "$(req root keep)" = "${ENV[root]}" -a "$(req $UA keep)" = "${ENV[$UA]}" -a "$(req $UB keep)" = "${ENV[$UB]}"
+
 echo "# what is not adopted"
 stop_monitor
 # A container of an adopted sandbox's key that the sandbox does not have

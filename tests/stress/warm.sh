@@ -4,7 +4,8 @@
 # while every runtime call is held at a gate (no runtime call before the
 # reply), with services that work, in the owner's own directory, under
 # the pool's labels and then the owner's name; the pool refills; a
-# claimed container is torn down at release and never comes back; a dead
+# claimed container is torn down at release and never comes back; a warm
+# container that dies while idle is replaced at the next tick; an unusable
 # warm container found at a claim is replaced and the request is a
 # normal provision; a burst larger than the pool is served, the rest by
 # normal provisions; restarts (SIGTERM, kill -9) adopt warm containers as
@@ -243,19 +244,31 @@ sbx_as $UB release -a s >/dev/null
 check "release removes the kept postgres, a claimed container" wait_for 30 s_left 0
 check "and gives its range back" wait_for 30 ranges_are $((r1 - 2))
 
-echo "# a dead warm container met at a claim"
-for n in $(pool_names redis); do
-	p=$($RT inspect --format '{{.State.Pid}}' "$n")
-	[ "${p:-0}" -gt 0 ] && kill -9 "$p"	# never "kill -9 0": our group
-done
-dead_gone() { [ "$($RT ps --filter label=sbx.pool --filter name='^sbx-pool-redis-' -q | wc -l)" -eq 0 ]; }
-wait_for 10 dead_gone
+echo "# a warm container found unusable at a claim"
+# Its process lives, so the idle sweep (below) does not see it; its
+# socket is gone, which the claim's check does see.
+n_sock=$(ls "$WORK"/run/.pool/redis-*/* 2>/dev/null | wc -l)
+rm -f "$WORK"/run/.pool/redis-*/*
 p0=$(provisions) c0=$(warm_claims)
 envD=$(sbx_as $UB request -a d -p demo 2>&1)
 check "the request is served" test "$(redis_as $UB "$(env_of "$envD" REDIS_SOCKET)" "$(env_of "$envD" REDIS_PASSWORD)" ping)" = PONG
 check "by a normal provision, not a claim" test "$(provisions)" -eq $((p0 + 1)) -a "$(warm_claims)" -eq "$c0"
-check "the dead ones were seen and replaced" test "$(grep -c 'found dead at a claim: replaced' "$LOG")" -eq 2
-check "the pool is full again, the dead ones removed" wait_for 90 full_pool
+check "the two unusable ones ($n_sock sockets removed) were seen and replaced" test "$n_sock" -eq 2 -a "$(grep -c 'redis-[0-9]*: found dead at a claim: replaced' "$LOG")" -eq 2
+check "the pool is full again, the unusable ones removed" wait_for 90 full_pool
+check "no dead warm container is left" test -z "$($RT ps -a --filter label=sbx.pool --filter status=exited -q)"
+
+echo "# a warm container that dies while idle"
+# Killed with no request anywhere: the monitor's tick polls each ready
+# member's pidfd and replaces the dead ones, so no agent meets them.
+p0=$(provisions) c0=$(warm_claims)
+for n in $(pool_names postgres); do
+	p=$($RT inspect --format '{{.State.Pid}}' "$n")
+	[ "${p:-0}" -gt 0 ] && kill -9 "$p"	# never "kill -9 0": our group
+done
+idle_dead() { [ "$(grep -c 'postgres-[0-9]*: died while idle: replaced' "$LOG")" -eq 2 ]; }
+check "both are seen dead within 5 s, with no request" wait_for 5 idle_dead
+check "and replaced: the pool is full again" wait_for 90 full_pool
+check "no provision and no claim was made for it" test "$(provisions)" -eq "$p0" -a "$(warm_claims)" -eq "$c0"
 check "no dead warm container is left" test -z "$($RT ps -a --filter label=sbx.pool --filter status=exited -q)"
 
 echo "# a burst past the pool"
