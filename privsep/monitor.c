@@ -793,6 +793,9 @@ setup(struct monitor *m, const char *path, int fg)
 		fatalx("%s", err);
 	if (geteuid() != 0)
 		fatalx("must be started as root");
+	/* First: a second monitor touches nothing, not even its socket. */
+	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	find_broker(&m->broker);
 	m->broker.foreground = fg;
 	m->broker.chan = -1;
@@ -819,8 +822,6 @@ setup(struct monitor *m, const char *path, int fg)
 	subuids_load(m);	/* adopted sandboxes count toward owners too */
 	m->cache.owner_of = owner_of;
 	m->cache.owner_arg = m;
-	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
-		fatalx("%s", err);
 	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
 		fatalx("cannot list the runtime's containers (%s ps): which "
 		    "sandboxes and uid ranges are in use is unknown", m->cfg.runtime);
