@@ -52,6 +52,7 @@
 
 struct broker {
 	int		sigfd;
+	int		notice;		/* children's hand-over pids (child.c) */
 	unsigned	max_children;
 	unsigned	per_uid;
 	int		stopping;
@@ -153,6 +154,21 @@ audit_suppressed(uid_t uid, unsigned count, void *arg)
 	    "result=refuse count=%u by=broker", (unsigned)uid, count);
 }
 
+/* Children that hand their request over say so, pid by pid: each
+ * leaves its uid's share now, and the table when it is reaped. Read at
+ * each reap, so the pipe never fills, and before any refusal. */
+static void
+take_notices(struct broker *b)
+{
+	pid_t v[64];
+	ssize_t n;
+	size_t i;
+
+	while ((n = read(b->notice, v, sizeof(v))) > 0)
+		for (i = 0; i < (size_t)n / sizeof(v[0]); i++)
+			conntab_handed(&b->tab, v[i]);
+}
+
 /* A child that refused its agent says which code in its exit status:
  * the audit line is written here, where the per-uid limit lives. */
 static void
@@ -171,6 +187,7 @@ reap(struct broker *b)
 		if (code > 0 && code < SBX_CODE_MAX)
 			audit_refusal(b, uid, sbx_code_name(code), NULL);
 	}
+	take_notices(b);
 }
 
 static void
@@ -250,7 +267,6 @@ on_accept(struct broker *b)
 	case ADMIT_OK:
 		break;
 	}
-	b->copts.handed = conntab_next(&b->tab);	/* room: checked by admit */
 	if ((pid = fork()) == -1) {
 		log_warn("fork");
 		close(fd);
@@ -259,6 +275,7 @@ on_accept(struct broker *b)
 	if (pid == 0) {
 		close(FD_LISTEN);
 		close(b->sigfd);
+		close(b->notice);
 		child_main(fd, &b->copts);
 	}
 	conntab_add(&b->tab, pid, uid);
@@ -363,7 +380,7 @@ main(int argc, char *argv[])
 	pid_t monitor = getppid();
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int ch, fg = 0;
+	int ch, fg = 0, notice[2];
 
 	while ((ch = getopt(argc, argv, "c:dn:r:t:u:")) != -1) {
 		switch (ch) {
@@ -388,6 +405,12 @@ main(int argc, char *argv[])
 	/* Allocated before the seccomp filter and kept: no growth later. */
 	if (conntab_init(&b.tab, b.max_children, b.per_uid) == -1)
 		fatal("connection table");
+	/* Non-blocking both ways: a child never waits to give notice, and
+	 * we never wait for one. Each write is one pid: atomic. */
+	if (pipe2(notice, O_CLOEXEC | O_NONBLOCK) == -1)
+		fatal("hand-over notices");
+	b.notice = notice[0];
+	b.copts.notice = notice[1];
 	rl_init(&b.rl, RL_BURST, RL_REFILL_MS, RL_WINDOW_MS, audit_suppressed,
 	    NULL);
 	if (!fd_is_socket(FD_LISTEN, SOCK_STREAM) ||

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "conntab.h"
 #include "fdpass.h"
 #include "iox.h"
 #include "log.h"
@@ -141,9 +140,13 @@ static void __attribute__((noreturn))
 hand_over(int agent, const struct child_opts *o, const union sbx_req_any *req,
     size_t len)
 {
+	pid_t me = getpid();
+
 	/* Before the monitor can answer: our agent may connect again at
-	 * once, and this place is no longer its (conntab.c). */
-	conntab_handed(o->handed);
+	 * once, and this place is no longer its (conntab.c). A full pipe
+	 * drops the notice: then we count until reaped, as before. */
+	if (write(o->notice, &me, sizeof(me)) != (ssize_t)sizeof(me))
+		log_debug("hand-over notice: %s", strerror(errno));
 	if (send_fds(o->chan, req, len, &agent, SBX_REQ_FDS) != (ssize_t)len) {
 		log_warn("hand-over to the monitor");
 		reply_error_exit(agent, SBX_E_INTERNAL,

@@ -7,7 +7,7 @@
 struct child_opts {
 	int	chan;			/* broker channel to the monitor */
 	int	request_timeout_ms;	/* for the agent to send its map */
-	unsigned char *handed;		/* conntab_next()'s, set at the hand-over */
+	int	notice;			/* our pid, written at the hand-over */
 };
 
 /* In the parent, before it confines itself: the child's reader and filter. */

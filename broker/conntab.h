@@ -7,15 +7,14 @@
 #include <sys/types.h>
 
 struct conn {
-	pid_t	pid;		/* 0: a free slot */
+	pid_t	pid;
 	uid_t	uid;
+	bool	handed;		/* its request is the monitor's now */
 };
 
 struct conntab {
-	struct conn	*v;		/* cap slots */
-	unsigned char	*handed;	/* cap bytes, shared with the children */
-	size_t		 n;		/* live children */
-	size_t		 hi;		/* every live child's slot is below */
+	struct conn	*v;
+	size_t		 n;
 	size_t		 cap;		/* max_children */
 	unsigned	 per_uid;	/* max_connections_per_uid */
 };
@@ -32,14 +31,11 @@ void		conntab_free(struct conntab *);
 enum admit	conntab_admit(const struct conntab *, uid_t);
 /* The uid's children that have not handed their request over. */
 unsigned	conntab_count(const struct conntab *, uid_t);
-/* Before the fork: the flag of the slot the next conntab_add fills,
- * cleared, for the child to set (conntab_handed); NULL if full. */
-unsigned char	*conntab_next(struct conntab *);
 /* -1 if the table is full. */
 int		conntab_add(struct conntab *, pid_t, uid_t);
-/* In the child, just before the hand-over: count toward max_children
- * only from now on. */
-void		conntab_handed(unsigned char *);
+/* The child said it hands its request over: it counts toward the table
+ * only. A pid not in the table (reaped already, or made up) is ignored. */
+void		conntab_handed(struct conntab *, pid_t);
 /* 0 with the child's uid in *uid, or -1 if pid is not a child of ours. */
 int		conntab_del(struct conntab *, pid_t, uid_t *uid);
 
