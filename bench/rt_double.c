@@ -2,9 +2,9 @@
  * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
  * tests' double, tests/unit/rtdouble.c, behind what the runtime's files
  * export to the rest of the monitor (privsep/runtime_cli.c: rt_cli_ops;
- * rt_run.c: runtime_lock_host, runtime_list, runtime_remove; liveness.c: rt_listening;
- * helper.c: helper_exec, helper_main), and no warm containers
- * (privsep/warm.c is left out: it needs the runtime).
+ * rt_run.c: runtime_lock_host, runtime_list, runtime_remove;
+ * liveness.c: rt_listening; helper.c: helper_exec, helper_main), and no
+ * warm containers (privsep/warm.c is left out: it needs the runtime).
  *
  * So $(O)/bench/sbx-monitor-double is the real monitor loop, dispatch,
  * cache, handler and the real broker with only podman replaced: a

@@ -52,7 +52,7 @@
 
 struct broker {
 	int		sigfd;
-	int		notice;		/* children's hand-over pids (child.c) */
+	int		notice;		/* hand-over pids (child.c) */
 	unsigned	max_children;
 	unsigned	per_uid;
 	int		stopping;
@@ -278,7 +278,7 @@ on_accept(struct broker *b)
 		close(b->notice);
 		child_main(fd, &b->copts);
 	}
-	conntab_add(&b->tab, pid, uid);
+	conntab_add(&b->tab, pid, uid);	/* room: checked by admit */
 	close(fd);
 	return true;
 }

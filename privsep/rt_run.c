@@ -334,7 +334,7 @@ wait_child(pid_t pid, int64_t deadline)
 }
 
 #define LIST_MAX	(16u << 20)	/* 16 MiB: far beyond any host */
-#define LIST_CALLS_MAX	8	/* the list worker's deadline, in runtime_timeout */
+#define LIST_CALLS_MAX	8	/* the list worker: runtime_timeouts */
 
 /* Run a listing with its stdout appended to fd (a memfd). 0 on exit 0. */
 static int
@@ -404,6 +404,31 @@ docker_lines(const struct sbx_config *cfg, char *ids_text)
 	return text;
 }
 
+/*
+ * At start, from the monitor: one job in an exec'd worker under the
+ * runtime deny filter (keep_fd at its fd 3, or -1), waited for until
+ * deadline. 0 when the worker exited 0.
+ */
+static int
+run_worker(const struct sbx_config *cfg, enum helper_job job, const void *arg,
+    size_t len, int keep_fd, int64_t deadline)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		worker_child_setup(keep_fd);
+		if (sc_load_deny("runtime") == -1)
+			_exit(126);
+		helper_exec(cfg, job, arg, len);
+	}
+	status = wait_child(pid, deadline);
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
+	    0 : -1;
+}
+
 /* HELPER_LIST, in the exec'd worker: the runtime's listing, parsed, as
  * rt_seen entries written to fd (the monitor's memfd). */
 int
@@ -448,7 +473,7 @@ seen_take(int fd, struct rt_seen **out, size_t *n)
 	    (size_t)st.st_size % sizeof(*v) != 0)
 		return -1;
 	k = (size_t)st.st_size / sizeof(*v);
-	if ((v = calloc(k + 1, sizeof(*v))) == NULL)
+	if ((v = calloc(k + 1, sizeof(*v))) == NULL)	/* + 1: never 0 */
 		return -1;
 	if (pread(fd, v, (size_t)st.st_size, 0) != st.st_size)
 		goto bad;
@@ -466,30 +491,17 @@ bad:
 int
 runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
 {
-	pid_t pid;
-	int fd, status, rc = -1;
+	int fd, rc = -1;
 
 	if ((fd = memfd_create("sbx-seen", MFD_CLOEXEC)) == -1)
 		return -1;
-	if ((pid = fork()) == -1) {
-		close(fd);
-		return -1;
-	}
-	if (pid == 0) {
-		worker_child_setup(fd);
-		if (sc_load_deny("runtime") == -1)
-			_exit(126);
-		helper_exec(cfg, HELPER_LIST, NULL, 0);
-	}
 	/* ps, and with docker an inspect per RT_MAX_IDS containers. */
-	status = wait_child(pid, now_ms() + (int64_t)cfg->runtime_timeout *
-	    1000 * LIST_CALLS_MAX);
-	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    (rc = seen_take(fd, out, n)) == -1)
+	if (run_worker(cfg, HELPER_LIST, NULL, 0, fd, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000 * LIST_CALLS_MAX) == -1)
+		log_warnx("runtime ps: the list worker failed (see above)");
+	else if ((rc = seen_take(fd, out, n)) == -1)
 		log_warnx("runtime ps: the list worker wrote what no listing "
 		    "parses to");
-	else if (rc == -1)
-		log_warnx("runtime ps: the list worker failed (see above)");
 	close(fd);
 	return rc;
 }
@@ -546,11 +558,11 @@ remove_gone_body(int fd, const struct sbx_config *cfg, const void *job,
 int
 runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
 {
+	const char *flavour = rt_is_docker(cfg) ? "docker" : "podman";
 	char path[64], pid[16] = "";
 	int fd, i, n;
 
-	snprintf(path, sizeof(path), "/run/sbx-monitor.%s.lock",
-	    rt_is_docker(cfg) ? "docker" : "podman");
+	snprintf(path, sizeof(path), "/run/sbx-monitor.%s.lock", flavour);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 	    0600)) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -573,8 +585,8 @@ runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
 	pid[strcspn(pid, "\n")] = '\0';
 	snprintf(err, errlen, "another sbx-monitor (pid %s) manages the %s "
 	    "containers of this host (%s); one monitor per host and runtime, "
-	    "or the second would discard the first's sandboxes", pid,
-	    rt_is_docker(cfg) ? "docker" : "podman", path);
+	    "or the second would discard the first's sandboxes", pid, flavour,
+	    path);
 	close(fd);
 	return -1;
 }
@@ -584,21 +596,8 @@ int
 runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
     size_t n)
 {
-	pid_t pid;
-	int status;
-
 	if (n == 0)
 		return 0;
-	if ((pid = fork()) == -1)
-		return -1;
-	if (pid == 0) {
-		worker_child_setup(-1);
-		if (sc_load_deny("runtime") == -1)
-			_exit(126);
-		helper_exec(cfg, HELPER_REMOVE_GONE, gone, n * sizeof(*gone));
-	}
-	status = wait_child(pid, now_ms() +
-	    (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
-	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
-	    0 : -1;
+	return run_worker(cfg, HELPER_REMOVE_GONE, gone, n * sizeof(*gone), -1,
+	    now_ms() + (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
 }
