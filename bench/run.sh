@@ -316,19 +316,20 @@ fig_warm() {  # sock dir
 	row "7 warm: new agent pg+redis vs redis by hand" "$c" "$h" ms "r <= 0.10" "<= 0.10x"
 	row "7 warm: new agent vs a cache hit" "$c" "$k" ms "r <= 2" "<= 2x (aim)"
 	# 8 fresh agents at once against one, WARM_N bursts, each from a full
-	# pool with the last burst's containers gone; and, right after each,
-	# what 8 at once costs on this host at all: the bare fork-per-
-	# connection server, one request against eight. Medians.
+	# pool with the last burst's containers gone; and, just before each,
+	# on the same quiet host (after a burst the refill starts podman),
+	# what 8 at once costs here at all: the bare fork-per-connection
+	# server, one request against eight. Medians.
 	local e8=() bo=() bp=() r
 	for r in $(seq "$WARM_N"); do
 		wait_quiet "$2" || return
+		bo+=("$("$BENCH" once "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
+		bp+=("$("$BENCH" par 8 "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
 		if out=$("$BENCH" par 8 "$1,sandbox,wp$r-,both,postgres"); then
 			e8+=("$(field ms <<<"$out")")
 		else
 			err "warm: eight: $out"
 		fi
-		bo+=("$("$BENCH" once "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
-		bp+=("$("$BENCH" par 8 "$WORK/base.sock,sandbox,b,both,redis" | field ms)")
 		for i in $(seq 0 7); do "$BENCH" once "$1,release,wp$r-$i" >/dev/null ||
 		    err "release wp$r-$i"; done
 	done
