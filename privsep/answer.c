@@ -4,11 +4,27 @@
  * never unpacks anything).
  * runs in: the monitor's loop (root, unfiltered)
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "answer.h"
 #include "pack.h"
+
+void
+answer_error(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->code = code;
+	va_start(ap, fmt);
+	vsnprintf(a->message, sizeof(a->message), fmt, ap);
+	va_end(ap);
+}
 
 static void
 pack_conn(msgpack_packer *pk, const struct sbx_conn *c)

@@ -51,6 +51,10 @@ struct sbx_status_rec {
 	uint64_t	idle_s;
 };
 
+/* An answer of code and message only (every reply: ok or an error). */
+void	answer_error(struct sbx_ans *, enum sbx_req_type, enum sbx_code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /*
  * The reply's msgpack in a malloc'd buffer (*buf, *len; the caller
  * explicit_bzero()s and frees it: it may hold passwords). -1: no memory.

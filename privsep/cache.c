@@ -17,7 +17,6 @@
  *    The monitor sizes max_fds from its descriptor budget, so that a
  *    release, an expiry and a teardown always have descriptors left.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,20 +49,6 @@ RB_GENERATE_STATIC(sbx_quotas, sbx_quota, node, quota_cmp)
 
 static void cache_run(struct sbx_sandbox *);
 static void provision_metrics(const struct sbx_sandbox *, enum sbx_code);
-
-void
-answer_error(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
-    const char *fmt, ...)
-{
-	va_list ap;
-
-	memset(a, 0, sizeof(*a));
-	a->type = type;
-	a->code = code;
-	va_start(ap, fmt);
-	vsnprintf(a->message, sizeof(a->message), fmt, ap);
-	va_end(ap);
-}
 
 void
 cache_init(struct cache *c, struct sbx_runtime rt, struct cache_limits lim,

@@ -203,7 +203,4 @@ size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
 void	cache_torn_down(struct sbx_sandbox *);
 
-void	answer_error(struct sbx_ans *, enum sbx_req_type, enum sbx_code,
-	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
 #endif /* SBX_CACHE_H */

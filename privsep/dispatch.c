@@ -232,9 +232,7 @@ dispatch_handle(const struct handler_env *e, uid_t uid,
 		table[type].handle(e, uid, rq, r);
 		return;
 	}
-	memset(&a, 0, sizeof(a));
-	a.type = type;
-	a.code = SBX_E_INTERNAL;
-	strlcpy(a.message, "unknown request type.", sizeof(a.message));
+	answer_error(&a, (enum sbx_req_type)type, SBX_E_INTERNAL,
+	    "unknown request type.");
 	r.fn(r.ctx, &a);
 }

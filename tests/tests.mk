@@ -17,7 +17,8 @@ test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE
 test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_subuid_SRC   = tests/unit/test_subuid.c privsep/subuid.c shared/subrange.c
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) privsep/answer.c shared/pack.c
-test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c tests/unit/handle_stub.c
+test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c privsep/answer.c \
+		    shared/pack.c tests/unit/handle_stub.c
 test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
