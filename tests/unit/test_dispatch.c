@@ -516,6 +516,41 @@ Test(dispatch, type_999)
 	expect_rejected_std(&m, sizeof(struct sbx_msg_hdr), "type 2^32-1");
 }
 
+struct kept {
+	struct sbx_ans	a;
+	unsigned	n;		/* answers that came: exactly one */
+};
+
+static void
+keep_answer(void *ctx, const struct sbx_ans *a)
+{
+	struct kept *k = ctx;
+
+	k->a = *a;
+	k->n++;
+}
+
+/* A caller that skipped dispatch_check() still gets one answer, and no
+ * handler runs (the stubs abort). */
+Test(dispatch, handle_answers_an_unknown_type_with_an_error)
+{
+	union sbx_req_any m;
+	struct kept k;
+	uint32_t types[] = { 0, SBX_REQ_MAX, 999, UINT32_MAX };
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(&k, 0, sizeof(k));
+		msg_init(&m, types[i]);
+		dispatch_handle(NULL, 1000, &m,
+		    (struct sbx_reply){ keep_answer, &k });
+		cr_assert_eq(k.n, 1, "type %u: one answer", types[i]);
+		cr_assert_eq(k.a.type, types[i]);
+		cr_assert_eq(k.a.code, SBX_E_INTERNAL);
+		cr_assert_str_eq(k.a.message, "unknown request type.");
+	}
+}
+
 /* A message of one type with the size of another. */
 Test(dispatch, size_of_another_type)
 {
