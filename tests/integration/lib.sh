@@ -28,7 +28,8 @@ note() { printf '  %s\n' "$*"; }
 ok()   { pass=$((pass + 1)); printf 'ok %d - %s\n' $((pass + fail)) "$1"; }
 nok()  { fail=$((fail + 1)); printf 'not ok %d - %s\n' $((pass + fail)) "$1"; [ -n "${2:-}" ] && note "$2"; return 0; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "failed: $*"; fi; }
-finish() { echo; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
+# The time tells CI where its 20 minutes go (tests/README.md).
+finish() { echo; echo "$pass passed, $fail failed in $SECONDS s"; [ "$fail" -eq 0 ]; }
 
 # policy/local.conf (or $LOCAL_CONF) with our own socket, projects and
 # state_dir.
