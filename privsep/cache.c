@@ -816,6 +816,34 @@ cache_torn_down(struct sbx_sandbox *sb)
 	cache_run(sb);
 }
 
+/*
+ * The runtime refused the teardown (why: its words). What it still holds
+ * is the agent's sandbox, as when no worker could start the teardown: a
+ * release says runtime_failed and may be asked again, an expiry is tried
+ * again one idle_ttl later rather than at every tick, and a later request
+ * finds a service that went meanwhile dead and provisions anew.
+ */
+void
+cache_teardown_failed(struct sbx_sandbox *sb, const char *why)
+{
+	struct sbx_waiter *w = TAILQ_FIRST(&sb->waiters);
+	char msg[SBX_MESSAGE_MAX];
+
+	set_state(sb, SB_READY);
+	sb->used_ms = sb->cache->clock();
+	sb->expiring = false;
+	if (w != NULL && w->op == SBX_REQ_RELEASE) {
+		audit_sandbox(AUDIT_RELEASE, sb, SBX_E_RUNTIME_FAILED,
+		    "released=no");
+		snprintf(msg, sizeof(msg), "the sandbox could not be torn "
+		    "down: %s", why);
+		reply_error(w->reply, SBX_REQ_RELEASE, SBX_E_RUNTIME_FAILED,
+		    msg);
+		waiter_done(sb, w);
+	}
+	cache_run(sb);
+}
+
 size_t
 cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
 {

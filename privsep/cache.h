@@ -108,7 +108,8 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  * the services of sb->prev that sb->svc lacks, starts only the services
  * not marked keep, and reports the kept ones as they are; if it fails,
  * it removes what it started, and the sandbox goes on as it was. teardown()
- * removes everything held for sb->key and later calls cache_torn_down().
+ * removes everything held for sb->key and later calls cache_torn_down(),
+ * or cache_teardown_failed() if the runtime refused.
  * is_live() answers at once and must be cheap: it is on the hit path.
  * forget() drops what the runtime holds open for sb's last provision;
  * gone() is told that the entry is freed, nothing of it is running.
@@ -202,5 +203,7 @@ size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
 /* Completions, called by the runtime. */
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
 void	cache_torn_down(struct sbx_sandbox *);
+/* The runtime refused: sb stays as it was (why: the runtime's words). */
+void	cache_teardown_failed(struct sbx_sandbox *, const char *why);
 
 #endif /* SBX_CACHE_H */

@@ -358,19 +358,25 @@ teardown_done(void *arg, const void *result, size_t len)
 {
 	struct prov_job *j = arg;
 	const struct sbx_outcome *o = result;
-	bool ok = result != NULL && len == sizeof(*o) && o->code == SBX_OK;
+	bool valid = result != NULL && len == sizeof(*o) && outcome_valid(o, 0);
+	const char *why = "the teardown worker did not finish.";
 
-	if (!ok)
-		log_warnx("teardown uid=%u agent=%s: %s",
-		    (unsigned)j->sb->key.uid, j->sb->key.agent,
-		    result ? "the runtime refused" : "worker failed");
-	else
+	if (valid && o->code == SBX_OK) {
 		log_info("teardown uid=%u agent=%s project=%s: ok",
 		    (unsigned)j->sb->key.uid, j->sb->key.agent, j->sb->project);
-	if (ok)
 		record_remove(j->sb->key.uid, j->sb->key.agent);
-	idmap_done(j->rt, j->sb, ok);
-	cache_torn_down(j->sb);
+		idmap_done(j->rt, j->sb, true);
+		cache_torn_down(j->sb);
+		free(j);
+		return;
+	}
+	/* Its record, ranges and descriptors stay: it is still the
+	 * agent's (cache_teardown_failed), and a restart adopts it. */
+	if (valid && o->message[0] != '\0')
+		why = o->message;
+	log_warnx("teardown uid=%u agent=%s project=%s: %s",
+	    (unsigned)j->sb->key.uid, j->sb->key.agent, j->sb->project, why);
+	cache_teardown_failed(j->sb, why);
 	free(j);
 }
 

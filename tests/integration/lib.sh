@@ -146,6 +146,8 @@ mon_in_poll() {
 #                           worker has not heard of it)
 #   gate_held AGENT N       true when exactly N runs stopped there
 #   gate_release AGENT      lets each stopped run go, holds no more
+#   touch $GATE/refuse-rm   every rm fails, in podman's manner, until
+#                           the file is removed
 # A stopped run opens the FIFO $GATE/fifo-AGENT (the test holds it open
 # on fd 7, so neither side blocks in open), appends its pid to
 # $GATE/at-AGENT, and reads one line. It is named podman, so the monitor
@@ -158,13 +160,18 @@ gate_runtime() {
 		printf '#!/bin/sh\n# podman with a gate: tests/integration/lib.sh\n'
 		printf "G='%s'\n" "$GATE"
 		cat <<-'EOF'
-		agent= run=
+		agent= run= rm=
 		for a; do
 			case $a in
 			run) run=1 ;;
+			rm) rm=1 ;;
 			--label=sbx.agent=*) agent=${a#--label=sbx.agent=} ;;
 			esac
 		done
+		if [ -n "$rm" ] && [ -f "$G/refuse-rm" ]; then
+			echo "Error: rm refused by the test's gate" >&2
+			exit 125
+		fi
 		point=
 		[ -n "$run" ] && [ -n "$agent" ] && [ -f "$G/hold-$agent" ] &&
 		    read -r point < "$G/hold-$agent"

@@ -637,4 +637,24 @@ check "300010, past the range, is served" test "$(as_uid 300010 ping 2>&1)" = "$
 check "root is served" pings
 kill $HOLDERS 2>/dev/null; wait $HOLDERS 2>/dev/null
 
+echo "# a teardown the runtime refuses"
+# The gate fails every rm while refuse-rm is there. The release says so
+# in the runtime's words and changes nothing: the sandbox, its container
+# and its record are still the agent's. Once the runtime works again, a
+# release removes them.
+restart_with
+pw=$(sbx request -a td -p cache-only redis 2>&1 | grep REDIS_PASSWORD=)
+check "td is served" test -n "$pw"
+touch "$GATE/refuse-rm"
+out=$(sbx release -a td 2>&1)
+check "the release is runtime_failed, in the runtime's words" test "$out" = "sbx: runtime_failed: the sandbox could not be torn down: teardown: the runtime failed: Error: rm refused by the test's gate"
+check "the log says which sandbox and why" grep -q "teardown uid=0 agent=td project=cache-only: teardown: the runtime failed: Error: rm refused by the test's gate" "$LOG"
+check "its container is still there" made_is td 1
+check "and its record" test -f "$WORK/state/sandboxes/0-td"
+check "the next request is a hit with the same password" test "$(sbx request -a td -p cache-only redis 2>&1 | grep REDIS_PASSWORD=)" = "$pw"
+rm -f "$GATE/refuse-rm"
+check "a release once the runtime works again removes it" test "$(sbx release -a td 2>&1)" = released
+check "its container is gone" made_is td 0
+check "and its record" test ! -e "$WORK/state/sandboxes/0-td"
+
 finish

@@ -88,6 +88,11 @@ rtd_teardown(void *impl, struct sbx_sandbox *sb)
 		return -1;
 	}
 	d->teardowns++;
+	if (d->fail_teardowns > 0) {
+		d->fail_teardowns--;
+		cache_teardown_failed(sb, "podman rm: refused (rtdouble).");
+		return 0;
+	}
 	cache_torn_down(sb);
 	return 0;
 }

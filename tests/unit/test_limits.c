@@ -344,6 +344,58 @@ Test(limits, expiry_retried_until_a_worker_takes_it)
 	/* audited once: tests/stress/faults.sh counts the lines */
 }
 
+/* ---- teardowns the runtime refuses ----------------------------------------- */
+
+/* The agent hears why, and its sandbox is still its own: the same
+ * passwords at the next request, and a later release removes it. */
+Test(limits, release_refused_by_the_runtime_keeps_the_sandbox)
+{
+	struct capture c = { 0 };
+	char pw[SBX_SECRET_MAX];
+
+	with((struct cache_limits){ 0 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	strlcpy(pw, c.ans[0].services[0].password, sizeof(pw));
+	rtd.fail_teardowns = 1;
+	release(1000, "a", &c);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.ans[1].code, SBX_E_RUNTIME_FAILED, "%s",
+	    sbx_code_name((enum sbx_code)c.ans[1].code));
+	cr_assert_eq(c.ans[1].released, 0);
+	cr_assert_str_eq(c.ans[1].message, "the sandbox could not be torn "
+	    "down: podman rm: refused (rtdouble).");
+	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	expect_ok(&c, 2);
+	cr_assert_str_eq(c.ans[2].services[0].password, pw, "a hit");
+	cr_assert_eq(rtd.provisions, 1);
+	release(1000, "a", &c);
+	expect_ok(&c, 3);
+	cr_assert_eq(c.ans[3].released, 1);
+	cr_assert_eq(rtd.teardowns, 2);
+	expect_empty();
+}
+
+/* An expiry the runtime refuses waits another idle_ttl, not a tick. */
+Test(limits, expiry_refused_by_the_runtime_waits_another_ttl)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .idle_ttl_ms = 1000 });
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	fake_now += 1001;
+	rtd.fail_teardowns = 1;
+	cr_assert_eq(cache_expire(&cache), 1);
+	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
+	fake_now += 999;
+	cr_assert_eq(cache_expire(&cache), 0, "not at every tick");
+	fake_now += 1;
+	cr_assert_eq(cache_expire(&cache), 1);
+	cr_assert_eq(rtd.teardowns, 2);
+	expect_empty();
+}
+
 /* ---- subordinate uids ------------------------------------------------------ */
 
 Test(limits, subuids_count_toward_their_owner)
