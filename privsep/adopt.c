@@ -145,7 +145,22 @@ gone_add_name(struct adoption *ad, const char *name)
 	strlcpy(g->name, name, sizeof(g->name));
 }
 
-/* The project still opts in to exactly these services, for this uid. */
+static bool
+opts_in(const struct project *p, const char *service)
+{
+	size_t i;
+
+	for (i = 0; i < p->nservices; i++)
+		if (strcmp(p->services[i], service) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The project still opts in to each of these services, for this uid. A
+ * set that grew is adopted as it is: the agent's next request provisions
+ * only what is missing (a reshape), as it would have without the restart.
+ */
 static const char *
 policy_refuses(const struct adoption *ad, const struct record *r)
 {
@@ -156,10 +171,8 @@ policy_refuses(const struct adoption *ad, const struct record *r)
 		return "project_gone";
 	if (!project_allows(p, r->uid))
 		return "uid_not_allowed";
-	if (p->nservices != r->nservices)
-		return "set_changed";
 	for (i = 0; i < r->nservices; i++)
-		if (strcmp(p->services[i], r->svc[i].conn.name) != 0)
+		if (!opts_in(p, r->svc[i].conn.name))
 			return "set_changed";
 	return NULL;
 }

@@ -987,10 +987,14 @@ cache_revoke(struct cache *c, cache_allowed_fn allowed, void *arg)
 	struct sbx_sandbox *sb, *next;
 	size_t n, count = 0;
 
+	c->revoke_busy = 0;
 	RB_FOREACH_SAFE(sb, sbx_tree, &c->tree, next) {
-		/* Busy entries meet the new policy at their next request. */
-		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters))
+		/* Asked again once idle: a request the new policy refuses
+		 * never reaches the cache, so that may be all it gets. */
+		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters)) {
+			c->revoke_busy++;
 			continue;
+		}
 		if ((n = allowed(arg, sb, keep)) >= sb->nservices)
 			continue;
 		revoke_one(sb, keep, n);

@@ -154,6 +154,7 @@ struct cache {
 	size_t		nprovisions;
 	size_t		nfds;
 	size_t		nstalled;
+	size_t		revoke_busy;	/* busy at the last cache_revoke() */
 	int64_t		(*clock)(void);
 	/* Whose quotas an adopted sandbox counts toward (NULL: its uid). */
 	uid_t		(*owner_of)(void *arg, uid_t);
@@ -194,7 +195,9 @@ struct sbx_sandbox *cache_adopt(struct cache *, uid_t, const char *agent,
 /*
  * SIGHUP: allowed() writes the services of sb that its project still
  * offers its uid (in sb's order) and returns how many. A sandbox that
- * keeps none is torn down, one that keeps fewer loses the others.
+ * keeps none is torn down, one that keeps fewer loses the others. An
+ * entry that is busy (provisioning, or requests queued) is skipped and
+ * counted in revoke_busy: the caller asks again while that is not 0.
  */
 typedef size_t (*cache_allowed_fn)(void *arg, const struct sbx_sandbox *sb,
     char (*out)[SBX_SLUG_MAX]);

@@ -328,14 +328,16 @@ reload_take(void *arg, struct project_table *projects,
     struct subuid_table *subuids, const char *err)
 {
 	struct monitor *m = arg;
+	size_t n;
 
 	m->reloading = false;
 	if (projects != NULL) {
 		projects_free(&m->projects);
 		m->projects = *projects;
+		n = cache_revoke(&m->cache, still_allowed, &m->projects);
 		log_info("reloaded %zu project policies; %zu sandboxes lose "
-		    "services", m->projects.n, cache_revoke(&m->cache,
-		    still_allowed, &m->projects));
+		    "services, %zu busy ones are checked when idle",
+		    m->projects.n, n, m->cache.revoke_busy);
 	} else
 		log_warnx("reload: the project policies were not read again; "
 		    "keeping the %zu read before", m->projects.n);
@@ -474,6 +476,9 @@ tick(struct monitor *m, int64_t now)
 			outq_free(m, q);
 	if (!m->stopping)
 		cache_expire(&m->cache);
+	/* What the last reload found busy meets its policy once idle. */
+	if (!m->stopping && m->cache.revoke_busy > 0)
+		cache_revoke(&m->cache, still_allowed, &m->projects);
 	cache_retry(&m->cache);
 	if (!m->stopping)
 		warm_work(&m->rt, m->cache.nprovisions);
@@ -835,6 +840,25 @@ setup(struct monitor *m, const char *path, int fg)
 	TAILQ_INIT(&m->outq);
 }
 
+/*
+ * Without -d: into the background once every refusal has been said on
+ * stderr (config, root, host lock, state_dir, socket, adoption), before
+ * the broker and any worker start, so that they are the daemon's
+ * children. daemon(3): the parent exits 0; the daemon is a session of
+ * its own with /dev/null for stdio, and logs to syslog from here on.
+ */
+static void
+daemonize(void)
+{
+	if (daemon(1, 0) == -1)
+		fatal("cannot go into the background");
+	log_init("sbx-monitor", 0);
+	/* Not inherited across fork: the daemon asks again. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
+	runtime_lock_moved();
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -856,7 +880,7 @@ main(int argc, char *argv[])
 	log_init("sbx-monitor", 1);
 	setup(&m, path, fg);
 	if (!fg)
-		log_init("sbx-monitor", 0);
+		daemonize();
 	if (broker_start(&m.broker, &m.cfg, m.listen_fd, now_ms()) == -1)
 		fatal("starting the broker");
 	fd_budget(&m);

@@ -555,14 +555,31 @@ remove_gone_body(int fd, const struct sbx_config *cfg, const void *job,
  */
 #define HOST_LOCK_WAIT	50	/* tries, 100 ms apart */
 
+static int	host_lock = -1;		/* held open: the lock */
+static char	host_lock_path[64];
+
+/* Our pid in the lock, for the line a second monitor is refused with. */
+static void
+host_lock_pid(void)
+{
+	char pid[16];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+	if (ftruncate(host_lock, 0) == -1 ||
+	    pwrite(host_lock, pid, (size_t)n, 0) != n)
+		log_warn("%s: cannot write our pid", host_lock_path);
+}
+
 int
 runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
 {
 	const char *flavour = rt_is_docker(cfg) ? "docker" : "podman";
-	char path[64], pid[16] = "";
-	int fd, i, n;
+	const char *path = host_lock_path;
+	char pid[16] = "";
+	int fd, i;
 
-	snprintf(path, sizeof(path), "/run/sbx-monitor.%s.lock", flavour);
+	snprintf(host_lock_path, sizeof(host_lock_path),
+	    "/run/sbx-monitor.%s.lock", flavour);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 	    0600)) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -570,11 +587,9 @@ runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
 	}
 	for (i = 0; i < HOST_LOCK_WAIT; i++) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-			if (ftruncate(fd, 0) == -1 ||
-			    pwrite(fd, pid, (size_t)n, 0) != n)
-				log_warn("%s: cannot write our pid", path);
-			return 0;	/* fd stays open: the lock */
+			host_lock = fd;
+			host_lock_pid();
+			return 0;
 		}
 		if (errno != EWOULDBLOCK)
 			break;
@@ -589,6 +604,15 @@ runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
 	    path);
 	close(fd);
 	return -1;
+}
+
+/* The lock's descriptor came through fork(): the lock is ours still
+ * (it belongs to the open file), only the pid in it changes. */
+void
+runtime_lock_moved(void)
+{
+	if (host_lock != -1)
+		host_lock_pid();
 }
 
 /* Remove what adoption discarded, with its directories, in a worker. */

@@ -30,6 +30,8 @@ struct rt_seen {
 /* At start, before anything else of the runtime's: the host's lock for
  * its sbx containers (one monitor per host and runtime); -1 with err. */
 int	runtime_lock_host(const struct sbx_config *, char *err, size_t errlen);
+/* After daemon(3): the lock is held still, under the daemon's pid. */
+void	runtime_lock_moved(void);
 /* At start: what the runtime lists, parsed by a worker, every entry
  * checked (rt_seen_sound); -1, logged, otherwise. */
 int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -16,14 +19,39 @@ static const char *log_ident = "sbx";
 static int log_to_stderr = 1;
 static int log_verbose;
 
+/*
+ * Is a syslog daemon listening? Without one, glibc's syslog() makes a
+ * socket and connects again for every line, and a seccomp filter without
+ * socket(2) (the broker's, its children's) kills the process for it.
+ */
+static int
+syslog_listens(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, ok;
+
+	strlcpy(sun.sun_path, _PATH_LOG, sizeof(sun.sun_path));
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Not in the foreground: syslog, connected now (before any filter), or
+ * stderr when nothing listens there (a daemon's is /dev/null). */
 void
 log_init(const char *ident, int foreground)
 {
 	log_ident = ident;
-	log_to_stderr = foreground;
+	log_to_stderr = foreground || !syslog_listens();
 	log_verbose = getenv("SBX_DEBUG") != NULL;
-	if (!foreground)
-		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	if (log_to_stderr)
+		return;
+	/* syslog()'s timestamp reads the zone file at its first line: read
+	 * it now, before the broker's chroot and filter (openat). */
+	tzset();
+	openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
 int

@@ -33,7 +33,7 @@ check "install keeps an existing sbx.conf" has 'an admin wrote this' "$D/etc/sbx
 check "install adds the project example" test -f "$D/etc/sbx/projects.d/demo.conf.example"
 check "the installed bash completion completes sbx's commands" test \
     "$(bash --norc --noprofile -c ". '$U/share/bash-completion/completions/sbx'; COMP_WORDS=(sbx re); COMP_CWORD=1; _sbx; echo \"\${COMPREPLY[*]}\"")" = "request release"
-check "the unit names the installed monitor" has "ExecStart=/usr/local/sbin/sbx-monitor -f /etc/sbx/sbx.conf" "$U/lib/systemd/system/sbx-monitor.service"
+check "the unit names the installed monitor" has "ExecStart=/usr/local/sbin/sbx-monitor -d -f /etc/sbx/sbx.conf" "$U/lib/systemd/system/sbx-monitor.service"
 exports=$(nm -D --defined-only "$U/lib/libsbx.so.$V" | awk '{print $3}' | grep -v '^sbxc_.*@@LIBSBX_0$' | grep -v '^LIBSBX_0$')
 check "libsbx.so exports only sbxc_*" test -z "$exports"
 check "libsbx.so has soname libsbx.so.0" bash -c "objdump -p '$U/lib/libsbx.so.$V' | grep -q 'SONAME *libsbx.so.0\$'"

@@ -14,6 +14,12 @@ wrapper() {
 	printf '#!/bin/sh\nfor a; do [ "$a" = run ] && { %s; }; done\nexec podman "$@"\n' "$2" > "$WORK/$1"
 	chmod 0755 "$WORK/$1"
 }
+# A daemon left by a failed check would hold the host lock.
+# So would our syslog daemon's /dev/log.
+cleanup_hook() {
+	[ -n "${dpid:-}" ] && kill "$dpid" 2>/dev/null
+	[ -n "${SYSLOGD:-}" ] && kill "$SYSLOGD" && rm -f /dev/log
+}
 # request AGENT: a redis sandbox; prints what the agent was told.
 request() { sbx request -a "$1" -p cache-only redis 2>&1; }
 with_runtime() { stop_monitor; write_conf yes; set_conf runtime "$1"; [ -n "${2:-}" ] && set_conf runtime_timeout "$2"; start_monitor; }
@@ -64,5 +70,53 @@ out=$(request e5)
 check "the agent gets the runtime's first line" grep -q "the runtime failed: Error: cannot start: SBX_PASSWORD=\*\*\* rejected" <<<"$out"
 check "the log has it with the exit status, the secret scrubbed" logged "run: exit status 1; said: Error: cannot start: SBX_PASSWORD=*** rejected"
 check "no 32-digit secret in the log" bash -c "! grep -Eq 'SBX_PASSWORD=[0-9a-f]{32}' '$LOG'"
+
+echo "# start-up: a refusal is one line on stderr; without -d, a daemon"
+stop_monitor
+write_conf yes
+sed 's/^idle_ttl *=.*/idle_ttl = banana/' "$CONF" > "$WORK/bad.conf"
+"$B/sbx-monitor" -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
+check "an invalid config: exit $rc, one line on stderr naming the file, line and key" test "$rc" -ne 0 -a "$(wc -l < "$WORK/bad.err")" -eq 1 -a -n "$(grep -F "$WORK/bad.conf:" "$WORK/bad.err" | grep idle_ttl)"
+sed "s|^socket *=.*|socket = $WORK/no-such-dir/sbx.sock|" "$CONF" > "$WORK/bad.conf"
+"$B/sbx-monitor" -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
+check "a socket that cannot be bound: exit $rc, one line on stderr saying so" test "$rc" -ne 0 -a "$(wc -l < "$WORK/bad.err")" -eq 1 -a -n "$(grep -F "cannot bind $WORK/no-such-dir/sbx.sock: No such file or directory" "$WORK/bad.err")"
+check "and nothing on stdout" test ! -s "$WORK/bad.out"
+# Without -d: the command returns once the socket is bound and the
+# sandboxes adopted, and the daemon serves.
+# The broker logs to syslog then: with no syslog daemon on the host, its
+# filter killed it at its first line (socket(2) in glibc's syslog), and
+# the monitor restarted it forever; now it logs to stderr, /dev/null.
+timeout 60 "$B/sbx-monitor" -f "$CONF" > "$WORK/daemon.out" 2>&1; rc=$?
+check "without -d, the command exits 0 once the socket is bound (the start-up lines on stderr: $(wc -l < "$WORK/daemon.out"))" test "$rc" -eq 0 -a -S "$SOCK"
+check "the daemon serves$([ -e /dev/log ] || echo ', with no syslog daemon on this host')" pings
+dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
+check "the host lock names the daemon (pid ${dpid:-none})" test -n "$dpid" -a "$(cat "/proc/${dpid:-0}/comm" 2>/dev/null)" = sbx-monitor
+check "it leads a session of its own" test "$(ps -o sid= -p "${dpid:-0}" | tr -d ' ')" = "$dpid"
+check "its stdin, stdout and stderr are /dev/null" test "$(readlink "/proc/$dpid/fd/0") $(readlink "/proc/$dpid/fd/1") $(readlink "/proc/$dpid/fd/2")" = "/dev/null /dev/null /dev/null"
+check "the broker is the daemon's child" test -n "$(pgrep -P "${dpid:-0}" -x sbx-broker)"
+kill "${dpid:-0}"
+check "SIGTERM ends it" wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
+# With a syslog daemon (the test's own, when the host has none): the
+# lines of both go there, and the broker, connected before its filter,
+# serves.
+if [ ! -e /dev/log ]; then
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+f = open(sys.argv[1], "ab", 0)
+while True: f.write(s.recv(65536) + b"\n")' "$WORK/syslog" &
+	SYSLOGD=$!
+	wait_for 5 test -S /dev/log
+	timeout 60 "$B/sbx-monitor" -f "$CONF" > /dev/null 2>&1
+	dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
+	check "with a syslog daemon, the daemon serves" pings
+	check "the broker's lines are in syslog" wait_until 5 'grep -q "sbx-broker\[[0-9]*\]: serving as" "$WORK/syslog"'
+	check "and the monitor's" grep -q "sbx-monitor\[$dpid\]: serving $SOCK" "$WORK/syslog"
+	kill "${dpid:-0}"
+	wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
+	kill "$SYSLOGD"; rm -f /dev/log; SYSLOGD=
+else
+	note "this host has a syslog daemon of its own: its lines are not read here"
+fi
 
 finish

@@ -657,4 +657,23 @@ check "a release once the runtime works again removes it" test "$(sbx release -a
 check "its container is gone" made_is td 0
 check "and its record" test ! -e "$WORK/state/sandboxes/0-td"
 
+echo "# a reload that meets a provision in flight"
+# Its project goes while the provision is held: the reload counts it as
+# busy, the agent is still answered, and once idle the sandbox is torn
+# down at the next tick (a request would be refused before the cache).
+gate_hold hb before
+sbx request -a hb -p cache-only redis > "$WORK/hb.out" 2>&1 &
+hbp=$!
+wait_for 30 gate_held hb 1
+mv "$WORK/projects/cache-only.conf" "$WORK/cache-only.away"
+hup
+check "the reload counts the provision in flight" grep -q "reloaded 3 project policies; 0 sandboxes lose services, 1 busy ones are checked when idle" "$LOG"
+gate_release hb
+wait "$hbp"
+check "its agent is answered" grep -q REDIS_PASSWORD= "$WORK/hb.out"
+wait_for 10 made_is hb 0
+check "then it is torn down: its project is gone" made_is hb 0
+check "audited as a revocation" grep -q "audit event=revoke uid=0 agent=hb " "$LOG"
+mv "$WORK/cache-only.away" "$WORK/projects/cache-only.conf"
+
 finish

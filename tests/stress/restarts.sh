@@ -121,6 +121,17 @@ printf '[project]\nsandbox_services = redis\n' > "$WORK/projects/demo.conf"
 start_monitor
 check "a project that no longer opts in to the set: discarded" grep -q 'audit event=discard uid=0 agent=keep project=demo .*reason=set_changed' "$LOG"
 check "nothing left of it" test "$(labelled)" -eq 0 -a "$(records)" -eq 0
+# The set grows while the monitor is down: the redis-only sandbox is
+# adopted, and the next request adds postgres alone (CONTRACT.md: the
+# live services keep their credentials and data).
+g1=$(req root grow)
+stop_monitor
+printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo.conf"
+start_monitor
+check "a project whose set grew: its sandbox is adopted" grep -q 'audit event=adopt uid=0 agent=grow project=demo services=redis ' "$LOG"
+g2=$(req root grow)
+check "the next request adds postgres; redis keeps its password" test -n "$(grep 'REDIS_PASSWORD=' <<<"$g1")" -a "$(grep 'REDIS_PASSWORD=' <<<"$g2")" = "$(grep 'REDIS_PASSWORD=' <<<"$g1")" -a -n "$(grep ' PGPASSWORD=' <<<"$g2")"
+sbx release -a grow >/dev/null
 
 echo "# a stop that kills the monitor's whole cgroup and process group"
 # What systemd's stop does to a unit with KillMode=control-group, and

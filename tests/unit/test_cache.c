@@ -767,6 +767,25 @@ Test(cache, revoke_drops_services_or_whole_sandboxes)
 	cr_assert_eq(cache.count, 0);
 }
 
+/* A reload that meets a provision in flight counts it, and the next
+ * call (the monitor's tick) revokes it once it is idle. */
+Test(cache, revoke_counts_a_busy_entry_and_takes_it_when_idle)
+{
+	struct capture c = { 0 };
+
+	rtd.deferred = true;
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	allowed_n = 0;
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 0);
+	cr_assert_eq(cache.revoke_busy, 1, "the provision in flight");
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 1, "its agent is answered");
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 1);
+	cr_assert_eq(cache.revoke_busy, 0);
+	cr_assert_eq(rtd.teardowns, 1);
+	cr_assert_eq(cache.count, 0);
+}
+
 /* ---- warm containers: a miss served by a claim ----------------------- */
 
 Test(cache, claim_answers_a_miss_with_no_provision)
