@@ -145,17 +145,6 @@ gone_add_name(struct adoption *ad, const char *name)
 	strlcpy(g->name, name, sizeof(g->name));
 }
 
-static bool
-opts_in(const struct project *p, const char *service)
-{
-	size_t i;
-
-	for (i = 0; i < p->nservices; i++)
-		if (strcmp(p->services[i], service) == 0)
-			return true;
-	return false;
-}
-
 /*
  * The project still opts in to each of these services, for this uid. A
  * set that grew is adopted as it is: the agent's next request provisions
@@ -172,7 +161,7 @@ policy_refuses(const struct adoption *ad, const struct record *r)
 	if (!project_allows(p, r->uid))
 		return "uid_not_allowed";
 	for (i = 0; i < r->nservices; i++)
-		if (!opts_in(p, r->svc[i].conn.name))
+		if (!project_offers(p, r->svc[i].conn.name))
 			return "set_changed";
 	return NULL;
 }

@@ -78,17 +78,6 @@ handle_available(const struct handler_env *e, uid_t uid,
 	send_ans(r, &a);
 }
 
-static int
-opted_in(const struct project *p, const char *service)
-{
-	size_t i;
-
-	for (i = 0; i < p->nservices; i++)
-		if (!strcmp(p->services[i], service))
-			return 1;
-	return 0;
-}
-
 static void
 refuse(struct sbx_reply r, uid_t uid, const struct sbx_req_sandbox *rq,
     enum sbx_code code, const char *msg)
@@ -141,7 +130,7 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 		return;
 	}
 	for (i = 0; i < rq->nservices; i++)
-		if (!opted_in(p, rq->services[i])) {
+		if (!project_offers(p, rq->services[i])) {
 			refuse(r, uid, rq, SBX_E_NOT_OPTED_IN,
 			    "a requested service is not in the project's "
 			    "sandbox_services.");

@@ -269,16 +269,13 @@ still_allowed(void *arg, const struct sbx_sandbox *sb,
     char (*out)[SBX_SLUG_MAX])
 {
 	const struct project *p = project_find(arg, sb->project);
-	size_t i, j, n = 0;
+	size_t i, n = 0;
 
 	if (p == NULL || !p->valid || !project_allows(p, sb->key.uid))
 		return 0;
 	for (i = 0; i < sb->nservices; i++)
-		for (j = 0; j < p->nservices; j++)
-			if (!strcmp(sb->svc[i].conn.name, p->services[j])) {
-				strlcpy(out[n++], p->services[j], SBX_SLUG_MAX);
-				break;
-			}
+		if (project_offers(p, sb->svc[i].conn.name))
+			strlcpy(out[n++], sb->svc[i].conn.name, SBX_SLUG_MAX);
 	return n;
 }
 

@@ -285,6 +285,17 @@ project_find(const struct project_table *t, const char *slug)
 }
 
 bool
+project_offers(const struct project *p, const char *service)
+{
+	size_t i;
+
+	for (i = 0; i < p->nservices; i++)
+		if (strcmp(p->services[i], service) == 0)
+			return true;
+	return false;
+}
+
+bool
 project_allows(const struct project *p, uid_t uid)
 {
 	size_t i;

@@ -32,6 +32,8 @@ void	projects_free(struct project_table *);
 const struct project *project_find(const struct project_table *,
 	    const char *slug);
 bool	project_allows(const struct project *, uid_t);
+/* service is in the project's opted-in set. */
+bool	project_offers(const struct project *, const char *service);
 int	project_parse(const struct sbx_config *, const char *path,
 	    struct project *, char *err, size_t errlen);
 
