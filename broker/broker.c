@@ -393,7 +393,7 @@ main(int argc, char *argv[])
 		default: usage();
 		}
 	}
-	log_init("sbx-broker", fg);
+	log_init("sbx-broker", fg ? LOG_TO_STDERR : LOG_TO_MONITOR);
 	if (ids == NULL || b.copts.request_timeout_ms <= 0)
 		usage();
 	/* Without -c, as sbx.conf(5) has it: 16, or half of fewer. */

@@ -525,6 +525,8 @@ loop(struct monitor *m)
 		pfd[n++] = (struct pollfd){ .fd = m->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = m->broker.chan,
 		    .events = m->nagents < m->max_agents ? POLLIN : 0 };
+		pfd[n++] = (struct pollfd){ .fd = m->broker.log.fd,
+		    .events = POLLIN };	/* -1 with -d: not polled */
 		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
 		n += nw;
 		TAILQ_FOREACH(q, &m->outq, entry) {
@@ -546,7 +548,9 @@ loop(struct monitor *m)
 			on_signal(m);
 		if (pfd[1].revents & POLLIN)
 			on_broker_message(m);
-		workers_events(&m->pool, pfd + 2, nw);
+		if (pfd[2].revents & POLLIN)
+			brokerlog_read(&m->broker.log);
+		workers_events(&m->pool, pfd + 3, nw);
 		cache_retry(&m->cache);	/* a worker may be free now */
 		/* Renames and refills of the warm pool fork the monitor:
 		 * not in a burst of requests, but once the broker has been
@@ -554,14 +558,14 @@ loop(struct monitor *m)
 		now = now_ms();
 		if (pfd[1].revents & POLLIN)
 			warm_at = now + WARM_QUIET_MS;
-		else if (warm_at == 0 && workers_done(pfd + 2, nw))
+		else if (warm_at == 0 && workers_done(pfd + 3, nw))
 			warm_at = now;	/* a worker may be free now */
 		if (warm_at != 0 && now >= warm_at) {
 			warm_at = 0;
 			if (!m->stopping)
 				warm_work(&m->rt, m->cache.nprovisions);
 		}
-		for (i = 2 + nw; i < n; i++)
+		for (i = 3 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
 		if ((now = now_ms()) >= next_tick || due <= now) {
@@ -801,6 +805,7 @@ setup(struct monitor *m, const char *path, int fg)
 	find_broker(&m->broker);
 	m->broker.foreground = fg;
 	m->broker.chan = -1;
+	m->broker.log.fd = m->broker.log.w = -1;
 	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
 	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
 		fatalx("%s", err);

@@ -6,7 +6,8 @@
  * monitor's memory, the cache and its passwords included, survives into
  * it), with exactly three descriptors besides stdio: the agent socket on
  * fd 3, its end of a private SOCK_SEQPACKET channel on fd 4, and on fd 5
- * a sealed copy of the subordinate uid ranges (numbers only). A broker
+ * a sealed copy of the subordinate uid ranges (numbers only); without
+ * -d, its stderr is a pipe whose lines we log for it. A broker
  * that dies is started again after a backoff that doubles per quick
  * failure, up to 5 s; the cache lives in the monitor and is untouched.
  */
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -69,7 +71,8 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	    (chan = fcntl(chan, F_DUPFD, 10)) == -1 ||
 	    (ranges = fcntl(ranges, F_DUPFD, 10)) == -1 ||
 	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1 ||
-	    dup2(ranges, 5) == -1)
+	    dup2(ranges, 5) == -1 ||
+	    (b->log.w != -1 && dup2(b->log.w, STDERR_FILENO) == -1))
 		_exit(126);
 	closefrom(6);
 	/* The broker is static and has no NSS: it gets numbers. */
@@ -106,6 +109,8 @@ broker_start(struct broker_proc *b, const struct sbx_config *cfg,
 	int sp[2];
 	pid_t pid;
 
+	if (!b->foreground && brokerlog_open(&b->log) == -1)
+		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
 		return -1;
 	if ((pid = fork()) == -1) {
@@ -156,3 +161,4 @@ broker_kill(struct broker_proc *b, const char *why)
 	kill(-b->pid, SIGKILL);
 	kill(b->pid, SIGKILL);
 }
+

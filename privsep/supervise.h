@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "brokerlog.h"
 #include "config.h"
 #include "subrange.h"
 
@@ -16,6 +17,7 @@ struct broker_proc {
 	unsigned	failures;
 	char		path[4096];
 	int		foreground;
+	struct brokerlog log;	/* without -d, its lines (brokerlog.c) */
 	/* Handed to the broker at start, so that it counts a subordinate
 	 * uid's connections toward the user who owns the range. */
 	const struct subuid_range *subuids;

@@ -1,7 +1,8 @@
 /*
  * log.c - logging in the OpenBSD daemons' style: log_warn appends
  * strerror(errno), log_warnx does not; fatal* log and exit 1.
- * Foreground mode writes "ident: message" to stderr, otherwise syslog.
+ * Lines go to stderr as "ident: message" (-d), to syslog, or, for the
+ * broker, to the monitor (LOG_TO_MONITOR).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #include "log.h"
 
 static const char *log_ident = "sbx";
-static int log_to_stderr = 1;
+static int log_to = LOG_TO_STDERR;
 static int log_verbose;
 
 /*
@@ -38,15 +39,22 @@ syslog_listens(void)
 	return ok;
 }
 
-/* Not in the foreground: syslog, connected now (before any filter), or
- * stderr when nothing listens there (a daemon's is /dev/null). */
+/*
+ * To syslog: connected now (before any filter), or to stderr when
+ * nothing listens there (a daemon's is /dev/null). To the monitor: the
+ * broker's stderr is a pipe the monitor reads (supervise.c), as OpenSSH's
+ * privsep child logs through its monitor; a chrooted, filtered process
+ * could not connect to /dev/log again when the syslog daemon restarts.
+ */
 void
-log_init(const char *ident, int foreground)
+log_init(const char *ident, int where)
 {
 	log_ident = ident;
-	log_to_stderr = foreground || !syslog_listens();
+	log_to = where;
 	log_verbose = getenv("SBX_DEBUG") != NULL;
-	if (log_to_stderr)
+	if (log_to == LOG_TO_SYSLOG && !syslog_listens())
+		log_to = LOG_TO_STDERR;
+	if (log_to != LOG_TO_SYSLOG)
 		return;
 	/* syslog()'s timestamp reads the zone file at its first line: read
 	 * it now, before the broker's chroot and filter (openat). */
@@ -57,7 +65,29 @@ log_init(const char *ident, int foreground)
 int
 log_foreground(void)
 {
-	return log_to_stderr;
+	return log_to == LOG_TO_STDERR;
+}
+
+/*
+ * "<PRI>PID message\n" in one write(2): shorter than PIPE_BUF, so lines
+ * of the broker and its children never interleave. The pipe does not
+ * block: when the monitor lags, a line is lost, the broker is not held.
+ */
+static void
+to_monitor(int pri, const char *msg, const char *err)
+{
+	char line[2300];
+	int n;
+
+	n = snprintf(line, sizeof(line), "<%d>%ld %s%s%s\n", pri,
+	    (long)getpid(), msg, err ? ": " : "", err ? err : "");
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	(void)!write(STDERR_FILENO, line, (size_t)n);
 }
 
 static void vlog(int, const char *, va_list, int)
@@ -66,11 +96,13 @@ static void vlog(int, const char *, va_list, int)
 static void
 vlog(int pri, const char *fmt, va_list ap, int with_errno)
 {
-	char msg[2048];	/* an audit line with 16 services */
+	char msg[2400];	/* an audit line with 16 services; a broker line */
 	int saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (log_to_stderr) {
+	if (log_to == LOG_TO_MONITOR)
+		to_monitor(pri, msg, with_errno ? strerror(saved) : NULL);
+	else if (log_to == LOG_TO_STDERR) {
 		if (with_errno)
 			fprintf(stderr, "%s: %s: %s\n", log_ident, msg,
 			    strerror(saved));
@@ -81,6 +113,16 @@ vlog(int pri, const char *fmt, va_list ap, int with_errno)
 	else
 		syslog(pri, "%s", msg);
 	errno = saved;
+}
+
+void
+logit(int pri, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(pri, fmt, ap, 0);
+	va_end(ap);
 }
 
 void

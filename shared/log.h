@@ -1,12 +1,18 @@
-/* log.h - one line per event, to stderr (-d) or syslog. */
+/* log.h - one line per event, to stderr (-d), syslog, or the monitor. */
 #ifndef SBX_LOG_H
 #define SBX_LOG_H
 
 #include <stdarg.h>
 
-void	log_init(const char *ident, int foreground);
-/* Where lines go: 1 stderr, 0 syslog (an exec'd worker logs alike). */
+#define LOG_TO_SYSLOG	0
+#define LOG_TO_STDERR	1
+#define LOG_TO_MONITOR	2	/* the broker's: fd 2 is a pipe to the monitor */
+
+void	log_init(const char *ident, int where);
+/* Lines to stderr? Else syslog (an exec'd worker logs alike). */
 int	log_foreground(void);
+/* A line at a syslog(3) priority: the broker's, relayed by the monitor. */
+void	logit(int pri, const char *, ...) __attribute__((format(printf, 2, 3)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

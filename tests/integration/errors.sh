@@ -14,6 +14,16 @@ wrapper() {
 	printf '#!/bin/sh\nfor a; do [ "$a" = run ] && { %s; }; done\nexec podman "$@"\n' "$2" > "$WORK/$1"
 	chmod 0755 "$WORK/$1"
 }
+# syslogd FILE: a syslog daemon of the test's own on /dev/log.
+syslogd() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+f = open(sys.argv[1], "ab", 0)
+while True: f.write(s.recv(65536) + b"\n")' "$1" &
+	SYSLOGD=$!
+	wait_for 5 test -S /dev/log
+}
 # A daemon left by a failed check would hold the host lock.
 # So would our syslog daemon's /dev/log.
 cleanup_hook() {
@@ -102,18 +112,30 @@ check "SIGTERM ends it" wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
 # lines of both go there, and the broker, connected before its filter,
 # serves.
 if [ ! -e /dev/log ]; then
-	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
-f = open(sys.argv[1], "ab", 0)
-while True: f.write(s.recv(65536) + b"\n")' "$WORK/syslog" &
-	SYSLOGD=$!
-	wait_for 5 test -S /dev/log
+	syslogd "$WORK/syslog"
 	timeout 60 "$B/sbx-monitor" -f "$CONF" > /dev/null 2>&1
 	check "with a syslog daemon, the daemon serves" pings
 	dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
 	check "the broker's lines are in syslog" wait_until 5 'grep -q "sbx-broker\[[0-9]*\]: serving as" "$WORK/syslog"'
 	check "and the monitor's" grep -q "sbx-monitor\[$dpid\]: serving $SOCK" "$WORK/syslog"
+	# The syslog daemon restarts (a new socket on /dev/log). glibc's
+	# syslog() then makes a socket and connects again: the broker's
+	# filter killed it for that, and a chrooted process cannot reach
+	# /dev/log anyway. Its lines go through the monitor, as OpenSSH's
+	# privsep child's do.
+	bpid=$(pgrep -P "${dpid:-0}" -x sbx-broker)
+	kill "$SYSLOGD"; wait "$SYSLOGD" 2>/dev/null; rm -f /dev/log
+	syslogd "$WORK/syslog2"
+	rawreply c1c1c1c1 > /dev/null
+	check "after the syslog daemon restarts, a refusal's audit line from the broker reaches it, at LOG_INFO" wait_until 5 'grep -q "^<30>.* sbx-monitor\[$dpid\]: sbx-broker\[[0-9]*\]: audit event=refuse uid=0 " "$WORK/syslog2"'
+	check "and the broker lives on (pid ${bpid:-none})" test -n "$bpid" -a "$(pgrep -P "${dpid:-0}" -x sbx-broker)" = "$bpid"
+	# A subverted broker writes what it likes into that pipe: an
+	# emergency (which syslog daemons broadcast to every terminal), a
+	# line with no frame posing as the monitor's audit, escapes.
+	printf '<0>1 audit event=provision uid=0 agent=forged1\naudit event=provision uid=0 agent=forged2 \033[2J\n' > "/proc/${bpid:-0}/fd/2"
+	check "its emergency is logged at LOG_CRIT, under its name" wait_until 5 'grep -q "^<26>.* sbx-monitor\[$dpid\]: sbx-broker\[1\]: audit event=provision uid=0 agent=forged1$" "$WORK/syslog2"'
+	check "an unframed line at LOG_WARNING, marked as the broker's, made printable" wait_until 5 'grep -q "^<28>.* sbx-monitor\[$dpid\]: sbx-broker\[?\]: audit event=provision uid=0 agent=forged2 ?\[2J$" "$WORK/syslog2"'
+	check "and neither passes for the monitor's own audit line" bash -c "! grep -q 'sbx-monitor\[[0-9]*\]: audit event=provision uid=0 agent=forged' '$WORK/syslog2'"
 	kill "${dpid:-0}"
 	wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
 	kill "$SYSLOGD"; rm -f /dev/log; SYSLOGD=

@@ -337,7 +337,7 @@ static const struct check checks[] = {
 	{ "nanosleep",		c_nanosleep,	{ K, K, OK, OK } },
 	{ "close(bad fd)",	c_close_bad,	{ S, S, S, S } },
 	{ "fcntl",		c_fcntl,	{ S, S, S, S } },
-	{ "sendto",		c_sendto,	{ S, S, S, S } },
+	{ "sendto",		c_sendto,	{ S, K, S, S } },
 	{ "recvfrom",		c_recvfrom,	{ K, K, S, S } },
 	{ "sendmsg",		c_sendmsg,	{ S, S, K, S } },
 	{ "shutdown",		c_shutdown,	{ S, S, K, S } },

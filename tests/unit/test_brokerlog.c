@@ -1,0 +1,104 @@
+/*
+ * test_brokerlog.c - the broker's lines as the monitor logs them
+ * (privsep/brokerlog.c): what a broker writes is untrusted, so each line
+ * comes out printable, under "sbx-broker[PID]: " or "sbx-broker[?]: ",
+ * whole however the pipe cut it, in pieces when it is too long.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "brokerlog.h"
+#include "log.h"
+
+static struct brokerlog bl = { .fd = -1, .w = -1 };
+
+static void
+setup(void)
+{
+	log_init("t", LOG_TO_STDERR);
+	cr_redirect_stderr();
+	cr_assert_eq(brokerlog_open(&bl), 0);
+}
+
+/* What the broker's end gets, read the way the monitor's loop does. */
+static void
+feed(const void *bytes, size_t len)
+{
+	cr_assert_eq(write(bl.w, bytes, len), (ssize_t)len);
+	brokerlog_read(&bl);
+}
+
+static void
+feeds(const char *s)
+{
+	feed(s, strlen(s));
+}
+
+TestSuite(brokerlog, .init = setup);
+
+Test(brokerlog, a_broker_line_under_its_pid)
+{
+	feeds("<6>4242 serving as 100:100\n<4>7 accept: Too many open files\n");
+	fflush(stderr);
+	cr_assert_stderr_eq_str("t: sbx-broker[4242]: serving as 100:100\n"
+	    "t: sbx-broker[7]: accept: Too many open files\n");
+}
+
+Test(brokerlog, a_line_cut_by_the_pipe_is_logged_whole)
+{
+	feeds("<6>12 audit event=refuse uid=1000 ");
+	feeds("agent=- project=- services=- result=bad_request\n");
+	fflush(stderr);
+	cr_assert_stderr_eq_str("t: sbx-broker[12]: audit event=refuse "
+	    "uid=1000 agent=- project=- services=- result=bad_request\n");
+}
+
+/* A subverted broker cannot write a line that reads as the monitor's. */
+Test(brokerlog, an_unframed_line_is_marked_as_the_brokers)
+{
+	feeds("audit event=provision uid=0 agent=a result=ok\n"
+	    "<8>1 no such priority\n<6>0 no pid 0\n<6>x no pid\n"
+	    "<6>99999999999 too large\n<6>5\n");
+	fflush(stderr);
+	cr_assert_stderr_eq_str(
+	    "t: sbx-broker[?]: audit event=provision uid=0 agent=a result=ok\n"
+	    "t: sbx-broker[?]: <8>1 no such priority\n"
+	    "t: sbx-broker[?]: <6>0 no pid 0\n"
+	    "t: sbx-broker[?]: <6>x no pid\n"
+	    "t: sbx-broker[?]: <6>99999999999 too large\n"
+	    "t: sbx-broker[?]: <6>5\n");
+}
+
+Test(brokerlog, control_bytes_and_nul_are_made_printable)
+{
+	static const char line[] = "<6>9 a\033[2Jb\0c\rd\x7f" "e\n";
+
+	feed(line, sizeof(line) - 1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("t: sbx-broker[9]: a?[2Jb?c?d?e\n");
+}
+
+Test(brokerlog, a_line_longer_than_the_buffer_comes_in_pieces)
+{
+	const size_t piece = sizeof(bl.buf) - 1;
+	char line[5001], want[6000];
+	size_t left, at = 0;
+
+	memset(line, 'x', sizeof(line));
+	line[sizeof(line) - 1] = '\n';
+	feed(line, sizeof(line));
+	for (left = sizeof(line) - 1; left > 0; left -= left < piece ? left : piece)
+		at += (size_t)snprintf(want + at, sizeof(want) - at,
+		    "t: sbx-broker[?]: %.*s\n", (int)(left < piece ? left : piece), line);
+	fflush(stderr);
+	cr_assert_stderr_eq_str(want);
+}
+
+Test(brokerlog, nothing_to_read_returns_at_once)
+{
+	brokerlog_read(&bl);	/* EAGAIN: the pipe does not block */
+	fflush(stderr);
+	cr_assert_stderr_eq_str("");
+}
