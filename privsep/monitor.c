@@ -803,7 +803,10 @@ setup(struct monitor *m, const char *path, int fg)
 	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	find_broker(&m->broker);
-	m->broker.foreground = fg;
+	/* On the journal the broker's lines come through us too, so that
+	 * they carry their priority (its environment is empty: it cannot
+	 * tell the journal from a terminal). */
+	m->broker.foreground = fg && !log_to_journal();
 	m->broker.chan = -1;
 	m->broker.log.fd = m->broker.log.w = -1;
 	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 
 static const char *log_ident = "sbx";
 static int log_to = LOG_TO_STDERR;
+static int log_journal;
 static int log_verbose;
 
 /*
@@ -40,6 +42,24 @@ syslog_listens(void)
 }
 
 /*
+ * Is stderr the journal? systemd names the stream it gave us in
+ * JOURNAL_STREAM (systemd.exec(5)); on it, "<N>" before a line is the
+ * line's priority (sd-daemon(3)), which journalctl -p filters on.
+ */
+static int
+stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js != NULL && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+	    fstat(STDERR_FILENO, &st) == 0 &&
+	    (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
+
+/*
  * To syslog: connected now (before any filter), or to stderr when
  * nothing listens there (a daemon's is /dev/null). To the monitor: the
  * broker's stderr is a pipe the monitor reads (supervise.c), as OpenSSH's
@@ -54,6 +74,7 @@ log_init(const char *ident, int where)
 	log_verbose = getenv("SBX_DEBUG") != NULL;
 	if (log_to == LOG_TO_SYSLOG && !syslog_listens())
 		log_to = LOG_TO_STDERR;
+	log_journal = log_to == LOG_TO_STDERR && stderr_is_journal();
 	if (log_to != LOG_TO_SYSLOG)
 		return;
 	/* syslog()'s timestamp reads the zone file at its first line: read
@@ -66,6 +87,12 @@ int
 log_foreground(void)
 {
 	return log_to == LOG_TO_STDERR;
+}
+
+int
+log_to_journal(void)
+{
+	return log_journal;
 }
 
 /*
@@ -97,17 +124,17 @@ static void
 vlog(int pri, const char *fmt, va_list ap, int with_errno)
 {
 	char msg[2400];	/* an audit line with 16 services; a broker line */
+	char pfx[8] = "";
 	int saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (log_to == LOG_TO_MONITOR)
 		to_monitor(pri, msg, with_errno ? strerror(saved) : NULL);
 	else if (log_to == LOG_TO_STDERR) {
-		if (with_errno)
-			fprintf(stderr, "%s: %s: %s\n", log_ident, msg,
-			    strerror(saved));
-		else
-			fprintf(stderr, "%s: %s\n", log_ident, msg);
+		if (log_journal)
+			snprintf(pfx, sizeof(pfx), "<%d>", pri);
+		fprintf(stderr, "%s%s: %s%s%s\n", pfx, log_ident, msg,
+		    with_errno ? ": " : "", with_errno ? strerror(saved) : "");
 	} else if (with_errno)
 		syslog(pri, "%s: %s", msg, strerror(saved));
 	else

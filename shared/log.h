@@ -11,6 +11,8 @@
 void	log_init(const char *ident, int where);
 /* Lines to stderr? Else syslog (an exec'd worker logs alike). */
 int	log_foreground(void);
+/* stderr is the journal: lines carry their priority, "<N>" (sd-daemon(3)). */
+int	log_to_journal(void);
 /* A line at a syslog(3) priority: the broker's, relayed by the monitor. */
 void	logit(int pri, const char *, ...) __attribute__((format(printf, 2, 3)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -81,6 +81,23 @@ check "the agent gets the runtime's first line" grep -q "the runtime failed: Err
 check "the log has it with the exit status, the secret scrubbed" logged "run: exit status 1; said: Error: cannot start: SBX_PASSWORD=*** rejected"
 check "no 32-digit secret in the log" bash -c "! grep -Eq 'SBX_PASSWORD=[0-9a-f]{32}' '$LOG'"
 
+echo "# -d under systemd: stderr is the journal, each line with its priority"
+# JOURNAL_STREAM names the stream systemd gave (device:inode); here the
+# log file stands in for it. Lines then start "<N>" (sd-daemon(3)), the
+# broker's coming through the monitor with theirs.
+stop_monitor
+: > "$LOG"
+start_monitor env JOURNAL_STREAM="$(stat -c %d:%i "$LOG")"
+bpid=$(broker_pid)
+kill -9 "${bpid:-0}"
+check "a warning is at LOG_WARNING" wait_until 5 'grep -q "^<4>sbx-monitor: broker died; restarting in" "$LOG"'
+check "the monitor's start at LOG_INFO" grep -q "^<6>sbx-monitor: serving $SOCK" "$LOG"
+check "the broker's, through the monitor, at LOG_INFO" grep -q "^<6>sbx-monitor: sbx-broker\[[0-9]*\]: serving as" "$LOG"
+check "every line has a priority" bash -c "! grep -vq '^<[0-7]>' '$LOG'"
+stop_monitor
+JOURNAL_STREAM=1:1 start_monitor
+check "with JOURNAL_STREAM naming another stream: plain lines" bash -c "grep -q '^sbx-monitor: serving $SOCK' '$LOG' && grep -q '^sbx-broker: serving as' '$LOG'"
+
 echo "# start-up: a refusal is one line on stderr; without -d, a daemon"
 stop_monitor
 write_conf yes
