@@ -52,9 +52,16 @@ stderr_is_journal(void)
 	const char *js = getenv("JOURNAL_STREAM");
 	unsigned long long dev, ino;
 	struct stat st;
+	char *end;
 
-	return js != NULL && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
-	    fstat(STDERR_FILENO, &st) == 0 &&
+	if (js == NULL || fstat(STDERR_FILENO, &st) == -1)
+		return 0;
+	dev = strtoull(js, &end, 10);
+	if (end == js || *end != ':')
+		return 0;
+	js = end + 1;
+	ino = strtoull(js, &end, 10);
+	return end != js && *end == '\0' &&
 	    (unsigned long long)st.st_dev == dev &&
 	    (unsigned long long)st.st_ino == ino;
 }
