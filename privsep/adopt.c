@@ -239,7 +239,7 @@ services_refuse(const struct adoption *ad, const struct record *r,
 		svc[i].conn = r->svc[i].conn;
 		if ((s = config_service(ad->cfg, r->svc[i].conn.name)) == NULL)
 			return "service_gone";
-		if (s->hash != r->svc[i].confhash)
+		if (!record_same_config(r, i, s))
 			return "service_changed";
 		if ((c = svc_seen(ad, r->uid, r->agent, s->name,
 		    r->svc[i].warm)) == NULL)
@@ -387,7 +387,7 @@ adopt_warm(struct adoption *ad, const char *file)
 		explicit_bzero(&r, sizeof(r));
 		return;
 	} else if ((s = config_service(ad->cfg, r.svc[0].conn.name)) == NULL ||
-	    s->hash != r.svc[0].confhash)
+	    !record_same_config(&r, 0, s))
 		why = "service_changed";
 	else if ((c = seen_find(ad, name)) == NULL || c->pid <= 0 ||
 	    (pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) == -1)

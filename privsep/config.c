@@ -451,17 +451,79 @@ socket_name(struct service_cfg *s)
 		strlcpy(s->socket_name, "service.sock", sizeof(s->socket_name));
 }
 
-/* FNV-1a over the section as parsed: defaults() zeroes it first, so
- * the padding is zero too and the same section hashes the same. */
+#define FNV_OFFSET	0xcbf29ce484222325ULL
+#define FNV_PRIME	0x100000001b3ULL
+
+static uint64_t
+fnv(uint64_t h, const char *s)
+{
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * FNV_PRIME;
+	return h;
+}
+
+static uint64_t
+fnv_kv(uint64_t h, const char *key, const char *val)
+{
+	return fnv(fnv(fnv(fnv(h, key), "="), val), "\n");
+}
+
+static uint64_t
+fnv_num(uint64_t h, const char *key, unsigned long long v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%llu", v);
+	return fnv_kv(h, key, b);
+}
+
+/*
+ * What a sandbox's containers were started with, key by key: FNV-1a
+ * over "key=value\n". Not the struct's bytes: a later version whose
+ * struct differs, or a section whose lines moved, hashes the same, so
+ * a restart after an upgrade adopts (CONTRACT.md). warm and
+ * ready_timeout are left out: neither changes a running container. A
+ * key added later must be fed only when set away from its default.
+ * test_limits.c pins the value of one section.
+ */
 static uint64_t
 service_hash(const struct service_cfg *s)
 {
+	static const char *const probes[] = { "tcp", "postgres", "redis" };
+	uint64_t h = FNV_OFFSET;
+	size_t i;
+
+	h = fnv_kv(h, "service", s->name);
+	h = fnv_kv(h, "image", s->image);
+	h = fnv_num(h, "port", s->port);
+	h = fnv_kv(h, "probe", probes[s->probe]);
+	h = fnv_kv(h, "user", s->user);
+	h = fnv_kv(h, "database", s->database);
+	for (i = 0; i < s->nenv; i++)
+		h = fnv_kv(h, "env", s->env[i]);
+	for (i = 0; i < s->ntmpfs; i++)
+		h = fnv_kv(h, "tmpfs", s->tmpfs[i]);
+	for (i = 0; i < s->nargs; i++)
+		h = fnv_kv(h, "args", s->args[i]);
+	h = fnv_kv(h, "memory", s->memory);
+	h = fnv_kv(h, "cpus", s->cpus);
+	h = fnv_num(h, "pids", s->pids);
+	h = fnv_num(h, "transport", s->transport);
+	return fnv_kv(h, "log_size", s->log_size);
+}
+
+/* The hash records of version 2 and older hold: every byte of the
+ * section's struct up to the hash, as this version still lays it out.
+ * defaults() zeroes the struct first, so the padding is zero too. */
+static uint64_t
+service_hash_v2(const struct service_cfg *s)
+{
 	const unsigned char *b = (const unsigned char *)s;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV_OFFSET;
 	size_t i;
 
 	for (i = 0; i < offsetof(struct service_cfg, hash); i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
+		h = (h ^ b[i]) * FNV_PRIME;
 	return h;
 }
 
@@ -470,6 +532,7 @@ check_service(struct parse *p, struct service_cfg *s)
 {
 	socket_name(s);
 	s->hash = service_hash(s);
+	s->hash_v2 = service_hash_v2(s);
 	if (strlen(s->name) > SBX_SOCKDIR_SVC_MAX)
 		return perr(p, "[service %s] a service name is at most %d "
 		    "characters (it is part of socket paths)", s->name,

@@ -56,9 +56,12 @@ struct service_cfg {
 	enum transport	transport;
 	char		socket_name[16];
 	char		log_size[32];		/* runtime's log cap, e.g. 1m */
-	/* FNV-1a of every byte above, once per load: a record holds it,
-	 * and adoption keeps only what is still configured as it was. */
+	/* What its containers are started with, hashed once per load
+	 * (config.c): a record holds it, and adoption keeps only what is
+	 * still configured as it was. hash_v2 is what records of version
+	 * 2 and older hold (the bytes above, as laid out since then). */
 	uint64_t	hash;
+	uint64_t	hash_v2;
 };
 
 struct sbx_config {

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -254,8 +255,17 @@ upgrade_v1(struct record *r, ssize_t n)
 		r->svc[i].confhash = v1[i].confhash;
 	}
 	explicit_bzero(v1, sizeof(v1));
-	r->version = RECORD_VERSION;
+	r->version = 2;
 	return (ssize_t)record_size(r->nservices);
+}
+
+/* Was service i started as s is configured now? Up to version 2, a
+ * record holds the other hash (config.c, service_hash_v2). */
+bool
+record_same_config(const struct record *r, uint32_t i,
+    const struct service_cfg *s)
+{
+	return r->svc[i].confhash == (r->version >= 3 ? s->hash : s->hash_v2);
 }
 
 /* Our own file, but a file on disk: checked before any field is used. */
@@ -278,7 +288,8 @@ record_read(const char *name, struct record *r, int64_t *used_wall_ms)
 	    r->magic == RECORD_MAGIC && r->version == 1)
 		n = upgrade_v1(r, n);
 	if (n < (ssize_t)offsetof(struct record, svc) ||
-	    r->magic != RECORD_MAGIC || r->version != RECORD_VERSION ||
+	    r->magic != RECORD_MAGIC || r->version < 2 ||
+	    r->version > RECORD_VERSION ||
 	    r->nservices == 0 || r->nservices > SBX_MAX_SERVICES ||
 	    (size_t)n != record_size(r->nservices) ||
 	    !slug_field_valid(r->agent, sizeof(r->agent)) ||

@@ -5,6 +5,7 @@
 #ifndef SBX_RECORD_H
 #define SBX_RECORD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -12,7 +13,7 @@
 #include "config.h"
 
 #define RECORD_MAGIC	0x73627872u	/* "sbxr" */
-#define RECORD_VERSION	2		/* 1: without warm, still read */
+#define RECORD_VERSION	3	/* 1: without warm; 1, 2: the old hash */
 #define RECORD_POOL_UID	UINT32_MAX	/* a warm container's, unclaimed */
 
 struct record_svc {
@@ -47,5 +48,7 @@ void	record_touch(struct sbx_sandbox *, int64_t now);
 /* One file of the directory, validated; its mtime is when last used. */
 int	record_read(const char *name, struct record *, int64_t *used_wall_ms);
 int	record_dirfd(void);
+bool	record_same_config(const struct record *, uint32_t i,
+	    const struct service_cfg *);
 
 #endif

@@ -623,3 +623,42 @@ Test(limits, config_defaults_and_refusals)
 	cr_assert_eq(load("max_request = 5", &c, err, sizeof(err)), -1,
 	    "a typo is an error");
 }
+
+/*
+ * A record holds its services' hashes, and a restart adopts only what
+ * hashes the same: a change here discards every sandbox of every host
+ * at its next upgrade. So one section's value is pinned, and what must
+ * not count (line order, warm, ready_timeout) is checked not to.
+ */
+#define PINNED_SECTION "[service r]\nimage = localhost/sbx-redis:7\n" \
+	"port = 6379\nprobe = redis\nuser = default\ndatabase = 0\n" \
+	"env = SBX_PASSWORD={password}\ntmpfs = /data\nmemory = 128m\n" \
+	"cpus = 1\npids = 64\n"
+
+static uint64_t
+section_hash(const char *section)
+{
+	static struct sbx_config c;
+	char err[512];
+
+	cr_assert_eq(load(section, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.nservices, 1);
+	return c.services[0].hash;
+}
+
+Test(limits, service_hash_is_pinned_and_ignores_what_no_container_has)
+{
+	uint64_t h = section_hash(PINNED_SECTION);
+
+	cr_assert_eq(h, 0xad91b0c637ed5e66ULL, "the hash of one section changed: %#llx",
+	    (unsigned long long)h);
+	cr_assert_eq(section_hash(PINNED_SECTION "warm = 2\n"
+	    "ready_timeout = 90\n"), h, "warm and ready_timeout do not count");
+	cr_assert_eq(section_hash("[service r]\npids = 64\ncpus = 1\n"
+	    "memory = 128m\ntmpfs = /data\nenv = SBX_PASSWORD={password}\n"
+	    "database = 0\nuser = default\nprobe = redis\nport = 6379\n"
+	    "image = localhost/sbx-redis:7\n"), h, "nor the order of lines");
+	cr_assert_neq(section_hash(PINNED_SECTION "memory = 256m\n"), h);
+	cr_assert_neq(section_hash(PINNED_SECTION "transport = tcp\n"), h);
+	cr_assert_neq(section_hash(PINNED_SECTION "env = X=1\n"), h);
+}
