@@ -4,9 +4,10 @@
  * Started by sbx-monitor only, as root, with the agent socket on fd 3 and
  * the monitor channel on fd 4. Before it touches a connection it drops to
  * broker_user, empties its capabilities, sets no_new_privs and loads the
- * broker seccomp filter. Then it accepts, and forks one child per
- * connection, at most max_children at a time and max_connections_per_uid
- * for one uid (beyond either: busy). Refusal lines, its own and those its
+ * broker seccomp filter. Then it accepts, and gives each connection a
+ * child, a spare forked ahead while it was quiet (spare.c) or one forked
+ * then, at most max_children at a time and max_connections_per_uid for
+ * one uid (beyond either: busy). Refusal lines, its own and those its
  * children report in their exit status, are limited per uid (ratelim.c).
  */
 #include <errno.h>
@@ -35,6 +36,7 @@
 #include "ratelim.h"
 #include "subrange.h"
 #include "sig.h"
+#include "spare.h"
 #include "scfilter.h"
 
 #define FD_LISTEN	3
@@ -59,6 +61,9 @@ struct broker {
 	struct conntab	tab;
 	struct ratelim	rl;
 	struct child_opts copts;
+	struct spares	spares;
+	size_t		want_spares;
+	int64_t		last_accept_ms;	/* spares wait for a quiet moment */
 	struct subuid_range *subuids;	/* from the monitor, fd 5 */
 	size_t		nsubuids;
 };
@@ -179,8 +184,10 @@ reap(struct broker *b)
 	int status, code;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (conntab_del(&b->tab, pid, &uid) == -1)
+		if (conntab_del(&b->tab, pid, &uid) == -1) {
+			(void)spare_reaped(&b->spares, pid);
 			continue;
+		}
 		if (!WIFEXITED(status))
 			continue;
 		code = WEXITSTATUS(status) - CHILD_REFUSED;
@@ -227,6 +234,16 @@ busy(struct broker *b, int fd, uid_t uid, const char *reply, size_t len,
 	close(fd);
 }
 
+/* What a child does not keep of ours. */
+static void
+child_close(struct broker *b)
+{
+	close(FD_LISTEN);
+	close(b->sigfd);
+	close(b->notice);
+	spares_close(&b->spares);	/* our copies of the spares' ends */
+}
+
 /* One connection: a child for it, or busy. false when none was waiting. */
 static bool
 on_accept(struct broker *b)
@@ -238,6 +255,7 @@ on_accept(struct broker *b)
 
 	/* Non-blocking from the start: the child needs no fcntl calls. */
 	fd = accept4(FD_LISTEN, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	b->last_accept_ms = now_ms();
 	if (fd == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn("accept");
@@ -267,20 +285,34 @@ on_accept(struct broker *b)
 	case ADMIT_OK:
 		break;
 	}
-	if ((pid = fork()) == -1) {
+	if ((pid = spare_hand(&b->spares, fd)) == -1 &&
+	    (pid = fork()) == -1) {
 		log_warn("fork");
 		close(fd);
 		return false;
 	}
 	if (pid == 0) {
-		close(FD_LISTEN);
-		close(b->sigfd);
-		close(b->notice);
+		child_close(b);
 		child_main(fd, &b->copts);
 	}
 	conntab_add(&b->tab, pid, uid);	/* room: checked by admit */
 	close(fd);
 	return true;
+}
+
+/* One more spare: it waits for an agent socket, then serves it as any
+ * child does (spare.c). */
+static void
+fork_spare(struct broker *b)
+{
+	int end, agent;
+
+	if (spare_fork(&b->spares, &end) != 0)
+		return;
+	child_close(b);
+	if ((agent = spare_wait(end)) == -1)
+		_exit(0);
+	child_main(agent, &b->copts);
 }
 
 /* Until the next suppressed-lines report is due; -1: none is. */
@@ -293,6 +325,42 @@ poll_timeout(struct broker *b)
 		return -1;
 	now = now_ms();
 	return next <= now ? 0 : (int)(next - now);
+}
+
+/*
+ * Fewer spares than wanted, and room for one within max_children: when
+ * (in ms from now; -1: never) the next may be forked. Not in a burst: a
+ * fork holds this loop for a few hundred microseconds, so spares are
+ * made once no connection has come for SPARE_QUIET_MS.
+ */
+#define SPARE_QUIET_MS	2
+
+static int64_t
+spare_wait_ms(const struct broker *b)
+{
+	int64_t left;
+
+	if (b->stopping || b->spares.n >= b->want_spares ||
+	    b->tab.n + b->spares.n >= b->max_children)
+		return -1;
+	left = b->last_accept_ms + SPARE_QUIET_MS - now_ms();
+	return left > 0 ? left : 0;
+}
+
+static bool
+spare_due(const struct broker *b)
+{
+	return spare_wait_ms(b) == 0;
+}
+
+/* poll's timeout: the next suppressed-lines report or spare. */
+static int
+serve_timeout(struct broker *b)
+{
+	int64_t spare = spare_wait_ms(b);
+	int t = poll_timeout(b);
+
+	return spare >= 0 && (t < 0 || spare < t) ? (int)spare : t;
 }
 
 /*
@@ -337,10 +405,14 @@ serve(struct broker *b)
 		pfd[0] = (struct pollfd){ .fd = b->sigfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = FD_CHAN, .events = 0 };
 		pfd[2] = (struct pollfd){ .fd = FD_LISTEN, .events = POLLIN };
-		if (poll(pfd, 3, poll_timeout(b)) == -1) {
+		if ((n = poll(pfd, 3, serve_timeout(b))) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal("poll");
+		}
+		if (n == 0 && spare_due(b)) {
+			fork_spare(b);
+			continue;
 		}
 		rl_tick(&b->rl, now_ms());
 		if (pfd[0].revents)
@@ -363,6 +435,7 @@ drain(struct broker *b)
 	struct pollfd pfd = { .fd = b->sigfd, .events = POLLIN };
 
 	close(FD_LISTEN);
+	spares_close(&b->spares);
 	while (b->tab.n > 0) {
 		if (poll(&pfd, 1, 1000) == -1 && errno != EINTR)
 			break;
@@ -402,6 +475,9 @@ main(int argc, char *argv[])
 		    (b.max_children + 1) / 2;
 	if (b.per_uid > b.max_children)
 		fatalx("-c %u is more than -n %u", b.per_uid, b.max_children);
+	/* A quarter of max_children, at most SPARES_MAX, waits ahead. */
+	b.want_spares = b.max_children / 4 < SPARES_MAX ?
+	    b.max_children / 4 : SPARES_MAX;
 	/* Allocated before the seccomp filter and kept: no growth later. */
 	if (conntab_init(&b.tab, b.max_children, b.per_uid) == -1)
 		fatal("connection table");

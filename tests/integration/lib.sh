@@ -106,6 +106,22 @@ stop_monitor() {
 
 # The broker is the monitor's only sbx-broker child.
 broker_pid() { pgrep -P "$MON_PID" -x sbx-broker | head -1; }
+# conns_held PID...: how many accepted connections of the agent socket
+# those processes hold. A broker's children are more than the
+# connections it serves: its spares wait for one (broker/spare.c).
+conns_held() {
+	local p ino n=0
+	for p in "$@"; do
+		for ino in $(readlink /proc/"$p"/fd/* 2>/dev/null |
+		    sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p'); do
+			awk -v i="$ino" -v s="$SOCK" '$7 == i && $8 == s && $6 == "03" { f = 1 }
+			    END { exit !f }' /proc/net/unix && n=$((n + 1))
+		done
+	done
+	echo "$n"
+}
+# broker_serves BPID N: its children hold N connections.
+broker_serves() { [ "$(conns_held $(pgrep -P "$1"))" -eq "$2" ]; }
 # Open descriptors of a process, and its resident set in KiB.
 fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 rss_kib()  { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }

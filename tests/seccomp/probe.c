@@ -288,7 +288,7 @@ static const struct check checks[] = {
 	{ "socket(AF_INET6)",	c_sock_inet6,	{ K, K, K, OK } },
 	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, OK, OK } },
 	{ "socket(AF_NETLINK)",	c_sock_netlink,	{ K, K, K, OK } },
-	{ "socketpair(AF_UNIX)", c_pair_unix,	{ K, K, K, OK } },
+	{ "socketpair(AF_UNIX)", c_pair_unix,	{ OK, K, K, OK } },
 	{ "socketpair(AF_INET)", c_pair_inet,	{ K, K, K, S } },
 	{ "bind",		c_bind,		{ K, K, K, S } },
 	{ "listen",		c_listen,	{ K, K, K, S } },

@@ -25,7 +25,6 @@ made() { $RT ps -aq --filter "label=sbx.agent=$1" | wc -l; }
 fds_are() { mon_in_poll && [ "$(fd_count "$MON_PID")" -eq "$1" ]; }
 rest_fds() { wait_for 5 mon_in_poll && fd_count "$MON_PID"; }
 no_zombies() { [ "$(zombies "$MON_PID")" -eq 0 ] && { b=$(broker_pid); [ -z "$b" ] || [ "$(zombies "$b")" -eq 0 ]; }; }
-no_children() { [ -z "$(pgrep -P "$1")" ]; }
 # Does the monitor hold a connection accepted on $SOCK (a request's)?
 # Its socket inodes against /proc/net/unix: state 03, connected, on our path.
 mon_holds_agent() {
@@ -100,15 +99,15 @@ echo "# the per-request child is gone once it has handed the request over"
 wait_for 10 no_workers
 fds0=$(rest_fds)
 bpid=$(broker_pid)
-wait_for 5 no_children "$bpid"
+wait_for 5 broker_serves "$bpid" 0
 gate_hold f3 before
 sbx request -a f3 -p demo postgres > "$WORK/f3.out" 2>&1 &
 cpid=$!
 wait_for 30 gate_held f3 2
-wait_for 5 no_children "$bpid"
+wait_for 5 broker_serves "$bpid" 0
 # One-way answers: nothing of the request is left in the broker while the
 # monitor provisions; the agent's socket is the monitor's alone.
-check "the provision is held and the broker has no child left" test "$(gate_held f3 2 && echo held)" = held -a -z "$(pgrep -P "$bpid")"
+check "the provision is held and no process of the broker holds the agent's connection" test "$(gate_held f3 2 && echo held)" = held -a "$(conns_held "$bpid" $(pgrep -P "$bpid"))" -eq 0
 check "the monitor holds an accepted connection of the agent socket" mon_holds_agent
 gate_release f3
 wait "$cpid"; rc=$?
@@ -286,7 +285,7 @@ start_monitor prlimit --nofile=64:64
 bpid=$(broker_pid)
 check "the broker runs with RLIMIT_NOFILE 64" grep -Eq '^Max open files +64 +64' "/proc/$bpid/limits"
 # All 32 places free: the start-up ping's child is gone.
-wait_for 5 no_children "$bpid"
+wait_for 5 broker_serves "$bpid" 0
 mkdir -m 1777 "$WORK/hold"
 cat > "$WORK/hold/hold.py" <<'PY'
 # Open N connections at once, send nothing, say so, then read what each
@@ -629,8 +628,8 @@ print("up", flush=True); time.sleep(30)' "$SOCK" > "$WORK/hold-$1" 2>&1 &
 HOLDERS=
 hold 300001; hold 300002
 # Counted once the broker has a child for each (accepted, not only queued).
-wait_for 10 nchildren "$(broker_pid)" 2
-check "the broker holds both connections" nchildren "$(broker_pid)" 2
+wait_for 10 broker_serves "$(broker_pid)" 2
+check "the broker holds both connections" broker_serves "$(broker_pid)" 2
 out=$(as_uid 300003 ping 2>&1)
 check "a third subordinate uid of nobody is busy: nobody's share is full" grep -q 'too many connections open for your uid' <<<"$out"
 check "300010, past the range, is served" test "$(as_uid 300010 ping 2>&1)" = "$("$SBX" -S "$SOCK" ping)"

@@ -151,7 +151,7 @@ check "state_dir is root-owned, mode 0711" test "$(stat -c '%U %a' "$WORK/state"
 check "state_dir/empty (the broker's chroot) is root-owned 0755 and empty" test "$(stat -c '%U %a' "$WORK/state/empty")" = "root 755" -a -z "$(ls -A "$WORK/state/empty")"
 
 echo "# no port at all with the default transport (unix)"
-ports=$($RT ps -q --filter label=sbx.uid | xargs -r $RT port | wc -l)
+ports=$($RT ps -q --filter label=sbx.uid | xargs -r -n1 $RT port | wc -l)
 check "no container publishes a port ($($RT ps -q --filter label=sbx.uid | wc -l) containers)" test "$ports" -eq 0 -a "$($RT ps -q --filter label=sbx.uid | wc -l)" -ge 4
 
 echo "# loopback only (transport tcp)"
@@ -197,6 +197,24 @@ cport=$($RT port sbxt-control 6379/tcp 2>/dev/null | sed -n '1s/.*://p')
 wait_for 20 reach 127.0.0.1 "${cport:-0}"
 check "control: a port published on every address answers on $ext (${cport:-none})" reach "$ext" "${cport:-0}"
 $RT rm -f -t 0 sbxt-control >/dev/null 2>&1
+
+echo "# both transports (transport both)"
+stop_monitor
+set_transport redis both
+start_monitor || exit 1
+envA=$(sbx_as $UA request -a both-a -p cache-only redis 2>&1)
+var() { sed -n "s/^\(export \)\{0,1\}$1=//p" <<<"$envA" | tr -d "'\""; }
+sock=$(var REDIS_SOCKET) host=$(var REDIS_HOST) port=$(var REDIS_PORT) pwA=$(pw REDIS "$envA")
+check "the reply has a socket and a loopback port (${sock:-no socket}, ${host:-no host}:${port:-no port})" test -n "$sock" -a "$host" = 127.0.0.1 -a -n "$port" -a -n "$pwA"
+check "the port is published on 127.0.0.1 only" test "$($RT port sbx-$(id -u $UA)-both-a-redis 6379/tcp 2>&1)" = "127.0.0.1:$port"
+check "A reaches its redis on the socket" test "$(redis_as $UA "$sock" "$pwA" ping)" = PONG
+tcp_as() { local u=$1 p=$2; shift 2; runuser -u "$u" -- env REDISCLI_AUTH="$p" redis-cli -h 127.0.0.1 -p "$port" --user default --no-auth-warning "$@" 2>&1; }
+check "and on the port" test "$(tcp_as $UA "$pwA" ping)" = PONG
+out=$(redis_as $UB "$sock" "$pwA" ping)
+check "B cannot reach A's socket, even with A's password: the kernel refuses" grep -qi "permission denied" <<<"$out"
+out=$(tcp_as $UB wrong ping)
+check "on the port, B without the password is refused by redis" grep -Eq "WRONGPASS|NOAUTH" <<<"$out"
+sbx_as $UA release -a both-a >/dev/null 2>&1
 
 echo "# socket_mode"
 # Last: a restart reaps every labelled container.
