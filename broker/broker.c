@@ -52,6 +52,11 @@
 #define RL_REFILL_MS	1000
 #define RL_WINDOW_MS	5000
 
+/* Spares (spare.c) are forked once no connection has come for
+ * SPARE_QUIET_MS; after one could not be made, SPARE_RETRY_MS later. */
+#define SPARE_QUIET_MS	2
+#define SPARE_RETRY_MS	1000
+
 struct broker {
 	int		sigfd;
 	int		notice;		/* hand-over pids (child.c) */
@@ -64,6 +69,7 @@ struct broker {
 	struct spares	spares;
 	size_t		want_spares;
 	int64_t		last_accept_ms;	/* spares wait for a quiet moment */
+	int64_t		spare_after_ms;	/* and a second after a failure */
 	struct subuid_range *subuids;	/* from the monitor, fd 5 */
 	size_t		nsubuids;
 };
@@ -307,8 +313,18 @@ fork_spare(struct broker *b)
 {
 	int end, agent;
 
-	if (spare_fork(&b->spares, &end) != 0)
+	switch (spare_fork(&b->spares, &end)) {
+	case 0:
+		break;
+	case -1:
+		/* No descriptor or process to spare now: not again at
+		 * once, or the loop would spin on it. */
+		log_debug("spare: %s", strerror(errno));
+		b->spare_after_ms = now_ms() + SPARE_RETRY_MS;
 		return;
+	default:
+		return;
+	}
 	child_close(b);
 	if ((agent = spare_wait(end)) == -1)
 		_exit(0);
@@ -333,7 +349,6 @@ poll_timeout(struct broker *b)
  * fork holds this loop for a few hundred microseconds, so spares are
  * made once no connection has come for SPARE_QUIET_MS.
  */
-#define SPARE_QUIET_MS	2
 
 static int64_t
 spare_wait_ms(const struct broker *b)
@@ -343,7 +358,10 @@ spare_wait_ms(const struct broker *b)
 	if (b->stopping || b->spares.n >= b->want_spares ||
 	    b->tab.n + b->spares.n >= b->max_children)
 		return -1;
-	left = b->last_accept_ms + SPARE_QUIET_MS - now_ms();
+	left = b->last_accept_ms + SPARE_QUIET_MS;
+	if (b->spare_after_ms > left)
+		left = b->spare_after_ms;
+	left -= now_ms();
 	return left > 0 ? left : 0;
 }
 

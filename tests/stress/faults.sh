@@ -675,4 +675,21 @@ check "then it is torn down: its project is gone" made_is hb 0
 check "audited as a revocation" grep -q "audit event=revoke uid=0 agent=hb " "$LOG"
 mv "$WORK/cache-only.away" "$WORK/projects/cache-only.conf"
 
+echo "# the broker cannot fork all its spares"
+# RLIMIT_NPROC 3 for the broker's uid (the monitor, root, is exempt):
+# the broker and two children. A spare it cannot fork is tried again a
+# second later; before, the loop tried again at once, forever.
+stop_monitor
+start_monitor prlimit --nproc=3 --
+bpid=$(broker_pid)
+check "it serves" pings
+sleep 0.5
+t0=$(awk '{print $14 + $15}' "/proc/${bpid:-0}/stat")
+sleep 3
+t1=$(awk '{print $14 + $15}' "/proc/${bpid:-0}/stat")
+check "idle, it does not spin: $((t1 - t0)) ticks of CPU in 3 s" test "$((t1 - t0))" -le 10
+check "and serves again" pings
+stop_monitor
+start_monitor
+
 finish
