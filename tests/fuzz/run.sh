@@ -1,7 +1,6 @@
 #!/bin/sh
-# run.sh MODE OUT SECONDS HARNESS... - run the libFuzzer harnesses side by
-# side, one process each (one core each: libFuzzer's loop is single-
-# threaded), for SECONDS, and print one summary line per harness.
+# run.sh MODE OUT SECONDS HARNESS... - run each libFuzzer harness in turn,
+# one process each, for SECONDS, and print one summary line per harness.
 #
 # MODE ci:   the corpus is a throwaway copy of tests/fuzz/corpus/<h>, so a
 #            run never changes the repository.
@@ -22,10 +21,7 @@ stat() {	# stat NAME LOG: a -print_final_stats=1 figure
 	sed -n "s/^stat::$1: *//p" "$2" | tail -1
 }
 
-# fuzz_one HARNESS: its run, its line in $tmp/line-HARNESS, non-zero on
-# a finding.
-fuzz_one() {
-	h=$1
+for h in "$@"; do
 	seeds=tests/fuzz/corpus/$h
 	if [ "$mode" = keep ]; then
 		corpus=$out/corpus/$h
@@ -49,24 +45,12 @@ fuzz_one() {
 		verdict="0 crashes"
 	else
 		verdict="FAILED (exit $rc), see $log and $out/artifacts/"
+		fail=1
 		grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|deadly signal|Assertion' \
 		    "$log" >&2
 	fi
 	printf 'fuzz %-8s %4ss  %10s execs  %7s execs/s  corpus %s -> %s  %s\n' \
 	    "$h" "$secs" "${execs:-?}" "${rate:-?}" "$before" "$after" \
-	    "$verdict" > "$tmp/line-$h"
-	return $rc
-}
-
-pids=
-for h in "$@"; do
-	fuzz_one "$h" &
-	pids="$pids $!"
-done
-for p in $pids; do
-	wait "$p" || fail=1
-done
-for h in "$@"; do
-	cat "$tmp/line-$h"
+	    "$verdict"
 done
 exit $fail
