@@ -349,7 +349,6 @@ poll_timeout(struct broker *b)
  * fork holds this loop for a few hundred microseconds, so spares are
  * made once no connection has come for SPARE_QUIET_MS.
  */
-
 static int64_t
 spare_wait_ms(const struct broker *b)
 {

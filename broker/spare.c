@@ -5,8 +5,8 @@
  *
  * A fork is the broker's largest cost per connection (the page tables,
  * then copy-on-write faults in both processes), and eight agents that
- * connect at once wait on eight forks in a row. So while nothing is
- * waiting to be accepted the broker forks a few children ahead; each
+ * connect at once wait on eight forks in a row. So once no connection
+ * has come for a moment (broker.c) the broker forks a few ahead; each
  * waits on a socketpair of its own for one agent socket and is then an
  * ordinary child (child.c), for that one connection, and exits. A spare
  * has seen nothing of any tenant before its socket arrives.
