@@ -41,6 +41,8 @@
 
 #define FD_LISTEN	3
 #define FD_CHAN		4
+_Static_assert(FD_LISTEN == SC_SPARE_FD, "a spare's channel takes the "
+    "number of the listener, which a child closes");
 
 /*
  * Refusal lines per uid: 10 at once, then one a second; what is dropped
@@ -299,7 +301,8 @@ on_accept(struct broker *b)
 	}
 	if (pid == 0) {
 		child_close(b);
-		child_main(fd, &b->copts);
+		child_confine();
+		child_serve(fd, &b->copts);
 	}
 	conntab_add(&b->tab, pid, uid);	/* room: checked by admit */
 	close(fd);
@@ -311,7 +314,7 @@ on_accept(struct broker *b)
 static void
 fork_spare(struct broker *b)
 {
-	int end, agent;
+	int end;
 
 	switch (spare_fork(&b->spares, &end)) {
 	case 0:
@@ -325,10 +328,8 @@ fork_spare(struct broker *b)
 	default:
 		return;
 	}
-	child_close(b);
-	if ((agent = spare_wait(end)) == -1)
-		_exit(0);
-	child_main(agent, &b->copts);
+	child_close(b);		/* the listener's number is free now */
+	child_spare(end, &b->copts);
 }
 
 /* Until the next suppressed-lines report is due; -1: none is. */

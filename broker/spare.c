@@ -7,9 +7,11 @@
  * then copy-on-write faults in both processes), and eight agents that
  * connect at once wait on eight forks in a row. So once no connection
  * has come for a moment (broker.c) the broker forks a few ahead; each
- * waits on a socketpair of its own for one agent socket and is then an
- * ordinary child (child.c), for that one connection, and exits. A spare
- * has seen nothing of any tenant before its socket arrives.
+ * installs the child's filter at once, waits on a socketpair of its own
+ * for one agent socket and is then an ordinary child (child.c), for
+ * that one connection, and exits. A spare has seen nothing of any
+ * tenant before its socket arrives, and its filter lets it take no
+ * descriptor but that one.
  */
 #include <errno.h>
 #include <poll.h>

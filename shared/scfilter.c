@@ -13,6 +13,7 @@
 #include <seccomp.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -58,6 +59,17 @@ add_allow(scmp_filter_ctx ctx, const char *name, int nr)
 	if (!strcmp(name, "socketpair"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	/* A spare's agent socket, on its channel alone: no child can take
+	 * a descriptor its agent sends (and pass it off as the agent). */
+	if (!strcmp(name, "recvmsg"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, SC_SPARE_FD));
+	/* A broker child lowers its own priority for its exit, nothing
+	 * else (broker/child.c). */
+	if (!strcmp(name, "setpriority"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 3,
+		    SCMP_A0(SCMP_CMP_EQ, PRIO_PROCESS), SCMP_A1(SCMP_CMP_EQ, 0),
+		    SCMP_A2(SCMP_CMP_EQ, SC_EXIT_NICE));
 	if (!strcmp(name, "prctl"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS));

@@ -20,6 +20,13 @@ const struct sc_list *sc_list_find(const char *role);
 const struct sc_list *sc_lists_all(size_t *n);
 /* Default kill, the role's syscalls allowed: broker, child, probe. */
 int	sc_load_allow(const char *role);
+
+/* The one descriptor recvmsg may read: a broker spare's channel, on
+ * which its agent socket comes (broker/spare.c). */
+#define SC_SPARE_FD	3
+/* The one nice value setpriority may set: a broker child's, for its
+ * exit (broker/child.c). */
+#define SC_EXIT_NICE	10
 /* Default allow, the role's syscalls refused with an errno: runtime. */
 int	sc_load_deny(const char *role);
 

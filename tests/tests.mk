@@ -8,7 +8,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare
+	     brokerlog spare child
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -29,6 +29,8 @@ test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
 test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/brokerlog.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
+test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
+		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
 

@@ -32,6 +32,18 @@ out=$(sbx request -a a1 -p nosuch postgres 2>&1)
 check "unknown project is unknown_project" grep -q unknown_project <<<"$out"
 out=$(sbx_as nobody status 2>&1)
 check "status is root only" grep -q forbidden <<<"$out"
+# The broker's spares (broker/spare.c), forked once it is quiet, wait for
+# an agent socket already confined: its filter and a child's, stacked.
+spares_confined() {
+	local p n=0
+	for p in $(pgrep -P "$BPID"); do
+		grep -q '^Seccomp_filters:[[:space:]]*2$' "/proc/$p/status" || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -ge 1 ]
+}
+wait_for 5 spares_confined
+check "the broker's spares wait confined (its filter and a child's)" spares_confined
 
 echo "# real services, as root"
 t0=$(date +%s.%N)

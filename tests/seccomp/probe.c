@@ -238,6 +238,16 @@ static long c_getsockopt_other(void)
   return syscall(SYS_getsockopt, -1, SOL_SOCKET, SO_RCVBUF, &v, &l); }
 static long c_sendmsg(void) { return syscall(SYS_sendmsg, -1, NULL, 0); }
 static long c_sendto(void) { return syscall(SYS_sendto, -1, "", 0, 0, NULL, 0); }
+/* recvmsg reads a spare's channel only (SC_SPARE_FD), never another
+ * descriptor such as the agent's socket. */
+static long c_recvmsg_spare(void)
+{ return syscall(SYS_recvmsg, SC_SPARE_FD, NULL, 0); }
+static long c_recvmsg_other(void) { return syscall(SYS_recvmsg, -1, NULL, 0); }
+/* A broker child lowers its own priority for its exit, to one value. */
+static long c_nice_exit(void)
+{ return syscall(SYS_setpriority, PRIO_PROCESS, 0, SC_EXIT_NICE); }
+static long c_nice_other(void)
+{ return syscall(SYS_setpriority, PRIO_PROCESS, 0, SC_EXIT_NICE + 1); }
 static long c_recvfrom(void)
 { char c; return syscall(SYS_recvfrom, -1, &c, 1, 0, NULL, NULL); }
 
@@ -340,6 +350,10 @@ static const struct check checks[] = {
 	{ "sendto",		c_sendto,	{ S, K, S, S } },
 	{ "recvfrom",		c_recvfrom,	{ K, K, S, S } },
 	{ "sendmsg",		c_sendmsg,	{ S, S, K, S } },
+	{ "recvmsg(fd 3)",	c_recvmsg_spare, { S, S, K, S } },
+	{ "recvmsg(other fd)",	c_recvmsg_other, { K, K, K, S } },
+	{ "setpriority(exit)",	c_nice_exit,	{ S, S, K, S } },
+	{ "setpriority(other)",	c_nice_other,	{ K, K, K, S } },
 	{ "shutdown",		c_shutdown,	{ S, S, K, S } },
 	{ "madvise",		c_madvise,	{ OK, OK, K, OK } },
 	{ "rt_sigprocmask",	c_sigprocmask,	{ OK, OK, K, OK } },
