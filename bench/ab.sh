@@ -7,7 +7,8 @@
 # monitors may not share a host, sbx-monitor(8)); otherwise each build's
 # bench monitor (make bench-bins: the real loop, dispatch, cache, handler
 # and broker, the runtime double behind them). Run under flock
-# /tmp/sbx-podman.lock.
+# /tmp/sbx-podman.lock. Prints hit latency (lat), hits/s at 1, 8 and 64
+# clients (tput) and one hit against 8 at once (par), per target.
 set -u
 BEFORE=$1 AFTER=$2
 BENCH=$AFTER/build/bench/sbx-bench
@@ -37,4 +38,19 @@ A="$W/before/sbx.sock,sandbox,hita,rd,redis" B="$W/after/sbx.sock,sandbox,hitb,r
 echo "# targets: 0 before, 1 after, 2 baseline server"
 "$BENCH" lat "${AB_N:-3000}" "$A" "$B" "$W/base.sock,ping"
 for c in 1 8 64; do echo "# $c clients"; "$BENCH" tput 2 $c 3 "$A" "$B" "$W/base.sock,ping"; done
+# One hit, then 8 agents at once (8 threads, one barrier; hits after the
+# first round), each target in turn, 100 ms apart so that spares are
+# back: medians of AB_PAR rounds.
+echo "# one request, then 8 at once, medians of ${AB_PAR:-30} rounds"
+for r in $(seq "${AB_PAR:-30}"); do
+	for j in 0 1 2; do
+		case $j in 0) s=$A ;; 1) s=$B ;; 2) s="$W/base.sock,sandbox,b,both,redis" ;; esac
+		sleep 0.1; "$BENCH" once "$s" | awk '{print $3}' >> "$W/one$j"
+		sleep 0.1; "$BENCH" par 8 "$s" | awk '{print $3}' >> "$W/par$j"
+	done
+done
+med() { sort -n "$1" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+for j in 0 1 2; do
+	echo "par $j one_ms $(med "$W/one$j") eight_ms $(med "$W/par$j")"
+done
 echo "# broker parent RSS KiB: before $(awk '/VmRSS/{print $2}' /proc/$(pgrep -P ${pids[1]} -x sbx-broker)/status) after $(awk '/VmRSS/{print $2}' /proc/$(pgrep -P ${pids[2]} -x sbx-broker)/status)"

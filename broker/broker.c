@@ -56,7 +56,7 @@ _Static_assert(FD_LISTEN == SC_SPARE_FD, "a spare's channel takes the "
 
 /* Spares (spare.c) are forked once no connection has come for
  * SPARE_QUIET_MS; after one could not be made, SPARE_RETRY_MS later. */
-#define SPARE_QUIET_MS	2
+#define SPARE_QUIET_MS	10
 #define SPARE_RETRY_MS	1000
 
 struct broker {
@@ -347,8 +347,12 @@ poll_timeout(struct broker *b)
 /*
  * Fewer spares than wanted, and room for one within max_children: when
  * (in ms from now; -1: never) the next may be forked. Not in a burst: a
- * fork holds this loop for a few hundred microseconds, so spares are
- * made once no connection has come for SPARE_QUIET_MS.
+ * fork holds this loop for a few hundred microseconds, and a new spare
+ * takes a core for as long to confine itself, so spares are made once
+ * no connection has come for SPARE_QUIET_MS. A burst's connections all
+ * come in its first millisecond or two while its requests are served
+ * for several more: at 2 ms, spares made in its tail cost 8 requests at
+ * once 15-25 % (bench/README.md).
  */
 static int64_t
 spare_wait_ms(const struct broker *b)
