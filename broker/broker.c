@@ -54,9 +54,10 @@ _Static_assert(FD_LISTEN == SC_SPARE_FD, "a spare's channel takes the "
 #define RL_REFILL_MS	1000
 #define RL_WINDOW_MS	5000
 
-/* Spares (spare.c) are forked once no connection has come for
- * SPARE_QUIET_MS; after one could not be made, SPARE_RETRY_MS later. */
-#define SPARE_QUIET_MS	10
+/* Spares (spare.c) are forked one at a time, each once neither a
+ * connection nor a spare has come for SPARE_QUIET_MS; after one could
+ * not be made, SPARE_RETRY_MS later. */
+#define SPARE_QUIET_MS	2
 #define SPARE_RETRY_MS	1000
 
 struct broker {
@@ -326,6 +327,8 @@ fork_spare(struct broker *b)
 		b->spare_after_ms = now_ms() + SPARE_RETRY_MS;
 		return;
 	default:
+		/* One at a time, each after a quiet moment of its own. */
+		b->spare_after_ms = now_ms() + SPARE_QUIET_MS;
 		return;
 	}
 	child_close(b);		/* the listener's number is free now */
@@ -348,11 +351,12 @@ poll_timeout(struct broker *b)
  * Fewer spares than wanted, and room for one within max_children: when
  * (in ms from now; -1: never) the next may be forked. Not in a burst: a
  * fork holds this loop for a few hundred microseconds, and a new spare
- * takes a core for as long to confine itself, so spares are made once
- * no connection has come for SPARE_QUIET_MS. A burst's connections all
- * come in its first millisecond or two while its requests are served
- * for several more: at 2 ms, spares made in its tail cost 8 requests at
- * once 15-25 % (bench/README.md).
+ * takes a core for as long to confine itself. So a spare is made once no
+ * connection has come for SPARE_QUIET_MS, and the next one as long after
+ * it: a burst's connections all come in its first millisecond or two,
+ * its requests are served for several more, and eight spares made back
+ * to back in its tail cost it 15-25 %, while waiting 10 ms for the first
+ * left none for hits a few milliseconds apart (bench/README.md).
  */
 static int64_t
 spare_wait_ms(const struct broker *b)
