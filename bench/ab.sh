@@ -15,12 +15,15 @@ BENCH=$AFTER/build/bench/sbx-bench
 W=$(mktemp -d /tmp/sbx-ab.XXXXXX); chmod 0755 "$W"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait; podman rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1; rm -rf "$W"' EXIT
+# make bench's limits: 64 clients of one uid are served, not told busy.
 conf() {
 	mkdir -p "$W/$1/projects"
 	sed -e "s|^socket *=.*|socket = $W/$1/sbx.sock|" \
 	    -e "s|^projects *=.*|projects = $W/$1/projects|" \
 	    -e "s|^state_dir *=.*|state_dir = $W/$1/state|" \
 	    -e "s|^warm *=.*|warm = 0|" \
+	    -e "s|^max_connections_per_uid *=.*|max_connections_per_uid = 128|" \
+	    -e "s|^max_children *=.*|max_children = 256|" \
 	    "$AFTER/policy/local.conf" > "$W/$1/sbx.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$W/$1/projects/rd.conf"
 }
