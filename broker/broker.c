@@ -54,9 +54,9 @@ _Static_assert(FD_LISTEN == SC_SPARE_FD, "a spare's channel takes the "
 #define RL_REFILL_MS	1000
 #define RL_WINDOW_MS	5000
 
-/* Spares (spare.c) are forked one at a time, each once neither a
- * connection nor a spare has come for SPARE_QUIET_MS; after one could
- * not be made, SPARE_RETRY_MS later. */
+/* Spares (spare.c) are forked once no connection has come for
+ * SPARE_QUIET_MS and every child that served one is reaped
+ * (spare_wait_ms); after one could not be made, SPARE_RETRY_MS later. */
 #define SPARE_QUIET_MS	2
 #define SPARE_RETRY_MS	1000
 
@@ -327,8 +327,6 @@ fork_spare(struct broker *b)
 		b->spare_after_ms = now_ms() + SPARE_RETRY_MS;
 		return;
 	default:
-		/* One at a time, each after a quiet moment of its own. */
-		b->spare_after_ms = now_ms() + SPARE_QUIET_MS;
 		return;
 	}
 	child_close(b);		/* the listener's number is free now */
@@ -351,12 +349,14 @@ poll_timeout(struct broker *b)
  * Fewer spares than wanted, and room for one within max_children: when
  * (in ms from now; -1: never) the next may be forked. Not in a burst: a
  * fork holds this loop for a few hundred microseconds, and a new spare
- * takes a core for as long to confine itself. So a spare is made once no
- * connection has come for SPARE_QUIET_MS, and the next one as long after
- * it: a burst's connections all come in its first millisecond or two,
- * its requests are served for several more, and eight spares made back
- * to back in its tail cost it 15-25 %, while waiting 10 ms for the first
- * left none for hits a few milliseconds apart (bench/README.md).
+ * takes a core for as long to confine itself. A burst's connections all
+ * come in its first millisecond or two and its requests are served for
+ * several more, so a quiet SPARE_QUIET_MS is not enough: spares wait
+ * until no child that handed its request over is left, since those exit
+ * at a lower priority (child.c), once no request waits for a core. The
+ * reap that takes the last one wakes this loop. Spares made in a burst's
+ * tail cost eight requests at once 15-25 %; waiting 10 ms instead left
+ * none for hits a few milliseconds apart (bench/README.md).
  */
 static int64_t
 spare_wait_ms(const struct broker *b)
@@ -364,7 +364,8 @@ spare_wait_ms(const struct broker *b)
 	int64_t left;
 
 	if (b->stopping || b->spares.n >= b->want_spares ||
-	    b->tab.n + b->spares.n >= b->max_children)
+	    b->tab.n + b->spares.n >= b->max_children ||
+	    conntab_exiting(&b->tab) > 0)
 		return -1;
 	left = b->last_accept_ms + SPARE_QUIET_MS;
 	if (b->spare_after_ms > left)
@@ -437,7 +438,9 @@ serve(struct broker *b)
 			fatal("poll");
 		}
 		if (n == 0 && spare_due(b)) {
-			fork_spare(b);
+			take_notices(b);	/* who is only exiting now */
+			if (spare_due(b))
+				fork_spare(b);
 			continue;
 		}
 		rl_tick(&b->rl, now_ms());

@@ -88,6 +88,17 @@ conntab_handed(struct conntab *t, pid_t pid)
 		}
 }
 
+unsigned
+conntab_exiting(const struct conntab *t)
+{
+	unsigned c = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		c += t->v[i].handed;
+	return c;
+}
+
 int
 conntab_del(struct conntab *t, pid_t pid, uid_t *uid)
 {

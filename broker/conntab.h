@@ -36,6 +36,9 @@ int		conntab_add(struct conntab *, pid_t, uid_t);
 /* The child said it hands its request over: it counts toward the table
  * only. A pid not in the table (reaped already, or made up) is ignored. */
 void		conntab_handed(struct conntab *, pid_t);
+/* Children that have handed their request over and are not reaped yet:
+ * only exiting, which they do once no request waits for a core. */
+unsigned	conntab_exiting(const struct conntab *);
 /* 0 with the child's uid in *uid, or -1 if pid is not a child of ours. */
 int		conntab_del(struct conntab *, pid_t, uid_t *uid);
 

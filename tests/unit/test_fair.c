@@ -87,6 +87,7 @@ Test(conntab, a_handed_child_leaves_its_uids_share_not_the_table)
 	conntab_handed(&t, 4242);	/* not ours: nothing */
 	cr_assert_eq(conntab_count(&t, 7), 1, "the handed child no longer "
 	    "counts for uid 7");
+	cr_assert_eq(conntab_exiting(&t), 1, "it is only exiting now");
 	cr_assert_eq(conntab_admit(&t, 7), ADMIT_OK);
 	cr_assert_eq(conntab_add(&t, 23, 7), 0);
 	cr_assert_eq(conntab_admit(&t, 7), ADMIT_UID_FULL);
@@ -95,6 +96,7 @@ Test(conntab, a_handed_child_leaves_its_uids_share_not_the_table)
 	/* Reaped, its place goes; the next child in it counts again. */
 	cr_assert_eq(conntab_del(&t, 22, &uid), 0);
 	cr_assert_eq(uid, 7);
+	cr_assert_eq(conntab_exiting(&t), 0);
 	cr_assert_eq(conntab_count(&t, 7), 2);
 	cr_assert_eq(conntab_add(&t, 24, 8), 0);
 	cr_assert_eq(conntab_count(&t, 8), 1, "a new child is not handed");
