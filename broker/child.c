@@ -9,6 +9,7 @@
  * struct sbx_req_*, built by wire_validate().
  */
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -189,7 +190,7 @@ child_prepare(void)
 
 /*
  * A spare takes, while it waits, the page faults its request would take:
- * fork copies no page table of the binary's text, rodata or data, so a
+ * fork copies no page table of the binary's segments but written ones, so a
  * child faults each page of them in as it runs, and copies on write each
  * page of its stack and reader it writes. Seven faults a request,
  * measured (perf record -e page-faults), none after; on a paravirtualised
@@ -223,17 +224,33 @@ touch_stack(void)
 		pages[i] = 0;
 }
 
+/* Each loaded segment of the binary; the executable comes first. */
+static int
+populate_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const ElfW(Phdr) *ph;
+	int i;
+
+	(void)size;
+	(void)arg;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD)
+			populate((const void *)(info->dlpi_addr + ph->p_vaddr),
+			    ph->p_memsz, MADV_POPULATE_READ);
+	}
+	return 1;
+}
+
 static void
 child_prefault(void)
 {
-	extern const char __executable_start[], edata[];
 	struct wire_reader *r = &child_reader;
 	msgpack_zone *z = r->up.z;
 	size_t cap;
 	char *space;
 
-	populate(__executable_start, (size_t)(edata - __executable_start),
-	    MADV_POPULATE_READ);
+	(void)dl_iterate_phdr(populate_segments, NULL);
 	populate(r, sizeof(*r), MADV_POPULATE_WRITE);
 	(void)now_ms();		/* the vDSO's data page */
 	if ((space = wire_reader_space(r, &cap)) != NULL)

@@ -87,29 +87,41 @@ sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-Test(child, a_spare_is_confined_before_its_agent_and_exits_lowered)
+/* A spare as the broker makes one, with a monitor channel (chan[0] is
+ * the monitor's end) and a notice pipe (notice[0] the broker's). */
+static pid_t
+start_spare(struct spares *sp, int chan[2], int notice[2])
 {
 	struct child_opts o = { .request_timeout_ms = 5000 };
-	struct spares sp = { .n = 0 };
-	struct fdpass_rx rx;
-	union sbx_req_any req;
-	int chan[2], notice[2], agent[2], end, i;
-	pid_t pid, noticed = 0;
-	siginfo_t si;
-	ssize_t n;
+	pid_t pid;
+	int end;
 
-	SKIP_UNDER_ASAN();
 	cr_assert_eq(child_prepare(), 0);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, chan), 0);
 	cr_assert_eq(pipe(notice), 0);
 	o.chan = chan[1];
 	o.notice = notice[1];
-	cr_assert_neq(pid = spare_fork(&sp, &end), -1);
+	cr_assert_neq(pid = spare_fork(sp, &end), -1);
 	if (pid == 0) {
 		if (end != SC_SPARE_FD)
 			close(SC_SPARE_FD);	/* the listener's, in the broker */
 		child_spare(end, &o);
 	}
+	return pid;
+}
+
+Test(child, a_spare_is_confined_before_its_agent_and_exits_lowered)
+{
+	struct spares sp = { .n = 0 };
+	struct fdpass_rx rx;
+	union sbx_req_any req;
+	int chan[2], notice[2], agent[2], i;
+	pid_t pid, noticed = 0;
+	siginfo_t si;
+	ssize_t n;
+
+	SKIP_UNDER_ASAN();
+	pid = start_spare(&sp, chan, notice);
 	/* Its filter comes before anything of an agent's: wait for it. */
 	for (i = 0; i < 500 && status_field(pid, "Seccomp") != 2; i++)
 		sleep_ms(10);
@@ -144,23 +156,12 @@ Test(child, a_spare_is_confined_before_its_agent_and_exits_lowered)
 
 Test(child, a_spare_whose_channel_closes_exits_having_read_nothing)
 {
-	struct child_opts o = { .request_timeout_ms = 5000 };
 	struct spares sp = { .n = 0 };
-	int chan[2], notice[2], end, status;
+	int chan[2], notice[2], status;
 	pid_t pid;
 
 	SKIP_UNDER_ASAN();
-	cr_assert_eq(child_prepare(), 0);
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, chan), 0);
-	cr_assert_eq(pipe(notice), 0);
-	o.chan = chan[1];
-	o.notice = notice[1];
-	cr_assert_neq(pid = spare_fork(&sp, &end), -1);
-	if (pid == 0) {
-		if (end != SC_SPARE_FD)
-			close(SC_SPARE_FD);
-		child_spare(end, &o);
-	}
+	pid = start_spare(&sp, chan, notice);
 	spares_close(&sp);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
