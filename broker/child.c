@@ -9,8 +9,8 @@
  * struct sbx_req_*, built by wire_validate().
  */
 #include <errno.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -203,13 +203,16 @@ child_prepare(void)
 #endif
 #define PREFAULT_STACK		(16u << 10)
 #define PREFAULT_READER		(8u << 10)
-#define PAGE			4096u	/* at least: a smaller step is harmless */
+#define STACK_STEP		4096u	/* no page is smaller */
 
+/* madvise wants page-aligned ranges: the kernel's page size, from the
+ * auxiliary vector (no syscall). */
 static void
 populate(const void *p, size_t len, int advice)
 {
-	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(PAGE - 1);
-	uintptr_t e = ((uintptr_t)p + len + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)p + len + pg - 1) & ~(pg - 1);
 
 	(void)madvise((void *)a, e - a, advice);
 }
@@ -220,7 +223,7 @@ touch_stack(void)
 	volatile char pages[PREFAULT_STACK];
 	size_t i;
 
-	for (i = 0; i < sizeof(pages); i += PAGE)
+	for (i = 0; i < sizeof(pages); i += STACK_STEP)
 		pages[i] = 0;
 }
 
