@@ -152,6 +152,19 @@ mon_in_poll() {
 	read -r nr _ < "/proc/$MON_PID/syscall" 2>/dev/null &&
 	    { [ "$nr" = 7 ] || [ "$nr" = 271 ]; }
 }
+# The monitor's fd count at rest: read twice, each time between two looks
+# that find it in poll, and the same both times. One look before one read
+# is not enough: the monitor may wake (a tick, a reap) between the two.
+mon_fds_now() {
+	local a b
+	mon_in_poll && a=$(fd_count "$MON_PID") && mon_in_poll &&
+	    b=$(fd_count "$MON_PID") && mon_in_poll && [ "$a" = "$b" ] &&
+	    echo "$a"
+}
+# rest_fds: the count at rest, waiting up to 5 s for a moment at rest.
+rest_fds() { wait_for 5 mon_fds_now; }
+# mon_fds_are N: at rest, the monitor holds N descriptors.
+mon_fds_are() { [ "$(mon_fds_now)" = "$1" ]; }
 
 # The gate: a runtime that is podman, except that a `run` for an agent
 # the test holds stops at a known point until the test lets it go.

@@ -84,15 +84,13 @@ echo "# concurrency"
 # for the same agent come while it is held. Each one waiting leaves its
 # agent's socket with the monitor, so its fd count at rest says when all
 # four wait.
-mon_fds_are() { mon_in_poll && [ "$(fd_count "$MON_PID")" -eq "$1" ]; }
 gate_hold c5 before
 sbx request -a c5 -p demo postgres > "$WORK/c5.1" 2>&1 & pids=$!
 wait_for 30 gate_held c5 2
-wait_for 5 mon_in_poll
-fds1=$(fd_count "$MON_PID")
+fds1=$(rest_fds)
 for i in 2 3 4 5; do sbx request -a c5 -p demo postgres > "$WORK/c5.$i" 2>&1 & pids="$pids $!"; done
 wait_for 10 mon_fds_are $((fds1 + 4))
-check "four more requests wait on the held provision (monitor fds $fds1 -> $(fd_count "$MON_PID"))" mon_fds_are $((fds1 + 4))
+check "four more requests wait on the held provision (monitor fds $fds1 -> $(fd_count "$MON_PID"))" wait_for 5 mon_fds_are $((fds1 + 4))
 check "and it is still one provision (its two runs held, no other)" gate_held c5 2
 gate_release c5
 wait $pids

@@ -22,8 +22,6 @@ ncont() { containers "$1" 0 | wc -w; }
 # Containers of an agent in any state, created or running.
 made() { $RT ps -aq --filter "label=sbx.agent=$1" | wc -l; }
 # The monitor's fd count at rest (blocked in poll) is N.
-fds_are() { mon_in_poll && [ "$(fd_count "$MON_PID")" -eq "$1" ]; }
-rest_fds() { wait_for 5 mon_in_poll && fd_count "$MON_PID"; }
 no_zombies() { [ "$(zombies "$MON_PID")" -eq 0 ] && { b=$(broker_pid); [ -z "$b" ] || [ "$(zombies "$b")" -eq 0 ]; }; }
 # Does the monitor hold a connection accepted on $SOCK (a request's)?
 # Its socket inodes against /proc/net/unix: state 03, connected, on our path.
@@ -120,8 +118,8 @@ check "the next request is a hit ($(ms_since "$t0") ms, same containers)" test "
 check "the broker is the same process" test "$(broker_pid)" = "$bpid"
 sbx release -a f3 >/dev/null
 wait_for 10 no_workers
-wait_for 5 fds_are "$fds0"
-check "no leaked fd in the monitor after release ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
+wait_for 5 mon_fds_are "$fds0"
+check "no leaked fd in the monitor after release ($fds0 -> $(fd_count "$MON_PID"))" wait_for 5 mon_fds_are "$fds0"
 wait_for 5 no_zombies
 check "no zombie under the monitor or the broker" no_zombies
 
@@ -147,8 +145,8 @@ wait_for 20 made_is f4 0
 check "no leaked container: the worker's half-made sandbox was removed" made_is f4 0
 check "nothing cached for it" lacks '"f4"' "$(sbx status --json)"
 wait_for 20 no_workers
-wait_for 5 fds_are "$fds0"
-check "no leaked fd in the monitor ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
+wait_for 5 mon_fds_are "$fds0"
+check "no leaked fd in the monitor ($fds0 -> $(fd_count "$MON_PID"))" wait_for 5 mon_fds_are "$fds0"
 wait_for 5 no_zombies
 check "no zombie under the monitor or the broker" no_zombies
 env4=$(sbx request -a f4 -p demo postgres)
@@ -456,8 +454,8 @@ wait_for 60 none_left
 n_exp=$(grep -c 'audit event=expire .*agent=d' "$LOG")
 check "every remaining sandbox expired ($n_exp of $left), no container left" test "$n_exp" -eq "$left" -a "$(labelled)" -eq 0
 wait_for 20 no_workers
-wait_for 10 fds_are "$fds0"
-check "no leaked fd: the monitor at rest holds what it held before the fill ($fds0 -> $(fd_count "$mpid"))" fds_are "$fds0"
+wait_for 10 mon_fds_are "$fds0"
+check "no leaked fd: the monitor at rest holds what it held before the fill ($fds0 -> $(fd_count "$mpid"))" wait_for 5 mon_fds_are "$fds0"
 wait_for 5 no_zombies
 check "no zombie under the monitor or the broker" no_zombies
 check "the same monitor throughout" test "$MON_PID" = "$mpid" -a -e "/proc/$mpid"
@@ -491,8 +489,8 @@ check "the request fails: runtime_failed, the service is gone" test "$out" = "sb
 wait_for 30 made_is pf1 0
 check "its container was removed, not leaked" made_is pf1 0
 wait_for 20 no_workers
-wait_for 10 fds_are "$fds0"
-check "no leaked fd ($fds0 -> $(fd_count "$MON_PID"))" fds_are "$fds0"
+wait_for 10 mon_fds_are "$fds0"
+check "no leaked fd ($fds0 -> $(fd_count "$MON_PID"))" wait_for 5 mon_fds_are "$fds0"
 
 echo "# the client goes away while its sandbox is provisioned"
 restart_with

@@ -39,7 +39,6 @@ put_data() {
 count() { grep -c "audit event=$1 " "$LOG"; }
 records() { ls "$WORK/state/sandboxes" | wc -l; }
 sockdirs() { find "$WORK/run" -mindepth 2 -maxdepth 2 | sort | tr '\n' ' '; }
-rest_fds() { wait_for 5 mon_in_poll && fd_count "$MON_PID"; }
 
 write_conf yes
 $RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
