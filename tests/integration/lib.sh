@@ -164,7 +164,7 @@ mon_fds_now() {
 # rest_fds: the count at rest, waiting up to 5 s for a moment at rest.
 rest_fds() { wait_for 5 mon_fds_now; }
 # mon_fds_are N: at rest, the monitor holds N descriptors.
-mon_fds_are() { [ "$(mon_fds_now)" = "$1" ]; }
+mon_fds_are() { [ -n "$1" ] && [ "$(mon_fds_now)" = "$1" ]; }
 
 # The gate: a runtime that is podman, except that a `run` for an agent
 # the test holds stops at a known point until the test lets it go.

@@ -45,7 +45,7 @@ spares_confined() {
 	[ "$n" -eq 8 ]
 }
 wait_for 5 spares_confined
-check "the broker's spares wait confined (its filter and a child's)" spares_confined
+check "the broker's spares wait confined (its filter and a child's)" wait_for 5 spares_confined
 
 echo "# real services, as root"
 t0=$(date +%s.%N)

@@ -501,31 +501,47 @@ rss_kib(int pid)
 	return kib;
 }
 
-/*
- * The monitor at rest: blocked in poll(). It closes each agent's socket
- * right after sending on it, in the same turn of its loop, so once every
- * client has its reply and the monitor is back in poll, its fd count is
- * the count at rest. Waits for that, at most 5 s; 0 if never.
- */
+/* Is the monitor blocked in poll()? -1 if it is gone. */
 static int
-at_rest(int pid)
+in_poll(int pid)
 {
 	char path[64];
 	long nr;
 	FILE *f;
-	int i, ok = 0;
+	int ok;
 
 	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	for (i = 0; i < 500 && !ok; i++) {
-		if ((f = fopen(path, "r")) == NULL)
-			return 0;
-		ok = fscanf(f, "%ld", &nr) == 1 &&
-		    (nr == SYS_poll || nr == SYS_ppoll);
-		fclose(f);
-		if (!ok)
-			usleep(10000);
-	}
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	ok = fscanf(f, "%ld", &nr) == 1 && (nr == SYS_poll || nr == SYS_ppoll);
+	fclose(f);
 	return ok;
+}
+
+/*
+ * The monitor's fd count at rest. It closes each agent's socket right
+ * after sending on it, in the same turn of its loop, so once every client
+ * has its reply and the monitor is in poll, its count is the count at
+ * rest. One look before one read is not enough (it may wake for its tick
+ * between them): the count is read twice, each time between two looks
+ * that find it in poll, and must be the same. Waits at most 5 s; -1 if
+ * never.
+ */
+static int
+rest_fds(int pid)
+{
+	int i, a, b;
+
+	for (i = 0; i < 500; i++) {
+		if (in_poll(pid) < 0)
+			return -1;
+		if (in_poll(pid) == 1 && (a = fd_count(pid)) >= 0 &&
+		    in_poll(pid) == 1 && (b = fd_count(pid)) == a &&
+		    in_poll(pid) == 1)
+			return a;
+		usleep(10000);
+	}
+	return -1;
 }
 
 static int
@@ -744,18 +760,16 @@ main(int argc, char *argv[])
 	run(clients, clients * 5 > SLOW_CLIENTS * SLOW_EACH * 2 ?
 	    clients * 5 : SLOW_CLIENTS * SLOW_EACH * 2);
 	reset_counts();
-	if (!at_rest(pid)) {
+	if ((fds0 = rest_fds(pid)) < 0) {
 		fprintf(stderr, "the monitor did not come to rest\n");
 		return 1;
 	}
-	fds0 = fd_count(pid);
 	rss0 = rss_kib(pid);
 	wall = run(clients, total);
-	if (!at_rest(pid)) {
+	if ((fds1 = rest_fds(pid)) < 0) {
 		fprintf(stderr, "the monitor did not come to rest\n");
 		return 1;
 	}
-	fds1 = fd_count(pid);
 	rss1 = rss_kib(pid);
 	qsort(G.lat_ms, G.nlat, sizeof(double), cmp_double);
 
