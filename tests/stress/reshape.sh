@@ -88,7 +88,6 @@ check "a project removed: its sandboxes are torn down" test "$(made g1)" -eq 0
 echo "# a reshape that fails keeps what it had"
 project fx "postgres redis"; hup
 e6=$(sbx request -a g2 -p fx)
-pq "$e6" 'create table t(x int); insert into t values (9)' >/dev/null
 pg6=$($RT ps -q --filter label=sbx.agent=g2 --filter label=sbx.service=postgres)
 project fx "postgres redis never-ready"; hup
 gate_hold g2 before
@@ -100,7 +99,15 @@ gate_release g2
 wait "$grow"
 e7=$(sbx request -a g2 -p fx 2>&1); rc=$?
 check "the reshape (drop postgres, add never-ready) fails: not ready" test "$rc" -ne 0 -a -n "$(grep -i 'ready' <<<"$e7")"
-check "postgres was not removed: same container, its table there" test "$($RT ps -q --filter label=sbx.agent=g2 --filter label=sbx.service=postgres)" = "$pg6" -a "$(pq "$e6" 'select x from t')" = 9
+# The reload that dropped postgres met the sandbox busy: its revocation
+# comes at the first tick that finds it idle, any time after a failure
+# (a check of postgres's table here raced it, and lost in CI). What that
+# revocation finds is the proof: both services, so no failed reshape
+# removed postgres; then it removes postgres alone.
+revoked_g2() { grep -q 'audit event=revoke uid=0 agent=g2 project=fx services=postgres,redis result=ok kept=1 of=2' "$LOG"; }
+pg6_gone() { [ -z "$($RT ps -aq --filter label=sbx.agent=g2 --filter label=sbx.service=postgres)" ]; }
+check "postgres was not removed by the failed reshapes: the revocation, once the sandbox is idle, finds both services and keeps redis" wait_for 10 revoked_g2
+check "then the revocation removes postgres ($pg6) alone" wait_for 30 pg6_gone
 check "redis runs on with its password" test "$(rcli "$e6" ping)" = PONG
 check "never-ready's container is gone" test "$(made_by g2 never-ready)" -eq 0
 finish
