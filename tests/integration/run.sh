@@ -44,7 +44,6 @@ spares_confined() {
 	done
 	[ "$n" -eq 8 ]
 }
-wait_for 5 spares_confined
 check "the broker's spares wait confined (its filter and a child's)" wait_for 5 spares_confined
 
 echo "# real services, as root"

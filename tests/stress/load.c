@@ -530,12 +530,12 @@ in_poll(int pid)
 static int
 rest_fds(int pid)
 {
-	int i, a, b;
+	int i, st, a, b;
 
 	for (i = 0; i < 500; i++) {
-		if (in_poll(pid) < 0)
+		if ((st = in_poll(pid)) < 0)
 			return -1;
-		if (in_poll(pid) == 1 && (a = fd_count(pid)) >= 0 &&
+		if (st == 1 && (a = fd_count(pid)) >= 0 &&
 		    in_poll(pid) == 1 && (b = fd_count(pid)) == a &&
 		    in_poll(pid) == 1)
 			return a;

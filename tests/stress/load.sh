@@ -46,7 +46,6 @@ check "the monitor still serves" pings
 # reap them all (a zombie would stay listed).
 # Its spares (at most 8, broker/spare.c) stay: they serve nobody yet.
 at_rest() { [ "$(zombies "$bpid")" -eq 0 ] && broker_serves "$bpid" 0 && [ "$(pgrep -P "$bpid" | wc -l)" -le 8 ]; }
-wait_for 5 at_rest
 check "no zombie under the broker, no child holds a connection, at most its 8 spares are left" wait_for 5 at_rest
 check "the hit agents still have one container each" test "$(labelled)" -eq 3
 
