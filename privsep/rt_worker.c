@@ -8,7 +8,8 @@
  * A provision starts each service in a child of its own, forked from
  * the worker (svc_fork), so that they come up in parallel; each runs the
  * container and waits for the readiness prober (probe.c), which it forks
- * and which drops to the broker user before it reads a tenant's bytes.
+ * and which drops to a uid no other process has (prober_ids) before it
+ * reads a tenant's bytes.
  * max_ready_timeout, a lookup, is the loop's too (rt_provision).
  */
 #include <errno.h>
