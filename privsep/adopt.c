@@ -197,8 +197,6 @@ claim_slots(struct adoption *ad, const struct record *r)
 	struct idmap *m = &ad->rt->idmap;
 	uint32_t i, j;
 
-	if (!rt_is_podman(ad->cfg))
-		return 0;
 	if (r->idmap != 0 && idmap_claim(m, r->idmap) == -1)
 		return -1;
 	for (i = 0; i < r->nservices; i++)
@@ -217,8 +215,6 @@ put_slots(struct adoption *ad, const struct record *r)
 {
 	uint32_t i;
 
-	if (!rt_is_podman(ad->cfg))
-		return;
 	idmap_put(&ad->rt->idmap, r->idmap);
 	for (i = 0; i < r->nservices; i++)
 		idmap_put(&ad->rt->idmap, r->svc[i].warm);
@@ -330,7 +326,7 @@ adopt_one(struct adoption *ad, const char *file)
 	if (why == NULL && (sb = cache_adopt(ad->cache, r.uid, r.agent,
 	    r.project, svc, r.nservices, now - (wall - r.created_wall_ms),
 	    now - (wall - used_wall))) != NULL) {
-		sb->idmap = rt_is_podman(ad->cfg) ? r.idmap : 0;
+		sb->idmap = r.idmap;
 		claimed_names(ad, &r, kept_add);
 		rename_pool_named(ad, &r);
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",

@@ -1,6 +1,6 @@
 /*
- * drop_user.h - drop_to_ids() by user name (drop_user.c): the monitor's
- * side only, so the statically linked broker never pulls in getpwnam and NSS.
+ * drop_user.h - a user name's ids (drop_user.c): the monitor's side only,
+ * so the statically linked broker never pulls in getpwnam and NSS.
  */
 #ifndef SBX_DROP_USER_H
 #define SBX_DROP_USER_H
@@ -9,7 +9,5 @@
 
 /* A user name's uid and gid, resolved with getpwnam; 0 or -1 (root too). */
 int	user_ids(const char *user, uid_t *uid, gid_t *gid);
-/* drop_to_ids() for a user name. */
-int	drop_privileges(const char *user, const char *root_dir);
 
 #endif

@@ -895,7 +895,8 @@ main(int argc, char *argv[])
 		log_warnx("runtime %s is docker: containers get no user "
 		    "namespace of their own (they run as their image's USER, "
 		    "the same host uid in every sandbox; userns_base and "
-		    "userns_slots are unused), and tcp services sit on "
+		    "userns_slots give only the readiness probers their "
+		    "uids), and tcp services sit on "
 		    "docker's bridge, whose addresses the host and other "
 		    "containers there can reach (only 127.0.0.1 is published)",
 		    m.cfg.runtime);

@@ -23,7 +23,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "drop_user.h"
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
@@ -305,14 +304,17 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
  * host range (uid 65535 in the container, which the images never use),
  * so the process that reads a tenant's bytes shares its uid with no
  * other process on the host: not the broker's, not another sandbox's.
- * Without a range of its own (docker), the broker user.
+ * With docker the range maps no container (no user namespace of its
+ * own), and its last uid is the prober's all the same. Every sandbox
+ * that starts a service has a range (rt_provision, warm.c): without
+ * one, no probe runs.
  */
 static int
 prober_ids(const struct sbx_config *cfg, const struct place *pl,
     const struct service_cfg *s, uid_t *uid, gid_t *gid)
 {
 	if (pl->idmap == 0)
-		return user_ids(cfg->broker_user, uid, gid);
+		return -1;
 	*uid = *gid = idmap_host_uid(cfg->userns_base, pl->idmap,
 	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) +
 	    IDMAP_SLOT_UIDS - 1;

@@ -504,8 +504,9 @@ rt_provision(void *impl, struct sbx_sandbox *sb)
 	if (max_ready == 0)
 		return -1;
 	/* The sandbox's own range, for what it starts (claimed containers
-	 * have one each). */
-	if (sb->idmap == 0 && starts_any(sb) && rt_is_podman(rt->cfg) &&
+	 * have one each): its containers' host uids with podman, and its
+	 * readiness probers' uid (prober_ids) with either runtime. */
+	if (sb->idmap == 0 && starts_any(sb) &&
 	    (sb->idmap = idmap_take(&rt->idmap)) == 0) {
 		log_warnx("provision uid=%u agent=%s: every one of the %u uid "
 		    "ranges (userns_slots) is taken", (unsigned)sb->key.uid,

@@ -156,6 +156,14 @@ check "is runtime_failed, naming the image, at once (no pull)" \
     test "$out" = "sbx: runtime_failed: missing: image localhost/sbx-nosuch:1 is missing (run make images)." -a $(( $(date +%s) - t0 )) -lt 10
 check "and leaves no container" test -z "$($RT ps -aq --filter label=sbx.agent=m1)"
 
+echo "# the readiness prober: a uid of its own with docker too"
+sbx request -a slow1 -p slow never-ready > "$WORK/slow1.out" 2>&1 &
+slow=$!
+wait_until 30 'prober_seen || ! kill -0 "$slow" 2>/dev/null'
+wait "$slow"
+check "never-ready is runtime_failed: not ready" grep -q "runtime_failed: never-ready was not ready" "$WORK/slow1.out"
+prober_check docker
+
 echo "# restarts adopt"
 eval "$env3"
 psql "$POSTGRES_URL" -qc 'create table t(x int); insert into t values (42)' || nok "a table"

@@ -289,6 +289,60 @@ redis_as() {  # user socket password command...
 	runuser -u "$u" -- env REDISCLI_AUTH="$p" redis-cli -s "$s" --user default --no-auth-warning "$@" 2>&1
 }
 containers() { $RT ps -q --filter "label=sbx.agent=$1" ${2:+--filter "label=sbx.uid=$2"} | sort | tr '\n' ' '; }
+
+# The readiness prober of a provision in flight: the one sbx-worker that
+# is not root's (the worker and a service's child are). It drops to its
+# uid, makes itself not dumpable, then loads its filter, in that order
+# (probe.c): prober_seen takes it only once it is filtered, so that what
+# it reads is the prober's state after its set-up, and sets PROBER to
+# "UID NNP OWNER SAME MAPPED", all read while it lives: OWNER is the
+# owner of its /proc files (root's when it is not dumpable), SAME how
+# many processes have its uid (real, effective or saved; ps would print
+# a uid past 2^31 as a negative number), MAPPED how many processes' user
+# namespaces map uid 0 onto the 65536 uids that end at its uid (a podman
+# container's range, whose last uid the prober takes). A prober that
+# exits between two reads is not taken: the next try looks again.
+PROBER=
+prober_seen() {
+	local p st u f
+	for p in $(pgrep -x sbx-worker); do
+		st=$(cat "/proc/$p/status" 2>/dev/null) || continue
+		u=$(awk '/^Uid:/ { print $2 }' <<<"$st")
+		[ -n "$u" ] && [ "$u" != 0 ] || continue
+		awk '/^Seccomp:/ { exit $2 != 2 }' <<<"$st" || continue
+		f="$u $(awk '/^NoNewPrivs:/ { print $2 }' <<<"$st")"
+		f="$f $(stat -c %u "/proc/$p/status" 2>/dev/null)"
+		f="$f $(cat /proc/[0-9]*/status 2>/dev/null | awk -v u="$u" \
+		    '/^Uid:/ && ($2 == u || $3 == u || $4 == u) { n++ } END { print n + 0 }')"
+		f="$f $(cat /proc/[0-9]*/uid_map 2>/dev/null |
+		    awk -v b=$((u - 65535)) '$1 == 0 && $2 == b && $3 == 65536' | wc -l)"
+		# shellcheck disable=SC2086
+		kill -0 "$p" 2>/dev/null && [ "$(set -- $f; echo $#)" -eq 5 ] ||
+		    continue
+		PROBER=$f
+		return 0
+	done
+	return 1
+}
+# prober_check RUNTIME: the checks of the prober prober_seen caught. Its
+# uid is the last of a slot above userns_base (2^31 in the suites'
+# configs), which with podman is its container's range, and nobody else's.
+prober_check() {
+	local uid nnp owner same mapped base=2147483648
+	read -r uid nnp owner same mapped <<<"${PROBER:-0 x x x x}"
+	check "the readiness prober was seen while it probed, filtered (its set-up's last step)" \
+	    test -n "$PROBER"
+	check "it runs as the last uid of a slot above userns_base: not root, not the broker's ($uid)" \
+	    test "$uid" -gt $base -a $(( (uid - base) % 65536 )) -eq 65535
+	check "no other process on the host has its uid ($same with it)" test "$same" = 1
+	check "it is not dumpable: its /proc files are root's" test "$owner" = 0
+	check "it has no_new_privs" test "$nnp" = 1
+	if [ "$1" = podman ]; then
+		check "its uid ends its container's own range" test "$mapped" -ge 1
+	else
+		check "docker: no container maps a range onto it" test "$mapped" = 0
+	fi
+}
 labelled()   { $RT ps -aq --filter label=sbx.uid | wc -l; }
 lacks()      { ! grep -qiF -- "$1" <<<"$2"; }
 

@@ -135,12 +135,18 @@ check "release again has nothing to release" grep -q nothing <<<"$(sbx release -
 
 echo "# readiness deadline"
 t0=$(date +%s)
-out=$(sbx request -a slow1 -p slow never-ready 2>&1)
+sbx request -a slow1 -p slow never-ready > "$WORK/slow1.out" 2>&1 &
+slow=$!
+# Its prober probes for ready_timeout (2 s) from the container's start.
+wait_until 30 'prober_seen || ! kill -0 "$slow" 2>/dev/null'
+wait "$slow"
 t1=$(date +%s)
+out=$(cat "$WORK/slow1.out")
 check "a service that never becomes ready is runtime_failed" grep -q runtime_failed <<<"$out"
 check "within the deadline (2 s + start-up)" test $((t1 - t0)) -lt 30
 check "its container was removed" test -z "$($RT ps -aq --filter label=sbx.agent=slow1)"
 check "nothing was cached" lacks slow1 "$(sbx status --json)"
+prober_check podman
 
 echo "# bad input"
 check "garbage gets bad_request" grep -q bad_request <<<"$(rawreply c1c1c1c1)"

@@ -44,6 +44,19 @@ need_root(void)
 		cr_skip_test("the privilege drop needs root");
 }
 
+/* The broker's drop as the monitor sets it up: the name resolved to ids
+ * (user_ids, in supervise.c), then drop_to_ids with them. */
+static int
+drop_privileges(const char *user, const char *root_dir)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (user_ids(user, &uid, &gid) == -1)
+		return -1;
+	return drop_to_ids(uid, gid, root_dir);
+}
+
 /*
  * Leave a filtered child. Not _exit(), and not declared noreturn: under
  * ASan both _exit and the __asan_handle_no_return the compiler puts before
