@@ -229,8 +229,6 @@ services_refuse(const struct adoption *ad, const struct record *r,
 	const struct rt_seen *c;
 	uint32_t i;
 
-	for (i = 0; i < r->nservices; i++)
-		svc[i].pidfd = -1;
 	for (i = 0; i < r->nservices; i++) {
 		svc[i].conn = r->svc[i].conn;
 		if ((s = config_service(ad->cfg, r->svc[i].conn.name)) == NULL)
@@ -311,8 +309,13 @@ adopt_one(struct adoption *ad, const char *file)
 	const char *why = NULL;
 	struct record r;
 	int64_t used_wall, now = now_ms(), wall = wall_ms();
+	size_t i;
 
+	/* No pidfd yet: a record the policy refuses never opens one, and
+	 * the discard closes only what was opened (descriptor 0 is not). */
 	memset(svc, 0, sizeof(svc));
+	for (i = 0; i < SBX_MAX_SERVICES; i++)
+		svc[i].pidfd = -1;
 	if (record_read(file, &r, &used_wall) == -1) {
 		log_warnx("adoption: %s is not a sandbox record: removed", file);
 		unlinkat(record_dirfd(), file, 0);

@@ -7,9 +7,9 @@
  * itself answers), once with the filter the daemons install, through the
  * same shared/scfilter.c calls and in the same order:
  *
- *   broker   drop_privileges(nobody), sc_load_allow("broker")
+ *   broker   drop_to_ids(nobody's ids), sc_load_allow("broker")
  *   child    the broker's, then sc_load_allow("child") stacked on it
- *   probe    drop_privileges(nobody), sc_load_allow("probe")
+ *   probe    drop_to_ids(nobody's ids), sc_load_allow("probe")
  *   runtime  root, sc_load_deny("runtime") (the worker's deny list)
  *
  * Each check is a raw syscall(2) with harmless arguments (a libc wrapper
@@ -381,7 +381,11 @@ static const struct check checks[] = {
 static int
 become(int role, int filtered)
 {
-	if (role != RUNTIME && drop_privileges("nobody", NULL) == -1)
+	uid_t uid;
+	gid_t gid;
+
+	if (role != RUNTIME && (user_ids("nobody", &uid, &gid) == -1 ||
+	    drop_to_ids(uid, gid, NULL) == -1))
 		return -1;
 	if (!filtered)
 		return 0;

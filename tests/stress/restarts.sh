@@ -128,9 +128,12 @@ e=$(req root keep)
 check "the next request provisions anew: other credentials" test -n "$e" -a "$e" != "${ENV[root]}"
 stop_monitor
 printf '[project]\nsandbox_services = redis\n' > "$WORK/projects/demo.conf"
-start_monitor
+start_monitor </dev/null
 check "a project that no longer opts in to the set: discarded" grep -q 'audit event=discard uid=0 agent=keep project=demo .*reason=set_changed' "$LOG"
 check "nothing left of it" test "$(labelled)" -eq 0 -a "$(records)" -eq 0
+# A record the policy refuses opens no pidfd: its discard closes none
+# (it closed descriptor 0, once per service, which the next pidfd took).
+check "the discard closed none of the monitor's descriptors: fd 0 is /dev/null" test "$(readlink /proc/$MON_PID/fd/0)" = /dev/null
 # The set grows while the monitor is down: the redis-only sandbox is
 # adopted, and the next request adds postgres alone (CONTRACT.md: the
 # live services keep their credentials and data).
