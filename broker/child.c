@@ -138,6 +138,30 @@ read_request(int agent, int timeout_ms, union sbx_req_any *req)
 }
 
 /*
+ * Nothing more comes in, and nothing is left in, before the socket goes
+ * to the monitor. Bytes queued behind the request may carry descriptors
+ * (SCM_RIGHTS), and whoever drops the socket's last reference releases
+ * them, which can wait: a TCP socket with SO_LINGER and unsent data
+ * waits out its linger time in close. That must be this process, never
+ * the monitor's loop. SHUT_RD makes every later send of the agent fail
+ * (EPIPE); the reads take what was queued before it, and the kernel
+ * closes any descriptor in it here. The monitor checks both (dispatch.c).
+ */
+static void
+seal_input(int agent)
+{
+	char sink[4096];
+	ssize_t n;
+
+	if (shutdown(agent, SHUT_RD) == -1)
+		reply_error_exit(agent, SBX_E_INTERNAL,
+		    "the broker could not close the connection's input.");
+	do
+		n = read(agent, sink, sizeof(sink));
+	while (n > 0 || (n == -1 && errno == EINTR));
+}
+
+/*
  * The request and the agent's socket go to the monitor; our part ends
  * there. A monitor that is gone gets the agent an error from us.
  */
@@ -293,6 +317,7 @@ child_serve(int agent, const struct child_opts *o)
 
 	/* The agent socket comes non-blocking from accept4 (broker.c). */
 	len = read_request(agent, o->request_timeout_ms, &req);
+	seal_input(agent);
 	hand_over(agent, o, &req, len);
 }
 

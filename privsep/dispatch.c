@@ -11,13 +11,17 @@
  * which only a privileged process can set), so a broker that hoards
  * accepted sockets gets one request out of each, no more.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "log.h"
 #include "slug.h"
 
 typedef int (*body_check)(const void *, char *, size_t);
@@ -163,6 +167,26 @@ take_once(int fd, char *why, size_t n)
 	return 0;
 }
 
+/*
+ * Nothing can come in any more, and nothing waits to be read. Bytes
+ * queued on the socket may carry descriptors, which the socket's last
+ * close releases here, in the loop, and a release can wait (a TCP socket
+ * with SO_LINGER and unsent data, for its linger time). The broker's
+ * child shut the input and read it empty (broker/child.c); we shut it
+ * again, so that no send of the agent's gets in after our look.
+ */
+static int
+input_sealed(int fd, char *why, size_t n)
+{
+	int queued = -1;
+
+	if (shutdown(fd, SHUT_RD) == -1 || ioctl(fd, FIONREAD, &queued) == -1)
+		return fail(why, n, "cannot shut the agent socket's input");
+	if (queued != 0)
+		return fail(why, n, "agent socket has unread input");
+	return 0;
+}
+
 static int
 check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
     uid_t *uid, char *why, size_t n)
@@ -183,7 +207,8 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 	if (getsockopt(rx->fds[0], SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1
 	    || len != sizeof(cred))
 		return fail(why, n, "no peer credentials");
-	if (take_once(rx->fds[0], why, n) == -1)
+	if (input_sealed(rx->fds[0], why, n) == -1 ||
+	    take_once(rx->fds[0], why, n) == -1)
 		return -1;
 	*uid = cred.uid;
 	return 0;
@@ -191,7 +216,8 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 
 int
 dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
-    const char *socket_path, uid_t *uid, char *why, size_t whylen)
+    const char *socket_path, uid_t *uid, char *why, size_t whylen,
+    void (*release)(struct fdpass_rx *))
 {
 	struct sbx_msg_hdr hdr;
 	uint32_t type;
@@ -215,8 +241,51 @@ dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
 		goto bad;
 	return (int)type;
 bad:
-	fdpass_close(rx);
+	release(rx);
 	return -1;
+}
+
+/*
+ * A refused message's descriptors come from a broker we are about to
+ * kill, and their last close can wait: a TCP socket with SO_LINGER and
+ * unsent data for its linger time, a Unix socket for the descriptors
+ * queued on it. So the last close is not ours. A child that holds copies
+ * waits until we have closed ours, then exits, and a close in an exit
+ * never lingers. It runs no code of ours but that wait: a fork per
+ * refusal, and each refusal kills the broker (monitor.c). Without a
+ * child the descriptors are kept: a leak bounded by the broker's
+ * restarts, rather than a loop that may stop.
+ */
+void
+dispatch_release_apart(struct fdpass_rx *rx)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (rx->nfds == 0)
+		return;
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		log_warn("a refused message's %d descriptors are kept: pipe",
+		    rx->nfds);
+		return;
+	}
+	if ((pid = fork()) == -1) {
+		log_warn("a refused message's %d descriptors are kept: fork",
+		    rx->nfds);
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], &c, 1) == -1 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	fdpass_close(rx);
+	close(p[1]);
 }
 
 void

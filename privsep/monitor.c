@@ -235,7 +235,7 @@ on_broker_message(struct monitor *m)
 			rx.truncated = 1;
 		memcpy(&rq, raw, (size_t)n < sizeof(rq) ? (size_t)n : sizeof(rq));
 		type = dispatch_check(&rq, (size_t)n, &rx, m->cfg.socket, &uid,
-		    why, sizeof(why));
+		    why, sizeof(why), dispatch_release_apart);
 		if (type == -1) {
 			broker_kill(&m->broker, why);
 			return;

@@ -21,7 +21,7 @@ fuzz_wire_SRC	  = tests/fuzz/fuzz_wire.c $(WIRE_SRC) privsep/answer.c \
 fuzz_wire_PKGS	  = msgpack libbsd-overlay
 fuzz_dispatch_SRC = tests/fuzz/fuzz_dispatch.c privsep/dispatch.c \
 		    privsep/answer.c shared/pack.c tests/unit/handle_stub.c \
-		    shared/code.c shared/fdpass.c shared/slug.c
+		    shared/code.c shared/fdpass.c shared/slug.c shared/log.c
 fuzz_dispatch_PKGS = libbsd-overlay
 
 # fuzz_wire is the broker's decoder and the replies (the monitor's

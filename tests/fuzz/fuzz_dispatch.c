@@ -315,7 +315,7 @@ dispatch(const uint8_t *data, size_t size, const int *fds, int nfds,
 	r->ngot = r->rx.nfds;
 	memcpy(r->got, r->rx.fds, sizeof(r->got));
 	type = dispatch_check(&r->rq, (size_t)r->n, &r->rx, path, &r->uid,
-	    r->why, sizeof(r->why));
+	    r->why, sizeof(r->why), fdpass_close);
 	if (type != -1)
 		return type;
 	assert(r->why[0] != '\0');

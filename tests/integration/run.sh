@@ -148,6 +148,30 @@ check "its container was removed" test -z "$($RT ps -aq --filter label=sbx.agent
 check "nothing was cached" lacks slow1 "$(sbx status --json)"
 prober_check podman
 
+echo "# a socket's queued descriptors"
+# The monitor's last close of an agent's socket releases what is queued
+# on it: a TCP socket with SO_LINGER and unsent data would hold the loop
+# for its linger time (10 s here). The broker's child shuts the input
+# before the hand-over, and the monitor shuts it again and finds it empty
+# (dispatch.c): nothing can be queued after.
+rm -f "$WORK/go" "$WORK/done"
+python3 tests/integration/linger.py "$SOCK" "$WORK/go" "$WORK/done" 10 \
+    > "$WORK/linger.out" 2>&1 &
+lpid=$!
+PROBER=
+wait_until 30 'prober_seen || ! kill -0 "$lpid" 2>/dev/null'
+touch "$WORK/go"
+wait_until 30 'grep -q "^reply: " "$WORK/linger.out" || ! kill -0 "$lpid" 2>/dev/null'
+t0=$(date +%s%N)
+pings
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+touch "$WORK/done"
+wait "$lpid"
+check "the monitor had the request (its prober probed) when the agent sent more" test -n "$PROBER"
+check "that send failed: the input was shut at the hand-over" grep -qx 'send: EPIPE' "$WORK/linger.out"
+check "the request was answered: not ready" grep -qx 'reply: runtime_failed' "$WORK/linger.out"
+check "the next ping is answered at once ($ms ms), not after the linger" test "$ms" -lt 2000
+
 echo "# bad input"
 check "garbage gets bad_request" grep -q bad_request <<<"$(rawreply c1c1c1c1)"
 check "an array gets bad_request" grep -q bad_request <<<"$(rawreply 9101)"

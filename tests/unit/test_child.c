@@ -7,11 +7,13 @@
  * two together.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -168,4 +170,40 @@ Test(child, a_spare_whose_channel_closes_exits_having_read_nothing)
 	    "status %#x", status);
 	close(notice[1]);
 	cr_assert_eq(read(notice[0], &pid, sizeof(pid)), 0, "no hand-over");
+}
+
+/*
+ * What the agent sent after its request is read and dropped, and it can
+ * send nothing more, before its socket reaches the monitor: the monitor
+ * refuses a socket with input queued (privsep/dispatch.c), and releasing
+ * descriptors queued on it could hold the monitor's loop.
+ */
+Test(child, the_agents_input_is_shut_and_empty_at_the_hand_over)
+{
+	struct spares sp = { .n = 0 };
+	struct fdpass_rx rx;
+	union sbx_req_any req;
+	int chan[2], notice[2], agent[2], queued = -1;
+	pid_t pid;
+
+	SKIP_UNDER_ASAN();
+	pid = start_spare(&sp, chan, notice);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, agent), 0);
+	cr_assert_eq(write(agent[0], ping, sizeof(ping) - 1),
+	    (ssize_t)sizeof(ping) - 1);
+	cr_assert_eq(write(agent[0], "trailing", 8), 8);
+	cr_assert_eq(spare_hand(&sp, agent[1]), pid);
+	close(agent[1]);
+
+	cr_assert_eq(poll(&(struct pollfd){ .fd = chan[0], .events = POLLIN },
+	    1, 5000), 1);
+	cr_assert_eq(recv_fds(chan[0], &req, sizeof(req), &rx),
+	    (ssize_t)sizeof(req.ping));
+	cr_assert_eq(rx.nfds, 1);
+	cr_assert_eq(ioctl(rx.fds[0], FIONREAD, &queued), 0);
+	cr_assert_eq(queued, 0, "the trailing bytes were read");
+	cr_assert_eq(send(agent[0], "x", 1, MSG_NOSIGNAL), -1);
+	cr_assert_eq(errno, EPIPE, "the input is shut: %s", strerror(errno));
+	fdpass_close(&rx);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 }

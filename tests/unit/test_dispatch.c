@@ -24,6 +24,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dispatch.h"
@@ -244,7 +247,7 @@ receive(struct result *r)
 	for (i = 0; i < r->rx.nfds; i++)
 		r->fds[i] = r->rx.fds[i];
 	r->rc = dispatch_check(&rq, (size_t)n, &r->rx, path, &r->uid, r->why,
-	    sizeof(r->why));
+	    sizeof(r->why), fdpass_close);
 }
 
 static void
@@ -802,7 +805,7 @@ Test(dispatch, five_fds)
 		got[ngot] = rx.fds[ngot];
 	memcpy(&rq, raw, len);
 	cr_assert_eq(dispatch_check(&rq, len, &rx, path, &uid, why,
-	    sizeof(why)), -1);
+	    sizeof(why), fdpass_close), -1);
 	cr_assert_neq(why[0], '\0');
 	cr_assert_eq(uid, (uid_t)-2);
 	for (i = 0; i < ngot; i++)
@@ -1058,4 +1061,111 @@ Test(dispatch, a_socket_marked_otherwise)
 	    sizeof(mark)), 0, "SO_MARK: %s", strerror(errno));
 	expect_rejected_fds(&agent, 1, TAKEN, "SO_MARK 1");
 	cr_assert_eq(mark_of(agent), 1, "the refusal changed the mark");
+}
+
+/* ---- nothing queued on the agent's socket ------------------------------ */
+
+/*
+ * Bytes the agent sent that nobody read: the broker's child must have
+ * read its socket empty before the hand-over, since what is queued may
+ * carry descriptors that the monitor's last close would release.
+ */
+Test(dispatch, an_agent_socket_with_unread_input)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, SBX_REQ_PING);
+	struct result r;
+	int before = count_fds();
+
+	cr_assert_eq(write(agent_client, "x", 1), 1);
+	relay_std(&m, len, &r);
+	expect_rejected(&r, "unread input");
+	cr_assert_str_eq(r.why, "agent socket has unread input");
+	cr_assert_eq(mark_of(agent), 0, "not taken");
+	cr_assert_eq(count_fds(), before, "fd leak");
+}
+
+/* Once taken, the agent can send nothing more: the input is shut. */
+Test(dispatch, an_accepted_agent_can_send_no_more)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, SBX_REQ_PING);
+	struct result r;
+
+	need_root();
+	relay_std(&m, len, &r);
+	cr_assert_eq(r.rc, SBX_REQ_PING, "%s", r.why);
+	cr_assert_eq(send(agent_client, "x", 1, MSG_NOSIGNAL), -1);
+	cr_assert_eq(errno, EPIPE, "%s", strerror(errno));
+	expect_agents(r.rx.fds[0], agent_client);
+	close(r.rx.fds[0]);
+}
+
+/*
+ * A TCP connection to a listener that neither accepts nor reads, its
+ * send buffer full, with SO_LINGER: its last close waits for the linger
+ * time. *lst is the listener, to be closed after (that ends the wait).
+ */
+static int
+lingering_tcp(int seconds, int *lst)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct linger lg = { 1, seconds };
+	socklen_t sl = sizeof(sin);
+	char buf[65536];
+	int fd;
+
+	memset(buf, 'x', sizeof(buf));
+	cr_assert_neq(*lst = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), -1);
+	cr_assert_eq(bind(*lst, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	cr_assert_eq(listen(*lst, 1), 0);
+	cr_assert_eq(getsockname(*lst, (struct sockaddr *)&sin, &sl), 0);
+	cr_assert_neq(fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), -1);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	while (send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+		;
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)),
+	    0);
+	return fd;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A refused message's descriptors leave the monitor without a close that
+ * waits: the last close is a child's, in its exit. The fixture proves
+ * itself first: closed here, such a socket takes its linger time.
+ */
+Test(dispatch, a_refused_descriptor_is_released_apart, .timeout = 30)
+{
+	struct fdpass_rx rx = { .nfds = 1 };
+	int64_t t0;
+	int lst, fd;
+
+	fd = lingering_tcp(2, &lst);
+	t0 = mono_ms();
+	close(fd);
+	cr_assert_geq(mono_ms() - t0, 1500, "a close here waits (%lld ms)",
+	    (long long)(mono_ms() - t0));
+	close(lst);
+
+	rx.fds[0] = lingering_tcp(2, &lst);
+	fd = rx.fds[0];
+	t0 = mono_ms();
+	dispatch_release_apart(&rx);
+	cr_assert_lt(mono_ms() - t0, 1000, "released apart it does not "
+	    "(%lld ms)", (long long)(mono_ms() - t0));
+	cr_assert_eq(rx.nfds, 0);
+	cr_assert_not(fd_open(fd), "and it is closed here");
+	close(lst);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
 }
