@@ -38,7 +38,7 @@ enum audit_event {
 
 /*
  * One line.  agent and project may be NULL, services NULL with n == 0
- * (written as "-").  fmt, if not NULL, adds " key=value..." after result.
+ * (written as "-").  fmt (never NULL) adds " key=value..." after result.
  */
 void	audit(enum audit_event, uid_t, const char *agent, const char *project,
 	    const char (*services)[SBX_SLUG_MAX], size_t n, enum sbx_code,

@@ -2,7 +2,8 @@
  * brokerlog.c - the broker's log lines, logged by the monitor for it.
  * runs in: the monitor (root, unfiltered)
  *
- * Without -d, the broker's stderr is a pipe to us (log.c, LOG_TO_MONITOR),
+ * Without -d, or with -d when stderr is the journal, the broker's stderr
+ * is a pipe to us (log.c, LOG_TO_MONITOR),
  * as OpenSSH's privilege-separated child logs through its monitor: the
  * broker, chrooted and filtered, could not connect to /dev/log again
  * once the syslog daemon restarts (glibc's syslog() makes a socket then,
@@ -50,8 +51,10 @@ brokerlog_line(char *line, size_t len)
 	long pid;
 	size_t i;
 
+	/* Printable ASCII only: past 0x7f come C1 controls, bidirectional
+	 * overrides and invalid UTF-8, which journald keeps as a blob. */
 	for (i = 0; i < len; i++)
-		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+		if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e)
 			line[i] = '?';
 	line[len] = '\0';
 	if (len > 4 && line[0] == '<' && line[1] >= '0' && line[1] <= '7' &&

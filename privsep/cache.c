@@ -743,11 +743,7 @@ cache_release(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 	enqueue(c, uid, owner, agent, w);
 }
 
-/*
- * A provision ended. Every request queued behind it for the same project
- * gets its result, success or failure alike: they asked concurrently and
- * exactly one provision ran for all of them.
- */
+/* A provision ended: its result and its time, per service. */
 static void
 provision_metrics(const struct sbx_sandbox *sb, enum sbx_code code)
 {

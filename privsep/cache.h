@@ -113,7 +113,7 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  * is_live() answers at once and must be cheap: it is on the hit path.
  * forget() drops what the runtime holds open for sb's last provision;
  * gone() is told that the entry is freed, nothing of it is running.
- * claim() serves a miss from warm containers started ahead (pool.c) with
+ * claim() serves a miss from warm containers started ahead (warm.c) with
  * no runtime call: 0 when it filled sb->svc[] (passwords too), recorded
  * the sandbox and took every service; -1 leaves sb as it was.
  */

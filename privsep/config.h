@@ -52,7 +52,7 @@ struct service_cfg {
 	char		cpus[16];
 	unsigned	pids;
 	unsigned	ready_timeout;		/* seconds */
-	unsigned	warm;			/* containers kept ready (pool.c) */
+	unsigned	warm;			/* containers kept ready (warm.c) */
 	enum transport	transport;
 	char		socket_name[16];
 	char		log_size[32];		/* runtime's log cap, e.g. 1m */

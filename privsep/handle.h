@@ -20,8 +20,9 @@ struct handler_env {
 /*
  * What each request type means, given the caller's uid (dispatch.c's
  * table calls them). Each answers through r, now or when the cache's
- * work completes. A status answer carries only nstatus; the reply
- * writer adds the records.
+ * work completes. A status answer carries nstatus and each pooled
+ * service's ready count (services[], warm[]); the reply writer adds the
+ * sandboxes' records.
  */
 typedef void (*handler_fn)(const struct handler_env *, uid_t,
     const union sbx_req_any *, struct sbx_reply);

@@ -124,9 +124,10 @@ read_job(const char *name, struct helper_head *h, enum helper_job *job)
 	struct stat st;
 	char *buf;
 	size_t want;
+	int seals = fcntl(STDIN_FILENO, F_GET_SEALS);
 
-	if (fstat(STDIN_FILENO, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    (fcntl(STDIN_FILENO, F_GET_SEALS) & HELPER_SEALS) != HELPER_SEALS ||
+	if (seals == -1 || (seals & HELPER_SEALS) != HELPER_SEALS ||
+	    fstat(STDIN_FILENO, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    (size_t)st.st_size < sizeof(*h) ||
 	    (buf = malloc((size_t)st.st_size)) == NULL)
 		return NULL;

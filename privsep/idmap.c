@@ -2,10 +2,12 @@
  * idmap.c - host uid ranges for containers' user namespaces.
  * runs in: the monitor (root, unfiltered; no I/O); idmap_host_uid in workers
  *
- * Every sandbox gets a slot, IDMAP_SLOT_UIDS host uids per configured
- * service, that no other live sandbox has (CONTRACT.md: containers of
- * different sandboxes never share a host uid; nor do two services of one
- * sandbox here), and its containers run with --uidmap/--gidmap onto it. podman could pick the range itself (--userns=auto), but podman
+ * Every sandbox that starts a service gets a slot, IDMAP_SLOT_UIDS host
+ * uids per configured service, that no other live sandbox has
+ * (CONTRACT.md: containers of different sandboxes never share a host uid;
+ * nor do two services of one sandbox here). With podman its containers
+ * run with --uidmap/--gidmap onto it; with either runtime, the last uid of
+ * a service's range is its readiness prober's (rt_worker.c, prober_ids). podman could pick the range itself (--userns=auto), but podman
  * 4.3's allocation deadlocks when several runs allocate at once: eight
  * parallel provisions all hung until their deadline. A slot comes back
  * only when the runtime said its containers are gone (runtime_cli.c).

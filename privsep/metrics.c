@@ -10,6 +10,8 @@
  * fixed arrays; nothing here allocates. The file is written to PATH.tmp
  * and renamed, so the collector never reads half of it.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -187,17 +189,25 @@ metrics_write(const char *path, const char *const *services,
     size_t nservices, const struct metrics_gauges *g)
 {
 	char tmp[4096 + 8];
-	FILE *f;
+	FILE *f = NULL;
+	int fd = -1, bad;
 
+	/* Root writes in the collector's directory: PATH.tmp is made anew,
+	 * never followed if it is a link someone put there. */
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) ||
-	    (f = fopen(tmp, "we")) == NULL) {
+	    ((unlink(tmp) == -1 && errno != ENOENT) ||
+	    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) == -1 || (f = fdopen(fd, "w")) == NULL)) {
 		log_debug("metrics: cannot write %s.tmp", path);
+		if (fd != -1)
+			close(fd);
 		return;
 	}
 	write_gauges(f, services, nservices, g);
 	write_counters(f);
 	write_provisions(f, services, nservices);
-	if (fclose(f) != 0 || rename(tmp, path) == -1) {
+	bad = ferror(f);
+	if (fclose(f) != 0 || bad || rename(tmp, path) == -1) {
 		log_warn("metrics: %s", path);
 		unlink(tmp);
 	}

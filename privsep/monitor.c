@@ -65,8 +65,8 @@ struct outq {
 /*
  * Descriptors the budget keeps free beyond those counted: syslog's
  * socket, a hit's liveness connect, the two ends of a worker's pipe
- * before it closes one, /proc and /etc reads (SIGHUP), a sandbox's
- * socket directory being made.
+ * before it closes one, /proc reads, a sandbox's socket directory being
+ * made, a metrics file being written.
  */
 #define FD_SPARE	8
 
@@ -815,8 +815,13 @@ setup(struct monitor *m, const char *path, int fg)
 	raise_nofile(&m->cfg);	/* after the refusals: one line on stderr */
 	if ((m->sigfd = signals_to_fd()) == -1)
 		fatal("signals");
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	projects_load(&m->cfg, &m->projects);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
+	/* Without the policies every sandbox's project would seem gone, and
+	 * adoption would discard them all. */
+	if (projects_load(&m->cfg, &m->projects) == -1)
+		fatalx("the projects in %s cannot be read: not starting, so "
+		    "that no sandbox is discarded", m->cfg.projects);
 	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);

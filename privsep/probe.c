@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -63,7 +64,13 @@ connect_loopback(uint16_t port, int64_t deadline)
 	return fd;
 }
 
-/* The socket in the working directory (see prober()). */
+/*
+ * The socket in the working directory (see prober()). Non-blocking, as
+ * the loopback one: a service that accepts and never answers must not
+ * hold the prober past its deadline (iox.c's reads wait only on EAGAIN).
+ * A Unix connect is made in the call, or fails with EAGAIN when the
+ * backlog is full: the next attempt tries again.
+ */
 static int
 connect_cwd_unix(const char *name)
 {
@@ -72,7 +79,8 @@ connect_cwd_unix(const char *name)
 
 	if (strlcpy(sun.sun_path, name, sizeof(sun.sun_path)) >=
 	    sizeof(sun.sun_path) ||
-	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		close(fd);
@@ -140,7 +148,7 @@ probe_redis(int fd, const struct probe_target *t, int64_t deadline)
 	return memcmp(got, want, sizeof(got)) == 0 ? 0 : -1;
 }
 
-int
+static int
 probe_once(const struct probe_target *t, int64_t deadline)
 {
 	int64_t until = now_ms() + ATTEMPT_MS;
@@ -160,16 +168,25 @@ probe_once(const struct probe_target *t, int64_t deadline)
 }
 
 static void __attribute__((noreturn))
-prober(const struct probe_target *t, uid_t uid, gid_t gid, int64_t deadline)
+prober(const struct probe_target *t, uid_t uid, gid_t gid, int64_t deadline,
+    pid_t parent)
 {
 	struct timespec pause = { 0, PAUSE_MS * 1000000L };
 
-	/* Not dumpable: nothing of the same uid may ptrace it or read its
-	 * memory (the password it holds), whatever the uid change left. */
+	/* Only stdio: the pipes of the process that forked us carry results
+	 * the monitor trusts (a service's, a warm start's), and a prober
+	 * that the service's bytes subverted must not write them. Not
+	 * dumpable: nothing of the same uid may ptrace it or read its
+	 * memory (the password it holds), whatever the uid change left.
+	 * The parent-death signal comes after the uid change, which clears
+	 * it: a prober never outlives the process waiting for it. */
+	closefrom(3);
 	if ((t->dir != NULL && chdir(t->dir) == -1) ||
 	    drop_to_ids(uid, gid, NULL) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
 	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != parent ||
 	    sc_load_allow("probe") == -1)
 		_exit(PROBE_ERROR);
 	while (now_ms() < deadline) {
@@ -184,13 +201,13 @@ enum probe_verdict
 probe_ready(const struct probe_target *t, uid_t uid, gid_t gid,
     int64_t deadline)
 {
-	pid_t pid;
+	pid_t pid, parent = getpid();
 	int status;
 
 	if ((pid = fork()) == -1)
 		return PROBE_ERROR;
 	if (pid == 0)
-		prober(t, uid, gid, deadline);
+		prober(t, uid, gid, deadline, parent);
 	while (waitpid(pid, &status, 0) == -1)
 		if (errno != EINTR)
 			return PROBE_ERROR;

@@ -23,7 +23,5 @@ enum probe_verdict { PROBE_READY = 0, PROBE_TIMEOUT = 1, PROBE_ERROR = 2 };
  * probe allowlist, and wait for its verdict. */
 enum probe_verdict probe_ready(const struct probe_target *, uid_t, gid_t,
 		    int64_t deadline);
-/* One attempt, in the calling process; exposed for the tests. */
-int	probe_once(const struct probe_target *, int64_t deadline);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * project.c - the opted-in services and the users of each project.
- * runs in: the monitor at start and in its loop (root, unfiltered)
+ * runs in: the monitor at start (root, unfiltered); on SIGHUP in an
+ * exec'd worker (reload.c; root, runtime deny filter); lookups in the loop
  *
  * Files are admin-owned policy, read at start and on SIGHUP, never at
  * request time: a request only does a binary search. A file that is not
@@ -10,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <ini.h>
 #include <pwd.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "project.h"
@@ -61,10 +64,16 @@ add_user(struct pparse *pp, const char *name)
 	char *end;
 	unsigned long n;
 
+	/* A number is a uid, digits only and below (uid_t)-1: strtoul would
+	 * take "-1" and wrap past 2^32 into another uid. */
+	errno = 0;
 	n = strtoul(name, &end, 10);
-	if (*name != '\0' && *end == '\0')
+	if (*name >= '0' && *name <= '9' && *end == '\0') {
+		if (errno != 0 || n >= UINT32_MAX)
+			return pfail(pp, "uid out of range", name);
 		return add_uid(pp->p, (uid_t)n) == 0 ? 1 :
 		    pfail(pp, "too many users", NULL);
+	}
 	if ((pw = getpwnam(name)) == NULL)
 		return pfail(pp, "unknown user", name);
 	return add_uid(pp->p, pw->pw_uid) == 0 ? 1 :
@@ -158,22 +167,37 @@ on_pentry(void *user, const char *section, const char *k, const char *v)
 	return pfail(pp, "unknown key", k);
 }
 
-static int
-file_trusted(const char *path, char *err, size_t errlen)
+/*
+ * The file, opened once: what is checked is what is parsed, whatever is
+ * renamed over the path meanwhile. Non-blocking, so that a FIFO put there
+ * does not hold us; it is refused as not a regular file.
+ */
+static FILE *
+open_trusted(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	FILE *f;
+	int fd;
 
-	if (stat(path, &st) == -1) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1) {
 		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
+		if (fd != -1)
+			close(fd);
+		return NULL;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		snprintf(err, errlen, "not a root-owned file writable only "
 		    "by root");
-		return -1;
+		close(fd);
+		return NULL;
 	}
-	return 0;
+	if ((f = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+	}
+	return f;
 }
 
 int
@@ -181,18 +205,16 @@ project_parse(const struct sbx_config *cfg, const char *path,
     struct project *p, char *err, size_t errlen)
 {
 	struct pparse pp = { .cfg = cfg, .p = p, .err = err, .errlen = errlen };
+	FILE *f;
 	int line;
 
 	p->anyone = true;
 	p->nservices = p->nuids = 0;
 	p->valid = false;
-	if (file_trusted(path, err, errlen) == -1)
+	if ((f = open_trusted(path, err, errlen)) == NULL)
 		return -1;
-	line = ini_parse(path, on_pentry, &pp);
-	if (line == -1) {
-		snprintf(err, errlen, "cannot read: %s", strerror(errno));
-		return -1;
-	}
+	line = ini_parse_file(f, on_pentry, &pp);
+	fclose(f);
 	if (line != 0 || pp.failed) {
 		if (!pp.failed)
 			snprintf(err, errlen, "line %d: syntax error", line);

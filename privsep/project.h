@@ -17,7 +17,7 @@ struct project {
 	size_t		nservices;	/* the opted-in set, config order */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
 	bool		anyone;		/* no allow_users / allow_groups */
-	size_t		nuids;		/* allowed uids, sorted */
+	size_t		nuids;		/* allowed uids */
 	uid_t		uids[PROJECT_MAX_UIDS];
 };
 

@@ -1,7 +1,8 @@
 /*
  * rt_internal.h - internal to the runtime: runtime_cli.c, rt_run.c,
- * rt_worker.c and liveness.c, and nothing else includes it. The
- * runtime's API is runtime.h.
+ * rt_worker.c and liveness.c, and helper.c, whose job table names the
+ * workers' bodies; nothing else includes it. The runtime's API is
+ * runtime.h.
  *
  * The four files are one runtime split by the process each part runs in
  * (runtime_cli.c says which); this header is what one part calls or

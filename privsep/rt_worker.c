@@ -69,11 +69,11 @@ inspect(const struct sbx_config *cfg, const struct service_cfg *s,
     const char *name, int64_t deadline, struct svc_result *res)
 {
 	struct argv_buf a;
-	struct run_result r;
+	struct run_result r = { .status = -1 };
 	int pid, port;
 
 	rt_argv_inspect(&a, cfg, name);
-	if (run_logged(a.v, (char *const *)(uintptr_t)rt_base_env, deadline,
+	if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)rt_base_env, deadline,
 	    NULL, &r) == -1) {
 		explain(res->message, sizeof(res->message), s->name, NULL, &r);
 		return -1;
@@ -182,7 +182,7 @@ give_sockdir(const struct sbx_config *cfg, const struct service_cfg *s,
     const char *dir, int64_t deadline, struct svc_result *res)
 {
 	struct argv_buf a;
-	struct run_result r;
+	struct run_result r = { .status = -1 };
 	unsigned long uid, gid;
 
 	rt_argv_image_user(&a, cfg, s->image);

@@ -163,8 +163,9 @@ rt_svc_names(uid_t uid, const char *agent, const char *service,
 }
 
 /*
- * Confinement (CONTRACT.md, "Reaching a sandbox"): a user namespace of its
- * own (a range of host uids no other live sandbox has, idmap.c), a read-only root with the configured tmpfs
+ * Confinement (CONTRACT.md, "Reaching a sandbox"): with podman, a user
+ * namespace of its own (a range of host uids no other live sandbox has,
+ * idmap.c); a read-only root with the configured tmpfs
  * as the only writable space (no /dev/shm), a capped log, no capabilities, and a network
  * of its own: none but loopback for unix; for tcp slirp4netns, whose only
  * way in is the port published on 127.0.0.1 (no bridge address that the

@@ -29,7 +29,7 @@ struct run_spec {
 	const char		*project;
 	const char		*name;		/* the container's name */
 	const char		*sockdir;	/* host directory, unix transport */
-	uint32_t		 idmap_uid;	/* first host uid; 0: no mapping */
+	uint32_t		 idmap_uid;	/* first host uid (podman maps onto it); 0: none */
 	const char		*pidfile;	/* podman writes the pid here */
 	const struct sbx_conn	*conn;		/* user, database, password */
 };

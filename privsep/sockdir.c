@@ -2,15 +2,17 @@
  * sockdir.c - the directories that hold sandboxes' Unix sockets.
  * runs in: workers (root, runtime deny filter), and the monitor (see below)
  *
- * The monitor's: the paths, a claim's move (sockdir_claim, unclaim) in
- * its loop, and sockdir_prune at start.
+ * The monitor's: the paths, a sandbox's own directory (sockdir_make with
+ * no service, for a key), a claim's move (sockdir_claim, unclaim) in its
+ * loop, and sockdir_prune at start.
  *
  *   run_dir/                 root 0711: nobody can list it
  *     <uid>/                 root 0750, ACL u:<uid>:r-x: only that uid
  *                            (and root) can enter
  *       <agent>/             root 0755, one per sandbox
  *         <service>/         0755, given to the container's own host uid
- *                            by the runtime (-v ...:U); the service makes
+ *                            by podman (-v ...:U), to the image's USER
+ *                            with docker (lchown); the service makes
  *                            its socket here, mounted at SBX_SOCKET_MOUNT
  *     .pool/                 root 0700: nobody but root enters
  *       <service>-<slot>/    a warm container's <service>/, moved (one

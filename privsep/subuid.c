@@ -1,7 +1,8 @@
 /*
  * subuid.c - /etc/subuid: "owner:start:count" per line, owner a user name
  * or a uid (subuid(5)).
- * runs in: the monitor at start and in its loop (root, unfiltered)
+ * runs in: the monitor at start (root, unfiltered); on SIGHUP in an
+ * exec'd worker (reload.c; root, runtime deny filter); lookups in the loop
  *
  * A user with a range can connect from a user namespace as any uid in
  * it; the monitor counts those uids toward the owner's quotas or refuses
@@ -57,7 +58,9 @@ owner_uid(const char *name, uint32_t start)
 	return (uid_t)start;
 }
 
-/* One line into r; -1 if it is not "owner:start:count" with count > 0. */
+/* One line into r; -1 if it is not "owner:start:count" with a range the
+ * broker takes too (subrange_valid: no uid 0, count > 0, below 2^32 - 1):
+ * a table the broker refuses would stop it from serving at all. */
 static int
 parse_line(char *line, struct subuid_range *r)
 {
@@ -69,8 +72,7 @@ parse_line(char *line, struct subuid_range *r)
 	    (count = strtok(NULL, ":")) == NULL || strtok(NULL, ":") != NULL)
 		return -1;
 	if (parse_u32(start, &r->start) == -1 ||
-	    parse_u32(count, &r->count) == -1 || r->count == 0 ||
-	    (uint64_t)r->start + r->count > (uint64_t)UINT32_MAX + 1)
+	    parse_u32(count, &r->count) == -1 || !subrange_valid(r, 1))
 		return -1;
 	r->owner = owner_uid(name, r->start);
 	return 0;

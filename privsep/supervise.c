@@ -62,9 +62,15 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	char *const envp[] = { NULL };
 	int i = 0, ranges;
 
-	setpgid(0, 0);
+	/* broker_kill() kills the group: a broker outside it is refused. */
+	if (setpgid(0, 0) == -1)
+		_exit(126);
 	proc_reset_signals();
-	if ((ranges = subuids_fd(b)) == -1)
+	/* The broker is static and has no NSS: it gets numbers. Resolved
+	 * before the descriptors are closed, so that none NSS opens (sssd,
+	 * LDAP) reaches the broker. */
+	if (user_ids(cfg->broker_user, &uid, &gid) == -1 ||
+	    (ranges = subuids_fd(b)) == -1)
 		_exit(126);
 	/* chan may be 3 already: move all out of the way first. */
 	if ((listen_fd = fcntl(listen_fd, F_DUPFD, 10)) == -1 ||
@@ -75,9 +81,6 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	    (b->log.w != -1 && dup2(b->log.w, STDERR_FILENO) == -1))
 		_exit(126);
 	closefrom(6);
-	/* The broker is static and has no NSS: it gets numbers. */
-	if (user_ids(cfg->broker_user, &uid, &gid) == -1)
-		_exit(126);
 	snprintf(ubuf, sizeof(ubuf), "%u:%u", (unsigned)uid, (unsigned)gid);
 	snprintf(nbuf, sizeof(nbuf), "%u", cfg->max_children);
 	snprintf(cbuf, sizeof(cbuf), "%u", cfg->max_connections_per_uid);

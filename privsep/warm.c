@@ -253,7 +253,6 @@ warm_take(struct rt_cli *rt, const char *service)
 			return m;
 		log_warnx("warm %s-%u: found dead at a claim: replaced",
 		    service, m->slot);
-		rt->warm.dead++;
 		discard(rt, (size_t)svc, m);
 	}
 	return NULL;
@@ -276,7 +275,6 @@ warm_taken(struct rt_cli *rt, struct warm_member *m)
 	} else
 		record_remove_pool(m->svc.conn.name, m->slot);
 	rt->warm.svc[svc].nready--;
-	rt->warm.claimed++;
 	explicit_bzero(m, sizeof(*m));
 }
 
@@ -382,7 +380,6 @@ sweep_dead(struct rt_cli *rt, size_t provisions)
 				continue;
 			log_warnx("warm %s-%u: died while idle: replaced",
 			    rt->cfg->services[i].name, m->slot);
-			rt->warm.dead++;
 			discard(rt, i, m);
 		}
 }

@@ -56,7 +56,6 @@ struct warm {
 	unsigned	held[WARM_RENAMES];
 	size_t		nheld;
 	unsigned	starting;	/* all services */
-	uint64_t	claimed, dead;	/* since start, for the metrics */
 };
 
 int	warm_init(struct rt_cli *);

@@ -8,7 +8,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child
+	     brokerlog spare child probe
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -31,6 +31,8 @@ test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/brokerlog.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
+test_probe_SRC    = tests/unit/test_probe.c privsep/probe.c shared/drop.c \
+		    shared/scfilter.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
 

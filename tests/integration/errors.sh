@@ -108,6 +108,11 @@ sed "s|^socket *=.*|socket = $WORK/no-such-dir/sbx.sock|" "$CONF" > "$WORK/bad.c
 "$B/sbx-monitor" -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
 check "a socket that cannot be bound: exit $rc, one line on stderr saying so" test "$rc" -ne 0 -a "$(wc -l < "$WORK/bad.err")" -eq 1 -a -n "$(grep -F "cannot bind $WORK/no-such-dir/sbx.sock: No such file or directory" "$WORK/bad.err")"
 check "and nothing on stdout" test ! -s "$WORK/bad.out"
+# Without its projects, adoption would find every sandbox's project gone
+# and discard them all.
+sed "s|^projects *=.*|projects = $WORK/no-such-projects|" "$CONF" > "$WORK/bad.conf"
+"$B/sbx-monitor" -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
+check "a projects directory that cannot be read: exit $rc, not started, naming it" test "$rc" -ne 0 -a -n "$(grep -F "the projects in $WORK/no-such-projects cannot be read: not starting" "$WORK/bad.err")"
 # Without -d: the command returns once the socket is bound and the
 # sandboxes adopted, and the daemon serves.
 # The broker logs to syslog then: with no syslog daemon on the host, its

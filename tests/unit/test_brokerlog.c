@@ -80,6 +80,17 @@ Test(brokerlog, control_bytes_and_nul_are_made_printable)
 	cr_assert_stderr_eq_str("t: sbx-broker[9]: a?[2Jb?c?d?e\n");
 }
 
+/* Past 0x7e too: C1 controls, a right-to-left override (U+202E) that
+ * would turn the rest of the line around, a byte of no UTF-8. */
+Test(brokerlog, bytes_past_ascii_are_made_printable)
+{
+	static const char line[] = "<6>9 a\xc2\x9b" "b\xe2\x80\xae" "c\xff" "d\n";
+
+	feed(line, sizeof(line) - 1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("t: sbx-broker[9]: a??b???c?d\n");
+}
+
 Test(brokerlog, a_line_longer_than_the_buffer_comes_in_pieces)
 {
 	const size_t piece = sizeof(bl.buf) - 1;

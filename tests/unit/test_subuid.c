@@ -78,15 +78,26 @@ Test(subuid, names_numbers_and_edges)
 	subuid_free(&t);
 }
 
-Test(subuid, root_in_a_range_is_still_root)
+/*
+ * The broker refuses a whole table with a range it finds unsound
+ * (subrange_valid) and then serves nobody: a line the broker would refuse
+ * is skipped here, so that every table loaded is one the broker takes.
+ */
+Test(subuid, a_range_the_broker_refuses_is_skipped)
 {
 	struct subuid_table t;
 	char err[256];
 
-	write_file("1000:0:100\n", 0600);
+	write_file("1000:0:100\n"		/* holds uid 0 */
+	    "1001:4294967290:6\n"		/* ends at 2^32 */
+	    "1002:4294967290:5\n", 0600);	/* ends at 2^32 - 1 */
 	cr_assert_eq(subuid_load(path, &t, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(owner_of(&t, 0), (uid_t)-1);
-	cr_assert_eq(owner_of(&t, 99), 1000);
+	cr_assert_eq(t.n, 1);
+	cr_assert_eq(t.skipped, 2);
+	cr_assert(subrange_valid(t.v, t.n), "the broker takes the table");
+	cr_assert_eq(owner_of(&t, 0), (uid_t)-1, "root is never subordinate");
+	cr_assert_eq(owner_of(&t, 99), (uid_t)-1);
+	cr_assert_eq(owner_of(&t, 4294967294u), 1002);
 	subuid_free(&t);
 }
 
