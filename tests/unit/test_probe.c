@@ -68,6 +68,14 @@ need_root(void)
 		cr_skip_test("the prober drops to a uid of its own: needs root");
 }
 
+/* ASan's _exit calls sigaltstack, which the probe filter answers with
+ * SIGSYS, so the verdict is lost: the plain build (make check) runs it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SKIP_UNDER_ASAN() cr_skip_test("the probe filter kills ASan's _exit")
+#else
+#define SKIP_UNDER_ASAN() ((void)0)
+#endif
+
 static const struct probe_target silent = { .kind = PROBE_REDIS,
     .socket_name = "redis.sock", .user = "default", .password = "x" };
 
@@ -78,6 +86,7 @@ Test(probe, a_service_that_never_answers_is_not_ready_at_the_deadline,
 	int64_t t0 = now_ms();
 
 	need_root();
+	SKIP_UNDER_ASAN();
 	t.dir = dir;
 	cr_assert_eq(probe_ready(&t, PROBER_UID, PROBER_UID, t0 + 1500),
 	    PROBE_TIMEOUT);
