@@ -26,11 +26,11 @@
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dispatch.h"
 #include "fdpass.h"
+#include "iox.h"
 #include "msg.h"
 
 static char dir[64];
@@ -1130,15 +1130,6 @@ lingering_tcp(int seconds, int *lst)
 	return fd;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * A refused message's descriptors leave the monitor without a close that
  * waits: the last close is a child's, in its exit. The fixture proves
@@ -1151,18 +1142,18 @@ Test(dispatch, a_refused_descriptor_is_released_apart, .timeout = 30)
 	int lst, fd;
 
 	fd = lingering_tcp(2, &lst);
-	t0 = mono_ms();
+	t0 = now_ms();
 	close(fd);
-	cr_assert_geq(mono_ms() - t0, 1500, "a close here waits (%lld ms)",
-	    (long long)(mono_ms() - t0));
+	cr_assert_geq(now_ms() - t0, 1500, "a close here waits (%lld ms)",
+	    (long long)(now_ms() - t0));
 	close(lst);
 
 	rx.fds[0] = lingering_tcp(2, &lst);
 	fd = rx.fds[0];
-	t0 = mono_ms();
+	t0 = now_ms();
 	dispatch_release_apart(&rx);
-	cr_assert_lt(mono_ms() - t0, 1000, "released apart it does not "
-	    "(%lld ms)", (long long)(mono_ms() - t0));
+	cr_assert_lt(now_ms() - t0, 1000, "released apart it does not "
+	    "(%lld ms)", (long long)(now_ms() - t0));
 	cr_assert_eq(rx.nfds, 0);
 	cr_assert_not(fd_open(fd), "and it is closed here");
 	close(lst);
