@@ -7,8 +7,9 @@
 #
 # Built into $(O)/bench/: the client (sbx-bench), a monitor with the unit
 # tests' runtime double (tests/unit/rtdouble.c, behind bench/rt_double.c)
-# in place of the runtime, $(RT_SRC) (sbx-monitor-double, beside a
-# copy of the broker, which the monitor finds next to itself), and the
+# in place of the runtime, $(RT_SRC) (sbx-monitor-double, beside copies
+# of the broker and the worker, which the monitor finds next to itself;
+# its only jobs are SIGHUP's reloads), and the
 # liveness-cost timer linking the real runtime (sbx-livecost).
 
 BENCH_DIR   = $(O)/bench
@@ -16,11 +17,13 @@ BENCH_DIR   = $(O)/bench
 # rest of the monitor (rt_cli_ops, runtime_list, runtime_remove,
 # rt_listening, warm_*), so all of RT_SRC goes: liveness.c as well, or
 # rt_listening would be defined twice.
-BENCH_MON_SRC = $(filter-out $(RT_SRC) privsep/warm.c,$(MON_SRC)) bench/rt_double.c \
+RT_SRC	    = monitor/runtime_cli.c monitor/liveness.c monitor/rt_start.c
+BENCH_MON_SRC = $(filter-out $(RT_SRC) monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
-BENCH_LIVE_SRC = $(filter-out privsep/monitor.c,$(MON_SRC)) bench/livecost.c
+BENCH_LIVE_SRC = $(filter-out monitor/monitor.c,$(MON_SRC)) bench/livecost.c
 BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \
-	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-livecost
+	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-worker \
+	      $(BENCH_DIR)/sbx-livecost
 
 $(O)/obj/mon/bench/rt_double.o: MON_INC += -Itests/unit
 
@@ -34,6 +37,9 @@ $(BENCH_DIR)/sbx-livecost: $(call objs,$(BENCH_LIVE_SRC),mon)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^ $(call pl,$(MON_PKGS))
 $(BENCH_DIR)/sbx-broker: $(O)/sbx-broker
+	@mkdir -p $(@D)
+	cp $< $@.tmp && mv -f $@.tmp $@
+$(BENCH_DIR)/sbx-worker: $(O)/sbx-worker
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@
 

@@ -15,8 +15,6 @@
  */
 #include <unistd.h>
 
-#include "helper.h"
-#include "reload.h"
 #include "rtdouble.h"
 #include "runtime.h"
 
@@ -82,23 +80,6 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 	(void)cfg;
 	(void)gone;
 	(void)n;
-	return 0;
-}
-
-/* The double's only worker is a SIGHUP's reload: it runs in the fork,
- * unexecuted (the bench keeps no tenant's secret worth hiding). */
-void
-helper_exec(const struct sbx_config *cfg, enum helper_job job,
-    const void *arg, size_t len)
-{
-	_exit(job == HELPER_RELOAD ? reload_body(3, cfg, arg, len) : 127);
-}
-
-int
-helper_main(int argc, char *argv[])
-{
-	(void)argc;
-	(void)argv;
 	return 0;
 }
 

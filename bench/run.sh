@@ -150,7 +150,7 @@ fig_live() {
 }
 
 # The monitor's podman run, by hand: same image and options as
-# privsep/runtime_argv.c builds from the [service] section, per
+# worker/runtime_argv.c builds from the [service] section, per
 # transport; "bridge" is the set-up before tenant isolation (podman's
 # default bridge network, host user namespace, writable root).
 svc_key() { awk -v s="[service $1]" -v k="$2" '

@@ -16,22 +16,22 @@ RTDOUBLE_SRC = tests/unit/rtdouble.c
 test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
-test_subuid_SRC   = tests/unit/test_subuid.c privsep/subuid.c shared/subrange.c
-test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) privsep/answer.c shared/pack.c
-test_dispatch_SRC = tests/unit/test_dispatch.c privsep/dispatch.c privsep/answer.c \
+test_subuid_SRC   = tests/unit/test_subuid.c shared/subuid.c shared/subrange.c
+test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) monitor/answer.c shared/pack.c
+test_dispatch_SRC = tests/unit/test_dispatch.c monitor/dispatch.c monitor/answer.c \
 		    shared/pack.c tests/unit/handle_stub.c
-test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/drop_user.c \
+test_drop_SRC     = tests/unit/test_drop.c shared/drop.c monitor/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
-test_argv_SRC     = tests/unit/test_argv.c privsep/runtime_argv.c privsep/idmap.c \
-		    privsep/sockdir.c privsep/rt_seen.c
+test_argv_SRC     = tests/unit/test_argv.c worker/runtime_argv.c monitor/idmap.c \
+		    shared/sockdir.c shared/rtname.c worker/rt_seen.c monitor/rt_seen.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
-test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/brokerlog.c
+test_brokerlog_SRC = tests/unit/test_brokerlog.c monitor/brokerlog.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
-test_probe_SRC    = tests/unit/test_probe.c privsep/probe.c shared/drop.c \
+test_probe_SRC    = tests/unit/test_probe.c worker/probe.c shared/drop.c \
 		    shared/scfilter.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
@@ -40,7 +40,7 @@ TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
 
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.
-TEST_INC = -Itests/unit -Iprivsep -Ibroker -Ishared -Iclient -Ilib -I$(O)/gen
+TEST_INC = -Itests/unit -Imonitor -Iworker -Ibroker -Ishared -Iclient -Ilib -I$(O)/gen
 $(O)/obj/test/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
 	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) $(TEST_INC) \
@@ -70,13 +70,13 @@ integration: all
 # (libbsd's headers), so the checker sees what the compiler sees.
 CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 	--error-exitcode=1 -D__GNUC__ -DLIBBSD_OVERLAY -I/usr/include/bsd \
-	-Ishared -Iprivsep -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
+	-Ishared -Imonitor -Iworker -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
 	-DSBX_VERSION='"$(VERSION)"'
 # And the monitor packs msgpack but can never decode it: msgpack-c's
 # packer is inline code, so no msgpack-c library is linked (NEEDED) and
 # no unpacker or object symbol is in the binary.
 lint: $(GEN_H) $(O)/sbx-monitor
-	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client lib
+	cppcheck $(CPPCHECK_FLAGS) monitor worker broker shared client lib
 	@! readelf -d $(O)/sbx-monitor | grep -i msgpack || \
 	    { echo "sbx-monitor links msgpack-c" >&2; exit 1; }
 	@! nm $(O)/sbx-monitor | grep -Ei 'unpack|msgpack_(object|zone)' || \
@@ -85,9 +85,9 @@ lint: $(GEN_H) $(O)/sbx-monitor
 
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
-TIDY_SRC   = $(sort $(wildcard privsep/*.c broker/*.c shared/*.c client/*.c lib/*.c))
+TIDY_SRC   = $(sort $(wildcard monitor/*.c worker/*.c broker/*.c shared/*.c client/*.c lib/*.c))
 TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" \
-	     -Ishared -Iprivsep -Ibroker -Iclient -Ilib -I$(O)/gen \
+	     -Ishared -Imonitor -Iworker -Ibroker -Iclient -Ilib -I$(O)/gen \
 	     $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
 tidy: $(GEN_H)
 	@echo "  TIDY $(words $(TIDY_SRC)) files"

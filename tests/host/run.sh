@@ -83,7 +83,7 @@ for f in docs/sbx.1 docs/sbx.conf.5 docs/sbx-monitor.8 docs/sbx-broker.8; do
 	check "man -l $f renders without warnings" test -z "$out"
 done
 check "sbx-monitor(8) documents the audit format" bash -c "man -l docs/sbx-monitor.8 2>/dev/null | grep -q 'audit event=E uid=U agent=A project=P services=S result=R'"
-keys=$(cat privsep/config.c privsep/project.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
+keys=$(cat shared/config.c shared/project.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
 undoc=
 for k in $keys; do
 	grep -Eq "Cm ([a-z_]+ , )*$k( |\$)" docs/sbx.conf.5 || undoc="$undoc $k"

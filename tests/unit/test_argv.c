@@ -16,6 +16,7 @@
 #include "runtime.h"
 #include "runtime_argv.h"
 #include "sockdir.h"
+#include "work.h"
 
 #define PW	"0123456789abcdef0123456789abcdef"
 

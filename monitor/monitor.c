@@ -35,7 +35,6 @@
 #include "config.h"
 #include "dispatch.h"
 #include "handle.h"
-#include "helper.h"
 #include "iox.h"
 #include "log.h"
 #include "metrics.h"
@@ -45,7 +44,7 @@
 #include "record.h"
 #include "reload.h"
 #include "runtime.h"
-#include "runtime_argv.h"
+#include "rtname.h"
 #include "subuid.h"
 #include "supervise.h"
 
@@ -657,8 +656,9 @@ prepare_state_dir(const struct sbx_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* sbx-broker and sbx-worker are installed beside the monitor. */
 static void
-find_broker(struct broker_proc *b)
+beside_self(const char *name, char *out, size_t cap)
 {
 	char self[PATH_MAX];
 	ssize_t n;
@@ -667,9 +667,10 @@ find_broker(struct broker_proc *b)
 	if (n <= 0)
 		fatal("readlink /proc/self/exe");
 	self[n] = '\0';
-	snprintf(b->path, sizeof(b->path), "%s/sbx-broker", dirname(self));
-	if (access(b->path, X_OK) == -1)
-		fatal("broker %s", b->path);
+	if (snprintf(out, cap, "%s/%s", dirname(self), name) >= (int)cap)
+		fatalx("%s: the path of %s is too long", self, name);
+	if (access(out, X_OK) == -1)
+		fatal("%s", out);
 }
 
 /*
@@ -793,7 +794,7 @@ status_warm(const void *rt, size_t i)
 static void
 setup(struct monitor *m, const char *path, int fg)
 {
-	char err[512];
+	char err[512], worker[PATH_MAX];
 
 	if (config_load(path, &m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -802,7 +803,7 @@ setup(struct monitor *m, const char *path, int fg)
 	/* First: a second monitor touches nothing, not even its socket. */
 	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	find_broker(&m->broker);
+	beside_self("sbx-broker", m->broker.path, sizeof(m->broker.path));
 	/* On the journal the broker's lines come through us too, so that
 	 * they carry their priority (its environment is empty: it cannot
 	 * tell the journal from a terminal). */
@@ -824,7 +825,10 @@ setup(struct monitor *m, const char *path, int fg)
 		    "that no sandbox is discarded", m->cfg.projects);
 	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
+	beside_self("sbx-worker", worker, sizeof(worker));
+	if (workers_init(&m->pool, m->cfg.max_workers, &m->cfg, worker, err,
+	    sizeof(err)) == -1)
+		fatalx("%s", err);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1 ||
 	    warm_init(&m->rt) == -1)
@@ -876,7 +880,6 @@ main(int argc, char *argv[])
 	const char *path = "/etc/sbx/sbx.conf";
 	int ch, fg = 0;
 
-	helper_main(argc, argv);	/* an exec'd worker runs its job */
 	while ((ch = getopt(argc, argv, "df:")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "drop_user.h"
 #include "supervise.h"
+#include "proc.h"
 #include "worker.h"
 
 #define BACKOFF_MIN_MS	100

@@ -2,7 +2,7 @@
  * warm.c - warm containers: started ahead, confined as a sandbox's, each
  * with a password of its own that nobody has seen, so that a miss is a
  * claim (runtime_cli.c, rt_claim) with no runtime call before the reply.
- * runs in: the monitor's loop (root, unfiltered); its jobs in rt_worker.c
+ * Its jobs run in sbx-worker (worker/provision.c).
  *
  * A warm container is named sbx-pool-<service>-<slot> and labelled
  * sbx.pool=<service>; its slot is a uid range of its own (idmap.c); its
@@ -25,7 +25,7 @@
 #include "log.h"
 #include "record.h"
 #include "runtime.h"
-#include "runtime_argv.h"
+#include "rtname.h"
 #include "secret.h"
 #include "sockdir.h"
 
@@ -84,7 +84,7 @@ job_new(struct rt_cli *rt, size_t svc, unsigned slot)
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return NULL;
 	j->rt = rt;
-	j->w.svc = (uint32_t)svc;
+	j->svc = svc;
 	j->w.slot = slot;
 	strlcpy(j->w.conn.name, rt->cfg->services[svc].name,
 	    sizeof(j->w.conn.name));
@@ -120,7 +120,7 @@ discard(struct rt_cli *rt, size_t svc, struct warm_member *m)
 	if (m->svc.pidfd >= 0)
 		close(m->svc.pidfd);
 	if ((j = job_new(rt, svc, m->slot)) == NULL ||
-	    worker_spawn(rt->pool, HELPER_WARM_REMOVE, &j->w, sizeof(j->w),
+	    worker_spawn(rt->pool, JOB_WARM_REMOVE, 0, &j->w, sizeof(j->w),
 	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
 	    1000, removed, j) == -1) {
 		log_warnx("warm %s-%u: cannot start its removal; its uid range "
@@ -148,8 +148,8 @@ started(void *arg, const void *result, size_t len)
 	struct warm_job *j = arg;
 	const struct warm_started *r = result;
 	struct rt_cli *rt = j->rt;
-	const struct service_cfg *s = &rt->cfg->services[j->w.svc];
-	struct warm_member *m = member_of(rt, j->w.svc, j->w.slot);
+	const struct service_cfg *s = &rt->cfg->services[j->svc];
+	struct warm_member *m = member_of(rt, j->svc, j->w.slot);
 	bool ok = r != NULL && len == sizeof(*r) && r->code == SBX_OK &&
 	    r->pid > 0 && r->port <= 65535 &&
 	    memchr(r->message, '\0', sizeof(r->message)) != NULL;
@@ -177,16 +177,16 @@ started(void *arg, const void *result, size_t len)
 		ok = m->svc.pidfd >= 0 &&
 		    record_write_pool(rt->cfg, &m->svc.conn, m->slot) == 0;
 	}
-	backoff(&rt->warm.svc[j->w.svc], !ok);
+	backoff(&rt->warm.svc[j->svc], !ok);
 	if (!ok) {
 		log_warnx("warm %s-%u: not started: %s", s->name, m->slot,
 		    r != NULL && len == sizeof(*r) && memchr(r->message, '\0',
 		    sizeof(r->message)) ? r->message : "the worker failed");
-		discard(rt, j->w.svc, m);
+		discard(rt, j->svc, m);
 	} else {
 		m->ready = true;
-		rt->warm.svc[j->w.svc].nstarting--;
-		rt->warm.svc[j->w.svc].nready++;
+		rt->warm.svc[j->svc].nstarting--;
+		rt->warm.svc[j->svc].nready++;
 		log_info("warm %s-%u: ready", s->name, m->slot);
 	}
 	free(j);
@@ -218,7 +218,9 @@ start_one(struct rt_cli *rt, size_t svc)
 	secret_fill(m->svc.conn.password, sizeof(m->svc.conn.password));
 	memcpy(j->w.conn.password, m->svc.conn.password,
 	    sizeof(j->w.conn.password));
-	if (worker_spawn(rt->pool, HELPER_WARM_START, &j->w, sizeof(j->w),
+	j->w.host_uid = rt_host_uid(rt, slot, &rt->cfg->services[svc]);
+	if (worker_spawn(rt->pool, JOB_WARM_START, 1U << svc, &j->w,
+	    sizeof(j->w),
 	    sizeof(struct warm_started), now_ms() +
 	    ((int64_t)rt->cfg->runtime_timeout * 2 +
 	    rt->cfg->services[svc].ready_timeout + 10) * 1000,
@@ -399,7 +401,7 @@ warm_work(struct rt_cli *rt, size_t provisions)
 		j->rt = rt;
 		memcpy(j->renames.v, rt->warm.renames, sizeof(j->renames.v));
 		j->renames.n = (uint32_t)rt->warm.nrenames;
-		if (worker_spawn(rt->pool, HELPER_RENAME, &j->renames,
+		if (worker_spawn(rt->pool, JOB_RENAME, 0, &j->renames,
 		    sizeof(j->renames), sizeof(uint32_t), now +
 		    (int64_t)cfg->runtime_timeout * 1000 *
 		    (int64_t)j->renames.n, renamed, j) == -1)

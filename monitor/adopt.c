@@ -30,7 +30,7 @@
 #include "iox.h"
 #include "log.h"
 #include "record.h"
-#include "runtime_argv.h"
+#include "rtname.h"
 #include "slug.h"
 #include "sockdir.h"
 

@@ -1,5 +1,5 @@
 /*
- * runtime_argv.h - every argv and environment the monitor's workers give
+ * runtime_argv.h - every argv and environment sbx-worker gives
  * the container runtime, built from fixed templates (runtime_argv.c).
  */
 #ifndef SBX_RUNTIME_ARGV_H
@@ -9,8 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cache.h"
 #include "config.h"
+#include "conn.h"
+#include "rtname.h"
 
 #define RT_MAX_ARGV	160
 #define RT_NBASE_ENV	3
@@ -36,8 +37,6 @@ struct run_spec {
 
 extern const char *const rt_base_env[RT_NBASE_ENV + 1];
 
-bool	rt_is_docker(const struct sbx_config *);
-bool	rt_is_podman(const struct sbx_config *);
 void	rt_argv_run(struct argv_buf *, const struct sbx_config *,
 	    const struct service_cfg *, const struct run_spec *);
 int	rt_env_run(char *envp[], char store[][CFG_STR * 2],
@@ -51,7 +50,7 @@ void	rt_argv_rm_storage(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
 void	rt_argv_inspect(struct argv_buf *, const struct sbx_config *,
 	    const char *name);
-/* docker only (rt_run.c, rt_worker.c): its rm has no filter, its ps no pid, its
+/* docker only (rt_run.c, provision.c): its rm has no filter, its ps no pid, its
  * volumes no option U. ids: what its ps -q printed, checked. */
 void	rt_argv_rm_ids(struct argv_buf *, const struct sbx_config *,
 	    char *const ids[], size_t n);
@@ -59,15 +58,6 @@ void	rt_argv_list_ids(struct argv_buf *, const struct sbx_config *,
 	    char *const ids[], size_t n);
 void	rt_argv_image_user(struct argv_buf *, const struct sbx_config *,
 	    const char *image);
-/* The container name of a sandbox's service: sbx-<uid>-<agent>-<svc>. */
-int	rt_container_name(char *out, size_t cap, uid_t, const char *agent,
-	    const char *service);
-/* The names a sandbox service's container may have (warm: its slot). */
-size_t	rt_svc_names(uid_t, const char *agent, const char *service,
-	    unsigned warm, char (*names)[SBX_SLUG_MAX * 3]);
-/* A warm pool member's: sbx-pool-<svc>-<slot>. */
-int	rt_pool_name(char *out, size_t cap, const char *service,
-	    unsigned slot);
 /* rm -f of these names, a name that is not there being no error. */
 void	rt_argv_rm_names(struct argv_buf *, const struct sbx_config *,
 	    const char *const *names, size_t n);

@@ -1,12 +1,9 @@
 /*
- * rt_seen.c - the runtime's listing of sbx's containers, as fixed entries.
- * runs in: rt_seen_parse in the exec'd list worker (root, runtime deny
- * filter); rt_seen_sound in the monitor at start, before its loop
- *
- * The listing names containers after agents, whose names tenants choose,
- * so the monitor does not parse it: a worker does (rt_run.c, list_body)
- * and hands back an array of struct rt_seen, and the monitor checks each
- * entry as it would a message from the broker.
+ * rt_seen.c - the runtime's listing of sbx's containers, as fixed entries
+ * (struct rt_seen, job.h). The listing names containers after agents,
+ * whose names tenants choose, so the monitor does not parse it: JOB_LIST
+ * does (rt_run.c), and the monitor checks each entry it wrote
+ * (monitor/rt_seen.c) as it would a message from the broker.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,7 +11,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "runtime.h"
+#include "work.h"
 
 /* One line of rt_argv_list's output; 0 when every field is sound. */
 static int
@@ -83,17 +80,4 @@ rt_seen_parse(char *text, struct rt_seen **out, size_t *n)
 fail:
 	free(v);
 	return -1;
-}
-
-/* One entry as a worker wrote it: strings end within their fields, the
- * numbers are what parse_seen can yield. */
-bool
-rt_seen_sound(const struct rt_seen *c)
-{
-	return c->name[0] != '\0' &&
-	    memchr(c->name, '\0', sizeof(c->name)) != NULL &&
-	    memchr(c->agent, '\0', sizeof(c->agent)) != NULL &&
-	    c->pid >= 0 && c->port >= 0 && c->port <= 65535 &&
-	    (c->pool ? c->uid == (uid_t)-1 && c->agent[0] == '\0' :
-	    c->uid <= INT_MAX);
 }

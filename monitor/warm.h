@@ -11,9 +11,9 @@
 
 #include "cache.h"
 #include "config.h"
+#include "job.h"
 
 struct rt_cli;
-struct job_renames;
 
 struct warm_member {
 	unsigned	slot;		/* its uid range and name; 0: unused */
@@ -26,14 +26,6 @@ struct warm_svc {
 	unsigned	nready, nstarting;
 	int64_t		retry_at, retry_ms;	/* after failed starts */
 };
-
-/* A claimed container's name, changed after the reply. */
-struct warm_rename {
-	char		from[SBX_SLUG_MAX * 3], to[SBX_SLUG_MAX * 3];
-	uint32_t	slot;		/* its uid range: from names it */
-};
-
-#define WARM_RENAMES	64
 
 /* A claimed container's pool record, removed after the reply: an
  * unlink costs a claim's reply up to a few hundred us on ext4, and a

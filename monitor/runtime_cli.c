@@ -1,40 +1,41 @@
 /*
- * runtime_cli.c - podman (or docker) driven through its CLI.
- * runs in: the monitor's loop (root, unfiltered); reach() in workers too
+ * runtime_cli.c - rt_cli_ops: podman (or docker) driven through its CLI,
+ * by jobs of sbx-worker (worker.c), never from the loop itself.
  *
- * Provisions and teardowns run in forked workers (worker.c); each calls
- * the runtime with an argv from runtime_argv.c and reports one fixed-size
- * outcome, which the monitor checks before use. A runtime failure is
- * logged with the call's verb, its exit status and the runtime's own
- * words (any secret scrubbed), and the agent gets one sentence naming
- * the cause.
- *
- * The runtime is split by the process its code runs in, so that a
- * function's file says with what privileges it runs (rt_internal.h is
- * what the parts share):
- *   runtime_cli.c  rt_cli_ops, in the loop: starts the workers, checks
- *                  their outcomes, claims warm containers; never waits
- *                  on the runtime
- *   rt_worker.c    the workers' bodies: start, probe, remove containers
- *   rt_run.c       one runtime call and the words for its failure; the
- *                  listing and removals of adoption (adopt.c) at start
- *   liveness.c     a hit's and a claim's liveness checks, in the loop
+ * A provision or teardown is a job: the sandbox's key, services and
+ * passwords, and each service's host uid range, decided here. Its
+ * outcome says only what the runtime alone knows (each container's pid
+ * and published port); it is checked before use, and every name, path
+ * and credential of the answer is the monitor's own (reach). A claim
+ * serves a miss from warm containers with no job before the reply.
+ * liveness.c holds a hit's checks; rt_start.c the runtime at start.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "iox.h"
 #include "log.h"
+#include "proc.h"
 #include "record.h"
-#include "rt_internal.h"
+#include "rtname.h"
 #include "runtime.h"
-#include "runtime_argv.h"
 #include "sockdir.h"
 
-/* How the agent reaches service s: CONTRACT.md, "Reaching a sandbox". */
+/* A provision's or a teardown's job, for its outcome. */
+struct prov_job {
+	struct rt_cli		*rt;
+	struct sbx_sandbox	*sb;
+};
+
+/* The removal of a claimed warm container of an evicted sandbox. */
+struct evict_job {
+	struct rt_cli		*rt;
+	struct job_evict	 e;
+};
+
+/* How the agent reaches service s: docs/contract.md, "Reaching a sandbox". */
 void
 reach(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
     const struct service_cfg *s, struct sbx_conn *c)
@@ -171,33 +172,99 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	return 0;
 }
 
-int
-pidfd_open_pid(pid_t pid)
+uint32_t
+rt_host_uid(const struct rt_cli *rt, unsigned slot,
+    const struct service_cfg *s)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
+	return slot == 0 ? 0 : idmap_host_uid(rt->cfg->userns_base, slot,
+	    (unsigned)rt->cfg->nservices, (unsigned)(s - rt->cfg->services));
 }
 
-/* The worker is our child, but still: check what it says before use. */
-static int
-outcome_valid(const struct sbx_outcome *o, size_t nservices)
+/* The longest ready_timeout of sb's services; 0: one is not configured. */
+static unsigned
+max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
 {
+	const struct service_cfg *s;
+	unsigned max = 0;
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++) {
+		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL)
+			return 0;
+		if (s->ready_timeout > max)
+			max = s->ready_timeout;
+	}
+	return max;
+}
+
+/* A reshape: did it drop sb->prev[i] (the new set lacks that service)? */
+static bool
+dropped(const struct sbx_sandbox *sb, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < sb->nservices; j++)
+		if (strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * A worker's outcome, checked as hostile: a known code, a message that
+ * ends, and on success a live pid for each service started and, for a
+ * tcp one, a port. Nothing else of it is taken.
+ */
+bool
+outcome_valid(const struct job_outcome *o, const struct sbx_config *cfg,
+    const struct sbx_sandbox *sb)
+{
+	const struct service_cfg *s;
 	size_t i;
 
 	if (o->code >= SBX_CODE_MAX ||
-	    memchr(o->message, '\0', sizeof(o->message)) == NULL)
-		return 0;
+	    memchr(o->message, '\0', sizeof(o->message)) == NULL ||
+	    o->dropped_gone >> (sb->prev != NULL ? sb->nprev : 0) != 0)
+		return false;
 	if (o->code != SBX_OK)
-		return 1;
-	for (i = 0; i < nservices; i++) {
-		const struct sbx_conn *c = &o->svc[i].conn;
-
-		if (o->svc[i].pid <= 0 || c->port > 65535 ||
-		    !memchr(c->socket, '\0', sizeof(c->socket)) ||
-		    !memchr(c->host, '\0', sizeof(c->host)) ||
-		    (c->socket[0] == '\0' && c->port == 0))
-			return 0;
+		return true;
+	for (i = 0; i < sb->nservices; i++) {
+		if (sb->svc[i].keep)
+			continue;
+		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL ||
+		    o->svc[i].pid <= 0 || o->svc[i].port > 65535 ||
+		    ((s->transport & TRANSPORT_TCP) && o->svc[i].port == 0))
+			return false;
 	}
-	return 1;
+	return true;
+}
+
+/* The sandbox as the agent gets it: the kept services as they are, the
+ * new ones with the monitor's names, paths and credentials, and the
+ * worker's pid and port. */
+static void
+outcome_take(const struct rt_cli *rt, const struct sbx_sandbox *sb,
+    const struct job_outcome *jo, struct sbx_outcome *o)
+{
+	const struct service_cfg *s;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->code = jo->code;
+	memcpy(o->message, jo->message, sizeof(o->message));
+	o->dropped_gone = jo->dropped_gone;
+	for (i = 0; o->code == SBX_OK && i < sb->nservices; i++) {
+		o->svc[i] = sb->svc[i];
+		o->svc[i].pidfd = -1;
+		if (sb->svc[i].keep ||
+		    (s = config_service(rt->cfg, sb->svc[i].conn.name)) == NULL)
+			continue;
+		o->svc[i].pid = jo->svc[i].pid;
+		o->svc[i].port_seen_ms = 0;
+		strlcpy(o->svc[i].conn.user, s->user, SBX_SLUG_MAX);
+		strlcpy(o->svc[i].conn.database, s->database, SBX_SLUG_MAX);
+		o->svc[i].conn.port = jo->svc[i].port;
+		reach(rt->cfg, sb, s, &o->svc[i].conn);
+	}
 }
 
 static void cleanup_spawn(struct rt_cli *, struct sbx_sandbox *);
@@ -233,7 +300,7 @@ open_pidfds(struct rt_cli *rt, struct sbx_sandbox *sb, struct sbx_outcome *o)
 			o->svc[i].pidfd = sb->svc[i].pidfd;
 			o->svc[i].port_seen_ms = sb->svc[i].port_seen_ms;
 			o->svc[i].warm = sb->svc[i].warm;
-		} else if ((o->svc[i].pidfd = pidfd_open_pid(o->svc[i].pid)) ==
+		} else if ((o->svc[i].pidfd = proc_pidfd(o->svc[i].pid)) ==
 		    -1) {
 			o->code = SBX_E_RUNTIME_FAILED;
 			snprintf(o->message, sizeof(o->message),
@@ -307,15 +374,16 @@ provision_done(void *arg, const void *result, size_t len)
 	struct sbx_outcome o;
 	size_t i;
 
-	if (result == NULL || len != sizeof(o) ||
-	    !outcome_valid(result, sb->nservices)) {
+	if (result == NULL || len != sizeof(struct job_outcome) ||
+	    !outcome_valid(result, j->rt->cfg, sb)) {
 		memset(&o, 0, sizeof(o));
 		o.code = SBX_E_RUNTIME_FAILED;
-		snprintf(o.message, sizeof(o.message),
-		    "provisioning did not finish within the deadline.");
+		snprintf(o.message, sizeof(o.message), result == NULL ?
+		    "provisioning did not finish within the deadline." :
+		    "the runtime worker answered what no provision can.");
 		failed_cleanup(j->rt, sb);
 	} else
-		memcpy(&o, result, sizeof(o));
+		outcome_take(j->rt, sb, result, &o);
 	open_pidfds(j->rt, sb, &o);
 	if (o.code == SBX_OK && record_write(j->rt->cfg, sb, &o) == -1) {
 		o.code = SBX_E_INTERNAL;
@@ -357,8 +425,10 @@ static void
 teardown_done(void *arg, const void *result, size_t len)
 {
 	struct prov_job *j = arg;
-	const struct sbx_outcome *o = result;
-	bool valid = result != NULL && len == sizeof(*o) && outcome_valid(o, 0);
+	const struct job_outcome *o = result;
+	bool valid = result != NULL && len == sizeof(*o) &&
+	    o->code < SBX_CODE_MAX && memchr(o->message, '\0',
+	    sizeof(o->message)) != NULL;
 	const char *why = "the teardown worker did not finish.";
 
 	if (valid && o->code == SBX_OK) {
@@ -391,12 +461,38 @@ struct cleanup_job {
  * its key, services and passwords, nothing else of the monitor's. The
  * copy is wiped as soon as the worker has its own.
  */
+/* One service of a job: its names and password, and the host uid range
+ * of a service the job starts. */
+static void
+job_svc_of(const struct rt_cli *rt, const struct sbx_sandbox *sb,
+    const struct sbx_svc *v, struct job_svc *j, uint32_t *mask)
+{
+	const struct service_cfg *s = config_service(rt->cfg, v->conn.name);
+
+	j->conn = v->conn;
+	j->pid = v->pid;
+	j->keep = v->keep;
+	j->warm = v->warm;
+	if (s != NULL) {
+		*mask |= 1U << (s - rt->cfg->services);
+		if (!v->keep)
+			j->host_uid = rt_host_uid(rt, sb->idmap, s);
+	}
+}
+
+/*
+ * sb's provision or teardown in a worker, which is given sb by value:
+ * its key, services and passwords, nothing else of the monitor's. The
+ * copy is wiped as soon as the worker has its own.
+ */
 static int
-spawn_sandbox_job(struct rt_cli *rt, enum helper_job job,
+spawn_sandbox_job(struct rt_cli *rt, enum job_type type,
     const struct sbx_sandbox *sb, int64_t timeout_ms, worker_done done,
     void *arg)
 {
 	struct job_sandbox *j;
+	uint32_t mask = 0;
+	size_t i;
 	int rc;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
@@ -404,16 +500,15 @@ spawn_sandbox_job(struct rt_cli *rt, enum helper_job job,
 	j->key = sb->key;
 	memcpy(j->project, sb->project, sizeof(j->project));
 	j->generation = sb->generation;
-	j->idmap = sb->idmap;
 	j->nservices = (uint32_t)sb->nservices;
-	if (sb->nservices > 0)
-		memcpy(j->svc, sb->svc, sb->nservices * sizeof(*sb->svc));
+	for (i = 0; i < sb->nservices; i++)
+		job_svc_of(rt, sb, &sb->svc[i], &j->svc[i], &mask);
 	j->reshape = sb->prev != NULL;
-	j->nprev = (uint32_t)sb->nprev;
-	if (sb->prev != NULL && sb->nprev > 0)
-		memcpy(j->prev, sb->prev, sb->nprev * sizeof(*sb->prev));
-	rc = worker_spawn(rt->pool, job, j, sizeof(*j),
-	    sizeof(struct sbx_outcome), now_ms() + timeout_ms, done, arg);
+	j->nprev = sb->prev != NULL ? (uint32_t)sb->nprev : 0;
+	for (i = 0; i < j->nprev; i++)
+		job_svc_of(rt, sb, &sb->prev[i], &j->prev[i], &mask);
+	rc = worker_spawn(rt->pool, type, mask, j, sizeof(*j),
+	    sizeof(struct job_outcome), now_ms() + timeout_ms, done, arg);
 	explicit_bzero(j, sizeof(*j));
 	free(j);
 	return rc;
@@ -423,7 +518,7 @@ static void
 cleanup_done(void *arg, const void *result, size_t len)
 {
 	struct cleanup_job *c = arg;
-	struct sbx_outcome o;
+	struct job_outcome o;
 
 	memset(&o, 0, sizeof(o));
 	if (result == NULL || len != sizeof(o)) {
@@ -457,7 +552,7 @@ cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 	c->shadow.idmap = sb->idmap;
 	sb->idmap = 0;
 	c->rt = rt;
-	if (spawn_sandbox_job(rt, HELPER_TEARDOWN, &c->shadow,
+	if (spawn_sandbox_job(rt, JOB_TEARDOWN, &c->shadow,
 	    (int64_t)rt->cfg->runtime_timeout * 1000, cleanup_done, c) == -1) {
 		idmap_done(rt, &c->shadow, false);
 		free(c);
@@ -465,7 +560,7 @@ cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 }
 
 static int
-start_job(struct rt_cli *rt, struct sbx_sandbox *sb, enum helper_job job,
+start_job(struct rt_cli *rt, struct sbx_sandbox *sb, enum job_type job,
     worker_done done, int64_t timeout_ms)
 {
 	struct prov_job *j;
@@ -514,7 +609,7 @@ rt_provision(void *impl, struct sbx_sandbox *sb)
 		return -1;
 	}
 	/* The worker's own deadlines end first; this one is the backstop. */
-	return start_job(rt, sb, HELPER_PROVISION, provision_done,
+	return start_job(rt, sb, JOB_PROVISION, provision_done,
 	    ((int64_t)rt->cfg->runtime_timeout * 3 + max_ready + 10) * 1000);
 }
 
@@ -523,7 +618,7 @@ rt_teardown(void *impl, struct sbx_sandbox *sb)
 {
 	struct rt_cli *rt = impl;
 
-	return start_job(rt, sb, HELPER_TEARDOWN, teardown_done,
+	return start_job(rt, sb, JOB_TEARDOWN, teardown_done,
 	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000);
 }
 
@@ -554,7 +649,7 @@ evict_claimed(struct rt_cli *rt, const struct sbx_sandbox *sb,
 	j->e.key = sb->key;
 	strlcpy(j->e.service, svc->conn.name, sizeof(j->e.service));
 	j->e.slot = svc->warm;
-	if (worker_spawn(rt->pool, HELPER_EVICT, &j->e, sizeof(j->e),
+	if (worker_spawn(rt->pool, JOB_EVICT, 0, &j->e, sizeof(j->e),
 	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
 	    1000, evict_done, j) == -1) {
 		log_warnx("uid=%u agent=%s: cannot start the removal of its "

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "idmap.h"
 #include "warm.h"
+#include "job.h"
 #include "worker.h"
 
 struct rt_cli {
@@ -17,16 +18,6 @@ struct rt_cli {
 
 extern const struct sbx_runtime_ops rt_cli_ops;
 
-/* A container with sbx labels, as the runtime lists it (adopt.c). */
-struct rt_seen {
-	char	name[SBX_SLUG_MAX * 3];
-	char	agent[SBX_SLUG_MAX];
-	uid_t	uid;
-	bool	pool;		/* a warm container's labels: no uid, agent */
-	int	pid;		/* 0: not running */
-	int	port;		/* published on 127.0.0.1, or 0 */
-};
-
 /* At start, before anything else of the runtime's: the host's lock for
  * its sbx containers (one monitor per host and runtime); -1 with err. */
 int	runtime_lock_host(const struct sbx_config *, char *err, size_t errlen);
@@ -35,15 +26,8 @@ void	runtime_lock_moved(void);
 /* At start: what the runtime lists, parsed by a worker, every entry
  * checked (rt_seen_sound); -1, logged, otherwise. */
 int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);
-/* rt_seen.c: the worker's parser and the monitor's check. */
-int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
+/* rt_seen.c: an entry of the listing, as a worker wrote it. */
 bool	rt_seen_sound(const struct rt_seen *);
-/* What adoption discards: a whole key, or one service of a kept one. */
-struct rt_gone {
-	struct sbx_key	key;
-	char		service[SBX_SLUG_MAX];	/* "": every container */
-	char		name[SBX_SLUG_MAX * 3];	/* set: this container only */
-};
 int	runtime_remove(const struct sbx_config *, const struct rt_gone *,
 	    size_t);
 /* Does something listen at c's socket or loopback port? Never waits. */
@@ -53,25 +37,24 @@ bool	rt_pid_alive(int pidfd);
 bool	rt_warm_alive(const struct sbx_svc *);
 
 
-/* Warm containers' runtime jobs, each in a worker (warm.c decides):
- * the worker is given w, or renames, and nothing of rt. */
+/* A warm container's job: the worker is given w, or renames. */
 struct warm_job {
 	struct rt_cli	*rt;
+	size_t		 svc;		/* its config index */
 	struct job_warm	 w;
-	struct job_renames renames;	/* rt_rename_body's */
+	struct job_renames renames;
 };
-struct warm_started {
-	uint32_t	code;		/* enum sbx_code */
-	char		message[SBX_MESSAGE_MAX];
-	int32_t		pid;
-	uint32_t	port;
-};
-/* In the exec'd worker (helper.c): job_warm, job_warm, job_renames. */
-int	rt_warm_start_body(int fd, const struct sbx_config *, const void *job,
-	    size_t len);		/* writes warm_started */
-int	rt_warm_remove_body(int fd, const struct sbx_config *,
-	    const void *job, size_t len);	/* writes a uint32_t code */
-int	rt_rename_body(int fd, const struct sbx_config *, const void *job,
-	    size_t len);		/* writes a uint32_t code */
+
+/* How the agent reaches service s of sb (runtime_cli.c). */
+void	reach(const struct sbx_config *, const struct sbx_sandbox *,
+	    const struct service_cfg *, struct sbx_conn *);
+/* A worker's outcome of sb's provision, checked as hostile. */
+bool	outcome_valid(const struct job_outcome *, const struct sbx_config *,
+	    const struct sbx_sandbox *);
+/* A hit's check (liveness.c). */
+bool	rt_is_live(void *impl, struct sbx_sandbox *);
+/* The first host uid of service s's range in slot (idmap.c's layout). */
+uint32_t rt_host_uid(const struct rt_cli *, unsigned slot,
+	    const struct service_cfg *s);
 
 #endif

@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "idmap.h"
+#include "job.h"
+#include "rtname.h"
 #include "runtime_argv.h"
 
 const char *const rt_base_env[RT_NBASE_ENV + 1] = {
@@ -67,28 +68,6 @@ av_runtime(struct argv_buf *a, const struct sbx_config *cfg)
 		av_add(a, cfg->runtime_args[i]);
 }
 
-/*
- * The runtime's flavour is its file name, fixed by the config: a name
- * that begins with "docker" (/usr/bin/docker) is docker's CLI; any other
- * is podman's, whose argv is the reference. docker lacks --replace,
- * --pidfile, rm -t and rm --filter, per-container --uidmap, the volume
- * option U, slirp4netns and a pid in ps (sbx-monitor(8), RUNTIMES).
- */
-bool
-rt_is_docker(const struct sbx_config *cfg)
-{
-	const char *base = strrchr(cfg->runtime, '/');
-
-	return strncmp(base != NULL ? base + 1 : cfg->runtime, "docker",
-	    6) == 0;
-}
-
-bool
-rt_is_podman(const struct sbx_config *cfg)
-{
-	return !rt_is_docker(cfg);
-}
-
 /* Expand {user}, {database} and (env only) {password} in a template. */
 static int
 expand(char *out, size_t cap, const char *tmpl, const struct sbx_conn *c,
@@ -120,52 +99,10 @@ expand(char *out, size_t cap, const char *tmpl, const struct sbx_conn *c,
 	return 0;
 }
 
-int
-rt_container_name(char *out, size_t cap, uid_t uid, const char *agent,
-    const char *service)
-{
-	int n = snprintf(out, cap, "sbx-%u-%s-%s", (unsigned)uid, agent,
-	    service);
-
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-int
-rt_pool_name(char *out, size_t cap, const char *service, unsigned slot)
-{
-	int n = snprintf(out, cap, "sbx-pool-%s-%u", service, slot);
-
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
 /*
- * The names a service's container may have: the sandbox's own, or for
- * a claimed warm one (slot) its pool name and, once renamed after the
- * reply, sbx-<uid>-<agent>-<service>-w<slot>. How many.
- */
-size_t
-rt_svc_names(uid_t uid, const char *agent, const char *service,
-    unsigned warm, char (*names)[SBX_SLUG_MAX * 3])
-{
-	char base[SBX_SLUG_MAX * 3];
-
-	if (rt_container_name(base, sizeof(base), uid, agent, service) == -1)
-		return 0;
-	if (warm == 0) {
-		strlcpy(names[0], base, sizeof(names[0]));
-		return 1;
-	}
-	if (rt_pool_name(names[0], sizeof(names[0]), service, warm) == -1 ||
-	    snprintf(names[1], sizeof(names[1]), "%s-w%u", base, warm) >=
-	    (int)sizeof(names[1]))
-		return 0;
-	return 2;
-}
-
-/*
- * Confinement (CONTRACT.md, "Reaching a sandbox"): with podman, a user
+ * Confinement (docs/contract.md, "Isolation"): with podman, a user
  * namespace of its own (a range of host uids no other live sandbox has,
- * idmap.c); a read-only root with the configured tmpfs
+ * the monitor's idmap.c); a read-only root with the configured tmpfs
  * as the only writable space (no /dev/shm), a capped log, no capabilities, and a network
  * of its own: none but loopback for unix; for tcp slirp4netns, whose only
  * way in is the port published on 127.0.0.1 (no bridge address that the
@@ -179,9 +116,9 @@ confine(struct argv_buf *a, const struct sbx_config *cfg,
 
 	if (podman && sp->idmap_uid != 0) {
 		av_addf(a, "--uidmap=0:%u:%u", (unsigned)sp->idmap_uid,
-		    IDMAP_SLOT_UIDS);
+		    JOB_RANGE_UIDS);
 		av_addf(a, "--gidmap=0:%u:%u", (unsigned)sp->idmap_uid,
-		    IDMAP_SLOT_UIDS);
+		    JOB_RANGE_UIDS);
 	}
 	av_add(a, "--read-only");
 	if (podman)

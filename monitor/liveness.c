@@ -19,7 +19,7 @@
 
 #include "iox.h"
 #include "record.h"
-#include "rt_internal.h"
+#include "proc.h"
 #include "runtime.h"
 
 #define LIVE_PORT_FRESH_MS 1000	/* see rt_is_live() */

@@ -22,11 +22,6 @@
 
 #include "answer.h"
 
-struct sbx_key {
-	uid_t		uid;
-	char		agent[SBX_SLUG_MAX];
-};
-
 /* One service of a sandbox as provisioned. */
 struct sbx_svc {
 	struct sbx_conn	conn;		/* what the agent gets */

@@ -14,65 +14,12 @@
 #include "log.h"
 #include "reload.h"
 
-#define RELOAD_MAGIC		0x73627872u	/* "sbxr" */
-#define RELOAD_MAX_PROJECTS	1024
 #define RELOAD_DEADLINE_MS	60000
-
-struct reload_result {
-	uint32_t		magic;
-	uint32_t		projects_ok;
-	uint32_t		nprojects;
-	uint32_t		subuid_ok;
-	uint32_t		nranges;
-	uint64_t		skipped;
-	char			err[256];
-	struct project		projects[RELOAD_MAX_PROJECTS];
-	struct subuid_range	ranges[SUBUID_MAX_RANGES];
-};
 
 struct reload_job {
 	reload_done		 done;
 	void			*arg;
 };
-
-int
-reload_body(int fd, const struct sbx_config *cfg, const void *job,
-    size_t len)
-{
-	struct reload_result *r;
-	struct project_table pt;
-	struct subuid_table st;
-
-	(void)job;
-	(void)len;
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		return 1;	/* a short result: the monitor says so */
-	r->projects_ok = projects_load(cfg, &pt) == 0;
-	if (pt.n > RELOAD_MAX_PROJECTS) {
-		log_warnx("reload: %zu projects, more than %d", pt.n,
-		    RELOAD_MAX_PROJECTS);
-		projects_free(&pt);
-		free(r);
-		return 1;	/* a short result */
-	}
-	r->magic = RELOAD_MAGIC;
-	r->nprojects = (uint32_t)pt.n;
-	if (pt.n > 0)
-		memcpy(r->projects, pt.v, pt.n * sizeof(*pt.v));
-	if (subuid_load(cfg->subuid_file, &st, r->err, sizeof(r->err)) == 0 &&
-	    st.n <= SUBUID_MAX_RANGES) {
-		r->subuid_ok = 1;
-		r->nranges = (uint32_t)st.n;
-		r->skipped = st.skipped;
-		if (st.n > 0)
-			memcpy(r->ranges, st.v, st.n * sizeof(*st.v));
-	}
-	write_all(fd, r, sizeof(*r), now_ms() + RELOAD_DEADLINE_MS);
-	projects_free(&pt);
-	subuid_free(&st);
-	free(r);
-	return 0;
-}
 
 static bool
 project_ok(const struct project *p, const struct project *prev)
@@ -152,7 +99,7 @@ reload_spawn(struct worker_pool *pool, reload_done done, void *arg)
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return -1;
 	*j = (struct reload_job){ done, arg };
-	if (worker_spawn(pool, HELPER_RELOAD, NULL, 0,
+	if (worker_spawn(pool, JOB_RELOAD, UINT32_MAX, NULL, 0,
 	    sizeof(struct reload_result), now_ms() + RELOAD_DEADLINE_MS,
 	    reloaded, j) == -1) {
 		free(j);

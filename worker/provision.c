@@ -1,16 +1,13 @@
 /*
- * rt_worker.c - what a runtime worker does: start, probe, remove, rename.
- * runs in: an exec'd worker (helper.c; root, runtime deny filter)
+ * provision.c - the runtime jobs: start and probe, remove, rename.
  *
- * Each body here is a job of helper.c's table, started by worker_spawn
- * (runtime_cli.c, warm.c); it gets the config and its job by value and
- * writes one fixed-size result to fd, which the loop checks before use.
- * A provision starts each service in a child of its own, forked from
- * the worker (svc_fork), so that they come up in parallel; each runs the
- * container and waits for the readiness prober (probe.c), which it forks
- * and which drops to a uid no other process has (prober_ids) before it
- * reads a tenant's bytes.
- * max_ready_timeout, a lookup, is the loop's too (rt_provision).
+ * Each body here is a job of main.c's table; it gets its job and the
+ * [service] sections it is about, and writes one fixed-size result to
+ * fd, which the monitor checks before use. A provision starts each
+ * service in a child of its own (svc_fork), so that they come up in
+ * parallel; each runs the container and waits for the readiness prober
+ * (probe.c), which it forks and which drops to a uid no other process has
+ * (prober_ids) before it reads a tenant's bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +23,9 @@
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
-#include "rt_internal.h"
-#include "runtime.h"
 #include "runtime_argv.h"
 #include "sockdir.h"
+#include "work.h"
 
 #define RUN_TRIES	3
 
@@ -213,7 +209,7 @@ give_sockdir(const struct sbx_config *cfg, const struct service_cfg *s,
 struct place {
 	const struct sbx_key	*key;		/* NULL: warm */
 	const char		*project;
-	unsigned		 idmap;		/* uid range slot, 0 none */
+	uint32_t		 host_uid;	/* its range's first, 0 none */
 	unsigned		 warm;		/* warm: its slot */
 };
 
@@ -256,9 +252,7 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	    .project = pl->project, .name = name, .sockdir = dir,
 	    .pidfile = pidfile_path(cfg, s, name, pidfile,
 	    sizeof(pidfile)) == 0 ? pidfile : NULL,
-	    .conn = full, .idmap_uid = pl->idmap == 0 ? 0 :
-	    idmap_host_uid(cfg->userns_base, pl->idmap,
-	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) };
+	    .conn = full, .idmap_uid = pl->host_uid };
 	struct argv_buf a;
 	struct run_result r;
 	int tries, rc = -1;
@@ -305,19 +299,16 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
  * so the process that reads a tenant's bytes shares its uid with no
  * other process on the host: not the broker's, not another sandbox's.
  * With docker the range maps no container (no user namespace of its
- * own), and its last uid is the prober's all the same. Every sandbox
- * that starts a service has a range (rt_provision, warm.c): without
- * one, no probe runs.
+ * own), and its last uid is the prober's all the same. Every service
+ * started has a range (the monitor's decision): without one, no probe
+ * runs.
  */
 static int
-prober_ids(const struct sbx_config *cfg, const struct place *pl,
-    const struct service_cfg *s, uid_t *uid, gid_t *gid)
+prober_ids(const struct place *pl, uid_t *uid, gid_t *gid)
 {
-	if (pl->idmap == 0)
+	if (pl->host_uid == 0)
 		return -1;
-	*uid = *gid = idmap_host_uid(cfg->userns_base, pl->idmap,
-	    (unsigned)cfg->nservices, (unsigned)(s - cfg->services)) +
-	    IDMAP_SLOT_UIDS - 1;
+	*uid = *gid = pl->host_uid + JOB_RANGE_UIDS - 1;
 	return 0;
 }
 
@@ -357,7 +348,7 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 		t.dir = dir;
 		t.socket_name = s->socket_name;
 	}
-	if (prober_ids(cfg, pl, s, &uid, &gid) == -1) {
+	if (prober_ids(pl, &uid, &gid) == -1) {
 		snprintf(res->message, sizeof(res->message),
 		    "%s: no uid for its readiness probe.", s->name);
 		return;
@@ -380,8 +371,8 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 }
 
 /* The longest ready_timeout of sb's services; 0 if one is not configured. */
-unsigned
-max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
+static unsigned
+max_ready_timeout(const struct sbx_config *cfg, const struct job_sandbox *sb)
 {
 	const struct service_cfg *s;
 	unsigned max = 0;
@@ -398,7 +389,7 @@ max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
 
 /* Start each service in its own process: they come up in parallel. */
 static pid_t
-svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+svc_fork(const struct sbx_config *cfg, const struct job_sandbox *sb,
     size_t idx, int64_t deadline, int worker_fd, int *rfd)
 {
 	struct svc_result res;
@@ -419,7 +410,7 @@ svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		close(p[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		struct place pl = { .key = &sb->key, .project = sb->project,
-		    .idmap = sb->idmap };
+		    .host_uid = sb->svc[idx].host_uid };
 
 		memset(&res, 0, sizeof(res));
 		svc_start(cfg, &pl, &sb->svc[idx].conn, deadline, &res);
@@ -431,8 +422,8 @@ svc_fork(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 }
 
 static void
-collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
-    int64_t deadline, struct sbx_outcome *o)
+collect(const struct job_sandbox *sb, const pid_t *pids, const int *fds,
+    int64_t deadline, struct job_outcome *o)
 {
 	struct svc_result res;
 	size_t i;
@@ -463,21 +454,21 @@ collect(const struct sbx_sandbox *sb, const pid_t *pids, const int *fds,
 			o->message[sizeof(o->message) - 1] = '\0';
 		}
 		o->svc[i].pid = res.pid;
-		o->svc[i].conn.port = res.port;
+		o->svc[i].port = res.port;
 	}
 }
 
 /* A failed start's removal: one runtime call's time more, within the
- * monitor's backstop for the worker (runtime_cli.c, warm.c). */
+ * monitor's backstop for the worker. */
 static int64_t
 cleanup_deadline(const struct sbx_config *cfg)
 {
 	return now_ms() + (int64_t)cfg->runtime_timeout * 1000;
 }
 
-/* Warm containers' jobs (warm.c decides, workers do). */
+/* Warm containers' jobs (the monitor's warm.c decides). */
 int
-rt_warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
+warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
 	struct job_warm j;
@@ -488,10 +479,11 @@ rt_warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
 	char name[SBX_SLUG_MAX * 3];
 
 	memcpy(&j, job, len);
-	if (j.svc >= cfg->nservices)
+	if (!memchr(j.conn.name, '\0', sizeof(j.conn.name)) ||
+	    !memchr(j.conn.password, '\0', sizeof(j.conn.password)) ||
+	    (s = config_service(cfg, j.conn.name)) == NULL)
 		return 1;
-	s = &cfg->services[j.svc];
-	pl = (struct place){ .idmap = j.slot, .warm = j.slot };
+	pl = (struct place){ .host_uid = j.host_uid, .warm = j.slot };
 	memset(&res, 0, sizeof(res));
 	svc_start(cfg, &pl, &j.conn, now_ms() + ((int64_t)cfg->runtime_timeout +
 	    s->ready_timeout) * 1000, &res);
@@ -511,7 +503,7 @@ rt_warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
 }
 
 int
-rt_warm_remove_body(int fd, const struct sbx_config *cfg, const void *job,
+warm_remove_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
 	const struct job_warm *j = job;
@@ -531,7 +523,7 @@ rt_warm_remove_body(int fd, const struct sbx_config *cfg, const void *job,
 
 /* Every rename pending, one after the other: one worker for a burst. */
 int
-rt_rename_body(int fd, const struct sbx_config *cfg, const void *job,
+rename_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
 	const struct job_renames *j = job;
@@ -551,24 +543,24 @@ rt_rename_body(int fd, const struct sbx_config *cfg, const void *job,
 	return write_all(fd, &code, sizeof(code), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
-/* The sandbox a provision or teardown is about, from its job: svc and
- * prev point into j, which outlives it. */
+/* A provision's or teardown's job: every count in range, every string
+ * ended within its field. */
 static int
-job_sandbox(struct sbx_sandbox *sb, struct job_sandbox *j)
+job_sound(const struct job_sandbox *j)
 {
+	size_t i;
+
 	if (j->nservices > SBX_MAX_SERVICES || j->nprev > SBX_MAX_SERVICES ||
-	    memchr(j->key.agent, '\0', sizeof(j->key.agent)) == NULL ||
-	    memchr(j->project, '\0', sizeof(j->project)) == NULL)
+	    !memchr(j->key.agent, '\0', sizeof(j->key.agent)) ||
+	    !memchr(j->project, '\0', sizeof(j->project)))
 		return -1;
-	memset(sb, 0, sizeof(*sb));
-	sb->key = j->key;
-	memcpy(sb->project, j->project, sizeof(sb->project));
-	sb->generation = j->generation;
-	sb->idmap = j->idmap;
-	sb->nservices = j->nservices;
-	sb->svc = j->svc;
-	sb->nprev = j->nprev;
-	sb->prev = j->reshape ? j->prev : NULL;
+	for (i = 0; i < j->nservices; i++)
+		if (!memchr(j->svc[i].conn.name, '\0', SBX_SLUG_MAX) ||
+		    !memchr(j->svc[i].conn.password, '\0', SBX_SECRET_MAX))
+			return -1;
+	for (i = 0; i < j->nprev; i++)
+		if (!memchr(j->prev[i].conn.name, '\0', SBX_SLUG_MAX))
+			return -1;
 	return 0;
 }
 
@@ -576,9 +568,8 @@ int
 provision_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
-	struct job_sandbox j;
-	struct sbx_sandbox sandbox, *sb = &sandbox;
-	struct sbx_outcome o;
+	struct job_sandbox *sb;
+	struct job_outcome o;
 	struct run_result r;
 	pid_t pids[SBX_MAX_SERVICES] = { 0 };
 	int fds[SBX_MAX_SERVICES] = { 0 };
@@ -586,9 +577,13 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 	size_t i;
 	int rc;
 
-	memcpy(&j, job, len);
-	if (job_sandbox(sb, &j) == -1)
+	if ((sb = malloc(sizeof(*sb))) == NULL)
 		return 1;
+	memcpy(sb, job, len);
+	if (job_sound(sb) == -1) {
+		free(sb);
+		return 1;
+	}
 	deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
 	    max_ready_timeout(cfg, sb)) * 1000;
 	memset(&o, 0, sizeof(o));
@@ -596,7 +591,7 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 	 * the same call: a key's first provision skips the label-wide rm. A
 	 * reshape removes only what the sandbox no longer has, once what it
 	 * gained is ready (below). */
-	if (sb->prev == NULL && (sb->generation > 1 || !rt_is_podman(cfg)) &&
+	if (!sb->reshape && (sb->generation > 1 || !rt_is_podman(cfg)) &&
 	    remove_key(cfg, &sb->key, deadline, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "removing leftover "
@@ -607,26 +602,11 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 		if (!sb->svc[i].keep)
 			pids[i] = svc_fork(cfg, sb, i, deadline, fd, &fds[i]);
 	collect(sb, pids, fds, deadline, &o);
-	for (i = 0; i < sb->nservices; i++) {
-		const struct service_cfg *s = config_service(cfg,
-		    sb->svc[i].conn.name);
-
-		if (sb->svc[i].keep) {	/* as the agent has it */
-			o.svc[i].conn = sb->svc[i].conn;
-			explicit_bzero(o.svc[i].conn.password,
-			    sizeof(o.svc[i].conn.password));
-			continue;
-		}
-		strlcpy(o.svc[i].conn.name, s->name, SBX_SLUG_MAX);
-		strlcpy(o.svc[i].conn.user, s->user, SBX_SLUG_MAX);
-		strlcpy(o.svc[i].conn.database, s->database, SBX_SLUG_MAX);
-		reach(cfg, sb, s, &o.svc[i].conn);
-	}
 	/* A failed reshape leaves the sandbox as it was: the monitor keeps
 	 * the services it had, so none of them is removed. */
-	if (o.code == SBX_OK && sb->prev != NULL)
+	if (o.code == SBX_OK && sb->reshape)
 		o.dropped_gone = remove_dropped(cfg, sb, cleanup_deadline(cfg));
-	else if (o.code != SBX_OK && sb->prev != NULL) {
+	else if (o.code != SBX_OK && sb->reshape) {
 		for (i = 0; i < sb->nservices; i++)
 			if (!sb->svc[i].keep)
 				remove_service(cfg, &sb->key,
@@ -636,7 +616,8 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 		remove_key(cfg, &sb->key, cleanup_deadline(cfg), &r);
 out:
 	rc = write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
-	explicit_bzero(&j, sizeof(j));
+	explicit_bzero(sb, sizeof(*sb));
+	free(sb);
 	return rc;
 }
 
@@ -644,27 +625,29 @@ int
 teardown_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
-	struct job_sandbox j;
-	struct sbx_sandbox sb;
+	struct job_sandbox *sb;
 	struct run_result r;
-	struct sbx_outcome o;
+	struct job_outcome o;
 
-	memcpy(&j, job, len);
-	if (job_sandbox(&sb, &j) == -1)
+	if ((sb = malloc(sizeof(*sb))) == NULL)
 		return 1;
+	memcpy(sb, job, len);
 	memset(&o, 0, sizeof(o));
-	if (remove_key(cfg, &sb.key, now_ms() +
+	if (job_sound(sb) == -1)
+		o.code = SBX_E_INTERNAL;
+	else if (remove_key(cfg, &sb->key, now_ms() +
 	    (int64_t)cfg->runtime_timeout * 1000, &r) == -1) {
 		o.code = SBX_E_RUNTIME_FAILED;
 		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
-	} else if (remove_claimed(cfg, &sb.key, sb.svc, sb.nservices,
+	} else if (remove_claimed(cfg, &sb->key, sb->svc, sb->nservices,
 	    now_ms() + (int64_t)cfg->runtime_timeout * 1000) == -1) {
 		/* run_logged() logged the runtime's words */
 		o.code = SBX_E_RUNTIME_FAILED;
 		strlcpy(o.message, "teardown: a claimed warm container could "
 		    "not be removed.", sizeof(o.message));
 	}
-	explicit_bzero(&j, sizeof(j));
+	explicit_bzero(sb, sizeof(*sb));
+	free(sb);
 	return write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
 }
 

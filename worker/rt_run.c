@@ -1,17 +1,13 @@
 /*
- * rt_run.c - one call of the runtime's CLI, and what to say when it fails.
- * runs in: workers (root, runtime deny filter), and the monitor at start
+ * rt_run.c - one call of the runtime's CLI, what to say when it fails,
+ * and the removals and the listing built on it.
  *
- * A worker body (rt_worker.c) calls the runtime through run_logged: a
- * failure is logged with the call's verb, its exit status and the
- * runtime's own words, any secret scrubbed, and explain() turns it into
- * the agent's one sentence. The removals here are the workers' too.
- *
- * runtime_list and runtime_remove are adoption's (adopt.c), in the
- * monitor at start, before the loop, when waiting is allowed: each runs
- * its job in an exec'd worker (list_body, remove_gone_body) and waits
- * for it. The listing holds agents' names, so the worker parses it
- * (rt_seen.c) and the monitor only checks the fixed entries it wrote.
+ * A job (provision.c) calls the runtime through run_logged: a failure is
+ * logged with the call's verb, its exit status and the runtime's own
+ * words, any secret scrubbed, and explain() turns it into the agent's one
+ * sentence. JOB_LIST and JOB_REMOVE are adoption's, at the monitor's
+ * start: the listing holds agents' names, so it is parsed here
+ * (rt_seen.c) and the monitor only checks the fixed entries written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,11 +25,11 @@
 
 #include "iox.h"
 #include "log.h"
-#include "rt_internal.h"
-#include "runtime.h"
+#include "proc.h"
 #include "runtime_argv.h"
 #include "scfilter.h"
 #include "sockdir.h"
+#include "work.h"
 
 /* Replace every occurrence of secret in s by "***". */
 static void
@@ -272,7 +268,7 @@ remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
 /* The claimed warm containers of a sandbox: no label names their key. */
 int
 remove_claimed(const struct sbx_config *cfg, const struct sbx_key *key,
-    const struct sbx_svc *svc, size_t n, int64_t deadline)
+    const struct job_svc *svc, size_t n, int64_t deadline)
 {
 	size_t i;
 	int rc = 0;
@@ -285,8 +281,8 @@ remove_claimed(const struct sbx_config *cfg, const struct sbx_key *key,
 }
 
 /* A reshape: did it drop sb->prev[i] (the new set lacks that service)? */
-bool
-dropped(const struct sbx_sandbox *sb, size_t i)
+static bool
+dropped(const struct job_sandbox *sb, size_t i)
 {
 	size_t j;
 
@@ -299,7 +295,7 @@ dropped(const struct sbx_sandbox *sb, size_t i)
 /* A reshape: the services the sandbox had and no longer has. Bit i set:
  * the runtime said sb->prev[i]'s container is gone. */
 uint32_t
-remove_dropped(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
+remove_dropped(const struct sbx_config *cfg, const struct job_sandbox *sb,
     int64_t deadline)
 {
 	uint32_t gone = 0;
@@ -312,29 +308,6 @@ remove_dropped(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	return gone;
 }
 
-/* Wait for a child of ours until deadline, then kill it. Its status. */
-static int
-wait_child(pid_t pid, int64_t deadline)
-{
-	int pidfd = pidfd_open_pid(pid), status;
-	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-	int64_t left;
-
-	while (pidfd != -1 && (left = deadline - now_ms()) > 0 &&
-	    poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) == 0)
-		;
-	if (pidfd == -1 || deadline - now_ms() <= 0)
-		kill(pid, SIGKILL);
-	if (pidfd != -1)
-		close(pidfd);
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	return status;
-}
-
-#define LIST_MAX	(16u << 20)	/* 16 MiB: far beyond any host */
-#define LIST_CALLS_MAX	8	/* the list worker: runtime_timeouts */
 
 /* Run a listing with its stdout appended to fd (a memfd). 0 on exit 0. */
 static int
@@ -347,13 +320,13 @@ list_run(const struct sbx_config *cfg, char *const argv[], const char *verb,
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0) {
-		worker_child_setup(fd);
+		proc_child_setup(fd, -1);
 		if (dup2(3, STDOUT_FILENO) == -1 || sc_load_deny("runtime") == -1)
 			_exit(126);
 		execve(argv[0], argv, (char *const *)(uintptr_t)rt_base_env);
 		_exit(127);
 	}
-	status = wait_child(pid, now_ms() + (int64_t)cfg->runtime_timeout * 1000);
+	status = proc_wait(pid, now_ms() + (int64_t)cfg->runtime_timeout * 1000);
 	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	log_warnx("runtime %s %s: %s %d (its own words are on the monitor's "
@@ -370,7 +343,7 @@ fd_text(int fd)
 	struct stat st;
 	char *text;
 
-	if (fstat(fd, &st) == -1 || st.st_size >= LIST_MAX ||
+	if (fstat(fd, &st) == -1 || st.st_size >= JOB_LIST_MAX ||
 	    (text = calloc(1, (size_t)st.st_size + 1)) == NULL)
 		return NULL;
 	if (pread(fd, text, (size_t)st.st_size, 0) != st.st_size) {
@@ -404,32 +377,7 @@ docker_lines(const struct sbx_config *cfg, char *ids_text)
 	return text;
 }
 
-/*
- * At start, from the monitor: one job in an exec'd worker under the
- * runtime deny filter (keep_fd at its fd 3, or -1), waited for until
- * deadline. 0 when the worker exited 0.
- */
-static int
-run_worker(const struct sbx_config *cfg, enum helper_job job, const void *arg,
-    size_t len, int keep_fd, int64_t deadline)
-{
-	pid_t pid;
-	int status;
-
-	if ((pid = fork()) == -1)
-		return -1;
-	if (pid == 0) {
-		worker_child_setup(keep_fd);
-		if (sc_load_deny("runtime") == -1)
-			_exit(126);
-		helper_exec(cfg, job, arg, len);
-	}
-	status = wait_child(pid, deadline);
-	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
-	    0 : -1;
-}
-
-/* HELPER_LIST, in the exec'd worker: the runtime's listing, parsed, as
+/* JOB_LIST: the runtime's listing, parsed, as
  * rt_seen entries written to fd (the monitor's memfd). */
 int
 list_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
@@ -461,51 +409,6 @@ list_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 	return rc;
 }
 
-/* What the list worker wrote to fd, every entry checked; -1 otherwise. */
-static int
-seen_take(int fd, struct rt_seen **out, size_t *n)
-{
-	struct stat st;
-	struct rt_seen *v;
-	size_t i, k;
-
-	if (fstat(fd, &st) == -1 || st.st_size < 0 || st.st_size >= LIST_MAX ||
-	    (size_t)st.st_size % sizeof(*v) != 0)
-		return -1;
-	k = (size_t)st.st_size / sizeof(*v);
-	if ((v = calloc(k + 1, sizeof(*v))) == NULL)	/* + 1: never 0 */
-		return -1;
-	if (pread(fd, v, (size_t)st.st_size, 0) != st.st_size)
-		goto bad;
-	for (i = 0; i < k; i++)
-		if (!rt_seen_sound(&v[i]))
-			goto bad;
-	*out = v;
-	*n = k;
-	return 0;
-bad:
-	free(v);
-	return -1;
-}
-
-int
-runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
-{
-	int fd, rc = -1;
-
-	if ((fd = memfd_create("sbx-seen", MFD_CLOEXEC)) == -1)
-		return -1;
-	/* ps, and with docker an inspect per RT_MAX_IDS containers. */
-	if (run_worker(cfg, HELPER_LIST, NULL, 0, fd, now_ms() +
-	    (int64_t)cfg->runtime_timeout * 1000 * LIST_CALLS_MAX) == -1)
-		log_warnx("runtime ps: the list worker failed (see above)");
-	else if ((rc = seen_take(fd, out, n)) == -1)
-		log_warnx("runtime ps: the list worker wrote what no listing "
-		    "parses to");
-	close(fd);
-	return rc;
-}
-
 /* One discarded container (by name), service or key: -1 if it is not
  * all strings, or did not go. */
 static int
@@ -525,7 +428,7 @@ remove_one(const struct sbx_config *cfg, const struct rt_gone *g,
 	return remove_key(cfg, &g->key, deadline, &r);
 }
 
-/* HELPER_REMOVE_GONE, in the exec'd worker: 0 when every one went. */
+/* JOB_REMOVE: 0 when every one went. */
 int
 remove_gone_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
@@ -544,84 +447,3 @@ remove_gone_body(int fd, const struct sbx_config *cfg, const void *job,
 	return failed;
 }
 
-/*
- * Container names, labels and adoption's sweep of orphans take every sbx
- * container the runtime lists to be this monitor's: a second monitor on
- * the host (another config, another state_dir) would discard the first's
- * sandboxes as orphans at its start. So one monitor per host and
- * runtime: a lock in /run (root's alone; /run/lock is anyone's), held
- * for the monitor's life on a descriptor no child keeps past its exec,
- * waited for a few seconds for a monitor that is still exiting.
- */
-#define HOST_LOCK_WAIT	50	/* tries, 100 ms apart */
-
-static int	host_lock = -1;		/* held open: the lock */
-static char	host_lock_path[64];
-
-/* Our pid in the lock, for the line a second monitor is refused with. */
-static void
-host_lock_pid(void)
-{
-	char pid[16];
-	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-
-	if (ftruncate(host_lock, 0) == -1 ||
-	    pwrite(host_lock, pid, (size_t)n, 0) != n)
-		log_warn("%s: cannot write our pid", host_lock_path);
-}
-
-int
-runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
-{
-	const char *flavour = rt_is_docker(cfg) ? "docker" : "podman";
-	const char *path = host_lock_path;
-	char pid[16] = "";
-	int fd, i;
-
-	snprintf(host_lock_path, sizeof(host_lock_path),
-	    "/run/sbx-monitor.%s.lock", flavour);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0600)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < HOST_LOCK_WAIT; i++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			host_lock = fd;
-			host_lock_pid();
-			return 0;
-		}
-		if (errno != EWOULDBLOCK)
-			break;
-		usleep(100000);
-	}
-	if (pread(fd, pid, sizeof(pid) - 1, 0) <= 0)
-		strlcpy(pid, "?", sizeof(pid));
-	pid[strcspn(pid, "\n")] = '\0';
-	snprintf(err, errlen, "another sbx-monitor (pid %s) manages the %s "
-	    "containers of this host (%s); one monitor per host and runtime, "
-	    "or the second would discard the first's sandboxes", pid, flavour,
-	    path);
-	close(fd);
-	return -1;
-}
-
-/* The lock's descriptor came through fork(): the lock is ours still
- * (it belongs to the open file), only the pid in it changes. */
-void
-runtime_lock_moved(void)
-{
-	if (host_lock != -1)
-		host_lock_pid();
-}
-
-/* Remove what adoption discarded, with its directories, in a worker. */
-int
-runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
-    size_t n)
-{
-	if (n == 0)
-		return 0;
-	return run_worker(cfg, HELPER_REMOVE_GONE, gone, n * sizeof(*gone), -1,
-	    now_ms() + (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
-}

@@ -1,6 +1,6 @@
 /*
  * answer.h - what the monitor answers, and the msgpack it writes to the
- * agent's socket for it (CONTRACT.md, "Wire protocol"). The broker never
+ * agent's socket for it (docs/contract.md, "Wire protocol"). The broker never
  * sees an answer: one request per connection, the monitor's write and its
  * shutdown(2) are the last that happen on the agent's socket.
  */
@@ -9,24 +9,8 @@
 
 #include <stddef.h>
 
+#include "conn.h"
 #include "msg.h"
-
-/*
- * How to reach one service. transport unix: socket is the socket file;
- * for postgres host is its directory and port the number in its name
- * (libpq's convention), for others host is empty and port 0. tcp: host
- * 127.0.0.1 and the published port, socket empty. both: socket, and host
- * and port of tcp.
- */
-struct sbx_conn {
-	char		name[SBX_SLUG_MAX];
-	char		socket[SBX_SOCKET_MAX];
-	char		host[SBX_HOST_MAX];
-	uint32_t	port;
-	char		user[SBX_SLUG_MAX];
-	char		password[SBX_SECRET_MAX];
-	char		database[SBX_SLUG_MAX];
-};
 
 struct sbx_ans {
 	uint32_t	type;		/* the request's type */

@@ -1,0 +1,151 @@
+/*
+ * rt_start.c - the runtime at the monitor's start, before its loop, when
+ * waiting is allowed: the host's lock (one monitor per host and runtime),
+ * and adoption's listing and removals (adopt.c), each a job in a worker
+ * that the monitor waits for. The listing holds agents' names: the
+ * worker parses it, and every fixed entry it wrote is checked here
+ * (rt_seen_sound) as the broker's messages are.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "iox.h"
+#include "log.h"
+#include "proc.h"
+#include "rtname.h"
+#include "runtime.h"
+
+/* What the list worker wrote to fd, every entry checked; -1 otherwise. */
+static int
+seen_take(int fd, struct rt_seen **out, size_t *n)
+{
+	struct stat st;
+	struct rt_seen *v;
+	size_t i, k;
+
+	if (fstat(fd, &st) == -1 || st.st_size < 0 || st.st_size >= JOB_LIST_MAX ||
+	    (size_t)st.st_size % sizeof(*v) != 0)
+		return -1;
+	k = (size_t)st.st_size / sizeof(*v);
+	if ((v = calloc(k + 1, sizeof(*v))) == NULL)	/* + 1: never 0 */
+		return -1;
+	if (pread(fd, v, (size_t)st.st_size, 0) != st.st_size)
+		goto bad;
+	for (i = 0; i < k; i++)
+		if (!rt_seen_sound(&v[i]))
+			goto bad;
+	*out = v;
+	*n = k;
+	return 0;
+bad:
+	free(v);
+	return -1;
+}
+
+int
+runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
+{
+	int fd, rc = -1;
+
+	if ((fd = memfd_create("sbx-seen", MFD_CLOEXEC)) == -1)
+		return -1;
+	/* ps, and with docker an inspect per RT_MAX_IDS containers. */
+	if (worker_run(JOB_LIST, NULL, 0, fd, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000 * JOB_LIST_CALLS) == -1)
+		log_warnx("runtime ps: the list worker failed (see above)");
+	else if ((rc = seen_take(fd, out, n)) == -1)
+		log_warnx("runtime ps: the list worker wrote what no listing "
+		    "parses to");
+	close(fd);
+	return rc;
+}
+
+/*
+ * Container names, labels and adoption's sweep of orphans take every sbx
+ * container the runtime lists to be this monitor's: a second monitor on
+ * the host (another config, another state_dir) would discard the first's
+ * sandboxes as orphans at its start. So one monitor per host and
+ * runtime: a lock in /run (root's alone; /run/lock is anyone's), held
+ * for the monitor's life on a descriptor no child keeps past its exec,
+ * waited for a few seconds for a monitor that is still exiting.
+ */
+#define HOST_LOCK_WAIT	50	/* tries, 100 ms apart */
+
+static int	host_lock = -1;		/* held open: the lock */
+static char	host_lock_path[64];
+
+/* Our pid in the lock, for the line a second monitor is refused with. */
+static void
+host_lock_pid(void)
+{
+	char pid[16];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+	if (ftruncate(host_lock, 0) == -1 ||
+	    pwrite(host_lock, pid, (size_t)n, 0) != n)
+		log_warn("%s: cannot write our pid", host_lock_path);
+}
+
+int
+runtime_lock_host(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	const char *flavour = rt_is_docker(cfg) ? "docker" : "podman";
+	const char *path = host_lock_path;
+	char pid[16] = "";
+	int fd, i;
+
+	snprintf(host_lock_path, sizeof(host_lock_path),
+	    "/run/sbx-monitor.%s.lock", flavour);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < HOST_LOCK_WAIT; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			host_lock = fd;
+			host_lock_pid();
+			return 0;
+		}
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(100000);
+	}
+	if (pread(fd, pid, sizeof(pid) - 1, 0) <= 0)
+		strlcpy(pid, "?", sizeof(pid));
+	pid[strcspn(pid, "\n")] = '\0';
+	snprintf(err, errlen, "another sbx-monitor (pid %s) manages the %s "
+	    "containers of this host (%s); one monitor per host and runtime, "
+	    "or the second would discard the first's sandboxes", pid, flavour,
+	    path);
+	close(fd);
+	return -1;
+}
+
+/* The lock's descriptor came through fork(): the lock is ours still
+ * (it belongs to the open file), only the pid in it changes. */
+void
+runtime_lock_moved(void)
+{
+	if (host_lock != -1)
+		host_lock_pid();
+}
+
+/* Remove what adoption discarded, with its directories, in a worker. */
+int
+runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
+    size_t n)
+{
+	if (n == 0)
+		return 0;
+	return worker_run(JOB_REMOVE, gone, n * sizeof(*gone), -1,
+	    now_ms() + (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
+}

@@ -1,0 +1,307 @@
+/*
+ * worker.c - the monitor's only way to do slow things: jobs for
+ * sbx-worker, the executable opened at start.
+ *
+ * A worker is a fork of the monitor in its own process group, with only
+ * stdin/stdout on /dev/null, stderr and its result pipe open, and the
+ * runtime seccomp deny list loaded, which puts its job in a sealed memfd
+ * and executes sbx-worker with it: from then on it holds the one job it
+ * was given (a provision's passwords, say) and nothing else of the
+ * monitor's memory. It writes one fixed-size result and exits; the
+ * monitor reads it from the poll loop. Past its deadline the whole
+ * process group is killed and the result is "failed".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "iox.h"
+#include "log.h"
+#include "proc.h"
+#include "scfilter.h"
+#include "worker.h"
+
+#define JOB_SEALS	(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
+	F_SEAL_WRITE)
+
+static const struct sbx_config	*job_cfg;	/* what jobs' env is made of */
+static int			 job_exe = -1;	/* sbx-worker, opened at start */
+
+int
+workers_init(struct worker_pool *p, unsigned max,
+    const struct sbx_config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	TAILQ_INIT(&p->live);
+	p->n = 0;
+	p->max = max;
+	job_cfg = cfg;
+	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
+	/* Root's and written by nobody else, as the monitor's own binary. */
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || !(st.st_mode & S_IXUSR)) {
+		snprintf(err, errlen, "%s: not an executable of root's that "
+		    "only root may write", path);
+		goto bad;
+	}
+	job_exe = fd;
+	return 0;
+bad:
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+/* The job's memfd: head, env, the services of svcmask, the body. */
+static int
+write_job(int fd, enum job_type type, uint32_t svcmask, const void *job,
+    size_t len)
+{
+	struct job_head h = { .magic = JOB_MAGIC, .type = type, .len = len };
+	struct job_env e;
+	size_t i;
+
+	memset(&e, 0, sizeof(e));
+	memcpy(e.runtime, job_cfg->runtime, sizeof(e.runtime));
+	e.nruntime_args = (uint32_t)job_cfg->nruntime_args;
+	memcpy(e.runtime_args, job_cfg->runtime_args, sizeof(e.runtime_args));
+	memcpy(e.run_dir, job_cfg->run_dir, sizeof(e.run_dir));
+	memcpy(e.state_dir, job_cfg->state_dir, sizeof(e.state_dir));
+	memcpy(e.projects, job_cfg->projects, sizeof(e.projects));
+	memcpy(e.subuid_file, job_cfg->subuid_file, sizeof(e.subuid_file));
+	e.runtime_timeout = job_cfg->runtime_timeout;
+	e.foreground = (uint32_t)log_foreground();
+	for (i = 0; i < job_cfg->nservices; i++)
+		e.nservices += (svcmask >> i) & 1;
+	if (write_all(fd, &h, sizeof(h), INT64_MAX) == -1 ||
+	    write_all(fd, &e, sizeof(e), INT64_MAX) == -1)
+		return -1;
+	for (i = 0; i < job_cfg->nservices; i++)
+		if (((svcmask >> i) & 1) && write_all(fd, &job_cfg->services[i],
+		    sizeof(job_cfg->services[i]), INT64_MAX) == -1)
+			return -1;
+	if (len > 0 && write_all(fd, job, len, INT64_MAX) == -1)
+		return -1;
+	return fcntl(fd, F_ADD_SEALS, JOB_SEALS) == -1 ||
+	    lseek(fd, 0, SEEK_SET) == -1 ? -1 : 0;
+}
+
+/*
+ * In a fresh child of the monitor, its descriptors set (the result, if
+ * any, at 3) and its filter loaded: the job goes into a sealed memfd on
+ * stdin, and sbx-worker is executed from the descriptor opened at start
+ * (at fd 4, proc_child_setup).
+ * A fork holds a copy of all the monitor holds; the exec leaves it only
+ * its job. Never returns.
+ */
+static void __attribute__((noreturn))
+worker_exec(enum job_type type, uint32_t svcmask, const void *job,
+    size_t len)
+{
+	char *argv[] = { (char *)(uintptr_t)JOB_ARGV0,
+	    (char *)(uintptr_t)job_name(type), NULL };
+	char *envp[] = { NULL };
+	int fd;
+
+	if ((fd = memfd_create("sbx-job", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 ||
+	    write_job(fd, type, svcmask, job, len) == -1 ||
+	    dup2(fd, STDIN_FILENO) == -1) {
+		log_warn("worker %s: cannot hand its job over", job_name(type));
+		_exit(127);
+	}
+	/* The result pipe stays open across this exec only. */
+	if (fcntl(3, F_GETFD) != -1 && fcntl(3, F_SETFD, 0) == -1)
+		_exit(127);
+	syscall(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
+	log_warn("worker %s: cannot execute sbx-worker", job_name(type));
+	_exit(127);
+}
+
+/* A worker's child: nothing of the monitor's but the job's pipe. */
+static void
+worker_child(int keep_fd, pid_t monitor, enum job_type type,
+    uint32_t svcmask, const void *job, size_t len)
+{
+	proc_child_setup(keep_fd, job_exe);
+	if (getppid() != monitor)	/* it died before the prctl */
+		_exit(1);
+	if (sc_load_deny("runtime") == -1)
+		_exit(126);
+	worker_exec(type, svcmask, job, len);
+}
+
+int
+worker_run(enum job_type type, const void *job, size_t len, int keep_fd,
+    int64_t deadline)
+{
+	pid_t pid, monitor = getpid();
+	int status;
+
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0)
+		worker_child(keep_fd, monitor, type, 0, job, len);
+	status = proc_wait(pid, deadline);
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
+	    0 : -1;
+}
+
+int
+worker_spawn(struct worker_pool *p, enum job_type type, uint32_t svcmask,
+    const void *arg, size_t len, size_t result_size, int64_t deadline,
+    worker_done done, void *done_arg)
+{
+	struct worker *w;
+	pid_t monitor = getpid();
+	int pfd[2];
+
+	if (p->n >= p->max) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (w->buf = calloc(1, result_size)) == NULL) {
+		free(w);
+		return -1;
+	}
+	if (pipe2(pfd, O_CLOEXEC) == -1)
+		goto fail;
+	if ((w->pid = fork()) == -1) {
+		close(pfd[0]);
+		close(pfd[1]);
+		goto fail;
+	}
+	if (w->pid == 0) {
+		close(pfd[0]);
+		worker_child(pfd[1], monitor, type, svcmask, arg, len);
+	}
+	close(pfd[1]);
+	set_nonblock(pfd[0]);
+	w->fd = pfd[0];
+	w->want = result_size;
+	w->deadline = deadline;
+	w->done = done;
+	w->arg = done_arg;
+	TAILQ_INSERT_TAIL(&p->live, w, entry);
+	p->n++;
+	return 0;
+fail:
+	free(w->buf);
+	free(w);
+	return -1;
+}
+
+size_t
+workers_pollfds(struct worker_pool *p, struct pollfd *pfd, size_t max)
+{
+	struct worker *w;
+	size_t n = 0;
+
+	TAILQ_FOREACH(w, &p->live, entry) {
+		if (n == max)
+			break;
+		pfd[n].fd = w->fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+static void
+finish(struct worker_pool *p, struct worker *w)
+{
+	int ok = w->got == w->want && !w->killed;
+
+	TAILQ_REMOVE(&p->live, w, entry);
+	p->n--;
+	close(w->fd);
+	if (!ok)
+		kill(-w->pid, SIGKILL);
+	w->done(w->arg, ok ? w->buf : NULL, ok ? w->got : 0);
+	explicit_bzero(w->buf, w->want);
+	free(w->buf);
+	free(w);
+}
+
+static void
+on_readable(struct worker_pool *p, struct worker *w)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (w->got == w->want) {
+			finish(p, w);	/* the rest of its life is not ours */
+			return;
+		}
+		n = read(w->fd, w->buf + w->got, w->want - w->got);
+		if (n > 0) {
+			w->got += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		finish(p, w);	/* EOF or error: short result */
+		return;
+	}
+}
+
+void
+workers_events(struct worker_pool *p, const struct pollfd *pfd, size_t n)
+{
+	struct worker *w, *next;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		TAILQ_FOREACH_SAFE(w, &p->live, entry, next)
+			if (w->fd == pfd[i].fd) {
+				on_readable(p, w);
+				break;
+			}
+	}
+}
+
+int64_t
+workers_next_deadline(struct worker_pool *p)
+{
+	struct worker *w;
+	int64_t d = INT64_MAX;
+
+	TAILQ_FOREACH(w, &p->live, entry)
+		if (w->deadline < d)
+			d = w->deadline;
+	return d;
+}
+
+void
+workers_expire(struct worker_pool *p, int64_t now)
+{
+	struct worker *w, *next;
+
+	TAILQ_FOREACH_SAFE(w, &p->live, entry, next)
+		if (w->deadline <= now) {
+			log_warnx("worker %d passed its deadline; killed",
+			    (int)w->pid);
+			w->killed = 1;
+			finish(p, w);
+		}
+}

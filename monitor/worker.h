@@ -1,0 +1,63 @@
+/*
+ * worker.h - jobs for sbx-worker, whose result comes back on a pipe, so
+ * that the monitor's loop never waits on the runtime (worker.c).
+ */
+#ifndef SBX_WORKER_H
+#define SBX_WORKER_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "job.h"
+
+/* result is NULL when the worker died, overran or wrote a short result. */
+typedef void (*worker_done)(void *arg, const void *result, size_t len);
+
+struct worker {
+	TAILQ_ENTRY(worker) entry;
+	pid_t		pid;
+	int		fd;
+	int64_t		deadline;
+	size_t		want, got;
+	unsigned char	*buf;
+	worker_done	done;
+	void		*arg;
+	int		killed;
+};
+
+TAILQ_HEAD(worker_list, worker);
+
+struct worker_pool {
+	struct worker_list	 live;
+	unsigned		 n;
+	unsigned		 max;
+};
+
+/* At start: sbx-worker at path is opened (root's, written by nobody
+ * else), and cfg is what every job's env is made of; -1 with err. */
+int	workers_init(struct worker_pool *, unsigned max,
+	    const struct sbx_config *cfg, const char *path, char *err,
+	    size_t errlen);
+/*
+ * Start a job (len bytes at arg, copied: the caller may free or wipe it
+ * on return) with the [service] sections of svcmask (bit i: sbx.conf's
+ * i-th), whose worker writes exactly result_size bytes; done gets them
+ * in the loop.
+ */
+int	worker_spawn(struct worker_pool *, enum job_type, uint32_t svcmask,
+	    const void *arg, size_t len, size_t result_size, int64_t deadline,
+	    worker_done, void *done_arg);
+/* At start, before the loop: a job waited for (keep_fd at its fd 3, or
+ * -1) until deadline; 0 when its worker exited 0. */
+int	worker_run(enum job_type, const void *arg, size_t len, int keep_fd,
+	    int64_t deadline);
+size_t	workers_pollfds(struct worker_pool *, struct pollfd *, size_t max);
+void	workers_events(struct worker_pool *, const struct pollfd *, size_t n);
+int64_t	workers_next_deadline(struct worker_pool *);
+void	workers_expire(struct worker_pool *, int64_t now);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * job.h - the monitor's jobs for sbx-worker, and what a worker answers.
+ *
+ * A job is one sealed memfd on the worker's stdin: struct job_head, then
+ * struct job_env, then nservices struct service_cfg (only the sections
+ * the job is about, in sbx.conf's order), then the job's own body, whose
+ * exact size the job's row fixes (or a whole number of elements, for a
+ * job of many). Every type here is flat: no pointer, no descriptor, no
+ * field the monitor keeps for itself. A result comes back on the pipe at
+ * the worker's fd 3, of the exact size the job's row says; the monitor
+ * checks every field of it before use, as it checks the broker's
+ * messages (monitor/README.md).
+ */
+#ifndef SBX_JOB_H
+#define SBX_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "conn.h"
+#include "project.h"
+#include "subrange.h"
+
+/* argv[0] of a worker; argv[1] is its job's name. */
+#define JOB_ARGV0	"sbx-worker"
+#define JOB_MAGIC	0x73627877u	/* "sbxw" */
+#define JOB_MAX		(1u << 20)	/* a job's memfd, at most */
+/* A container's host uid range: uids 0-65535 inside it. */
+#define JOB_RANGE_UIDS	65536u
+
+enum job_type {
+	JOB_PROVISION = 1,	/* job_sandbox; answers job_outcome */
+	JOB_TEARDOWN,		/* job_sandbox; answers job_outcome */
+	JOB_EVICT,		/* job_evict; answers a uint32_t code */
+	JOB_WARM_START,		/* job_warm; answers warm_started */
+	JOB_WARM_REMOVE,	/* job_warm; answers a uint32_t code */
+	JOB_RENAME,		/* job_renames; answers a uint32_t code */
+	JOB_RELOAD,		/* nothing; answers reload_result */
+	JOB_REMOVE,		/* rt_gone[n]; its exit status says */
+	JOB_LIST,		/* nothing; writes rt_seen[n] to fd 3, a memfd */
+	JOB_NTYPES
+};
+
+struct job_head {
+	uint32_t	magic;
+	uint32_t	type;		/* enum job_type */
+	uint64_t	len;		/* the body's bytes */
+};
+
+/* What every job needs of sbx.conf's [sbx] section. */
+struct job_env {
+	char		runtime[CFG_STR];
+	uint32_t	nruntime_args;
+	char		runtime_args[CFG_MAX_RTARGS][CFG_STR];
+	char		run_dir[SBX_RUN_DIR_MAX + 1];
+	char		state_dir[CFG_STR];
+	char		projects[CFG_STR];
+	char		subuid_file[CFG_STR];
+	uint32_t	runtime_timeout;
+	uint32_t	foreground;	/* the monitor's log: stderr, else syslog */
+	uint32_t	nservices;	/* service_cfg that follow */
+};
+
+/* One service of a provision or a teardown. */
+struct job_svc {
+	struct sbx_conn	conn;		/* name and password; the rest: reach() */
+	int32_t		pid;		/* keep: its running container's */
+	uint32_t	keep;		/* a reshape's: running already */
+	uint32_t	warm;		/* a claimed warm container: its slot */
+	uint32_t	host_uid;	/* first host uid of its range; 0 none */
+};
+
+struct job_sandbox {
+	struct sbx_key	key;
+	char		project[SBX_SLUG_MAX];
+	uint64_t	generation;
+	uint32_t	nservices;
+	uint32_t	reshape;	/* prev[] is the set served */
+	uint32_t	nprev;
+	struct job_svc	svc[SBX_MAX_SERVICES];
+	struct job_svc	prev[SBX_MAX_SERVICES];
+};
+
+/*
+ * A provision's or teardown's answer: of each service only what the
+ * runtime alone knows, its container's pid and the port it published.
+ * Names, credentials and paths are the monitor's, never taken from here.
+ */
+struct job_outcome {
+	uint32_t	code;		/* enum sbx_code */
+	char		message[SBX_MESSAGE_MAX];
+	struct {
+		int32_t		pid;
+		uint32_t	port;	/* tcp: published on 127.0.0.1 */
+	}		svc[SBX_MAX_SERVICES];	/* in job_sandbox.svc[] order */
+	uint32_t	dropped_gone;	/* a reshape: bit i, prev[i] removed */
+};
+
+/* A claimed warm container of an evicted sandbox, by its names only. */
+struct job_evict {
+	struct sbx_key	key;
+	char		service[SBX_SLUG_MAX];
+	uint32_t	slot;
+};
+
+struct job_warm {
+	uint32_t	slot;
+	uint32_t	host_uid;	/* first host uid of its range */
+	struct sbx_conn	conn;		/* the start's: name and password */
+};
+
+struct warm_started {
+	uint32_t	code;		/* enum sbx_code */
+	char		message[SBX_MESSAGE_MAX];
+	int32_t		pid;
+	uint32_t	port;
+};
+
+/* A claimed container's name, changed after the reply. */
+struct warm_rename {
+	char		from[SBX_SLUG_MAX * 3], to[SBX_SLUG_MAX * 3];
+	uint32_t	slot;		/* its uid range: from names it */
+};
+
+#define WARM_RENAMES	64
+
+struct job_renames {
+	uint32_t	n;
+	struct warm_rename v[WARM_RENAMES];
+};
+
+/* JOB_LIST: at most this much listing, from at most this many runtime
+ * calls (ps, and with docker an inspect per RT_MAX_IDS containers). */
+#define JOB_LIST_MAX	(16u << 20)
+#define JOB_LIST_CALLS	8
+
+/* A container with sbx labels, as the runtime lists it (adoption). */
+struct rt_seen {
+	char	name[SBX_SLUG_MAX * 3];
+	char	agent[SBX_SLUG_MAX];
+	uid_t	uid;
+	bool	pool;		/* a warm container's labels: no uid, agent */
+	int	pid;		/* 0: not running */
+	int	port;		/* published on 127.0.0.1, or 0 */
+};
+
+/* What adoption discards: a whole key, one service of a kept one, or one
+ * container by name. */
+struct rt_gone {
+	struct sbx_key	key;
+	char		service[SBX_SLUG_MAX];	/* "": every container */
+	char		name[SBX_SLUG_MAX * 3];	/* set: this container only */
+};
+
+/* The job's name (argv[1] of its worker); NULL for no job. */
+const char	*job_name(unsigned type);
+
+/* SIGHUP's (and the start's) projects and subordinate uids. */
+#define RELOAD_MAGIC		0x73627872u	/* "sbxr" */
+#define RELOAD_MAX_PROJECTS	1024
+
+struct reload_result {
+	uint32_t		magic;
+	uint32_t		projects_ok;
+	uint32_t		nprojects;
+	uint32_t		subuid_ok;
+	uint32_t		nranges;
+	uint64_t		skipped;
+	char			err[256];
+	struct project		projects[RELOAD_MAX_PROJECTS];
+	struct subuid_range	ranges[SUBUID_MAX_RANGES];
+};
+
+#endif

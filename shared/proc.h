@@ -1,0 +1,22 @@
+/*
+ * proc.h - children of the monitor and of its workers: a clean start,
+ * a pidfd, and a wait with a deadline (proc.c).
+ */
+#ifndef SBX_PROC_H
+#define SBX_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Every signal to its default, none blocked (before an exec). */
+void	proc_reset_signals(void);
+/* In a fresh child: its own process group, dies with its parent, stdin
+ * and stdout on /dev/null, stderr kept, keep_fd (if >= 0) at fd 3 and
+ * exe_fd (if >= 0) at fd 4, both close-on-exec, nothing else open. */
+void	proc_child_setup(int keep_fd, int exe_fd);
+/* A pidfd of pid; -1 on failure. */
+int	proc_pidfd(pid_t);
+/* Wait for a child until deadline, then kill it: its wait status, or -1. */
+int	proc_wait(pid_t, int64_t deadline);
+
+#endif

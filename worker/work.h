@@ -1,0 +1,76 @@
+/*
+ * work.h - sbx-worker's jobs (main.c's table) and what they share: one
+ * runtime call (run.c, rt_run.c) and the removals built on it.
+ */
+#ifndef SBX_WORK_H
+#define SBX_WORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "job.h"
+#include "project.h"
+#include "subuid.h"
+
+/* One runtime call's end: its exit and what it said. */
+struct run_result {
+	int	status;		/* exit code, or -1 killed / not run */
+	int	exec_errno;	/* execve's errno when it failed, else 0 */
+	char	out[4096];
+	char	err[1024];
+};
+
+/* run.c: argv with a clean env, stdout and stderr captured. */
+int	run_argv(char *const argv[], char *const envp[], int64_t deadline,
+	    struct run_result *);
+
+/* rt_run.c: a runtime call, logged when it fails (any secret scrubbed). */
+int	run_logged(char *const argv[], char *const envp[], int64_t deadline,
+	    const char *secret, struct run_result *);
+/* The agent's sentence for a failed call, from what the runtime said. */
+void	explain(char *msg, size_t cap, const char *what, const char *image,
+	    const struct run_result *);
+
+/* rt_run.c: removals; 0 when the runtime said they went. */
+int	remove_key(const struct sbx_config *, const struct sbx_key *,
+	    int64_t deadline, struct run_result *);
+void	remove_storage(const struct sbx_config *, const char *name,
+	    int64_t deadline);
+int	remove_names(const struct sbx_config *, const char *first,
+	    const char *second, int64_t deadline);
+int	remove_svc_names(const struct sbx_config *, const struct sbx_key *,
+	    const char *service, unsigned warm, int64_t deadline);
+int	remove_service(const struct sbx_config *, const struct sbx_key *,
+	    const char *service, unsigned warm, int64_t deadline);
+int	remove_claimed(const struct sbx_config *, const struct sbx_key *,
+	    const struct job_svc *, size_t n, int64_t deadline);
+uint32_t remove_dropped(const struct sbx_config *,
+	    const struct job_sandbox *, int64_t deadline);
+
+/* rt_seen.c: the runtime's listing as rt_seen entries. */
+int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
+
+/* The jobs: each writes its one result to fd; its return is its exit. */
+int	provision_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	teardown_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	evict_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	warm_start_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	warm_remove_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	rename_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	reload_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	list_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	remove_gone_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+
+#endif
