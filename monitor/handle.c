@@ -115,8 +115,11 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 	}
 	p = project_find(e->projects, rq->project);
 	if (p == NULL || !p->valid) {
+		if (p != NULL)
+			snprintf(why, sizeof(why), "invalid project file "
+			    "%.138s", p->why);
 		refuse(r, uid, rq, SBX_E_UNKNOWN_PROJECT, p == NULL ?
-		    "no such project." : "the project's policy file is invalid.");
+		    "no such project." : why);
 		return;
 	}
 	if (!project_allows(p, uid)) {
@@ -131,9 +134,9 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 	}
 	for (i = 0; i < rq->nservices; i++)
 		if (!project_offers(p, rq->services[i])) {
-			refuse(r, uid, rq, SBX_E_NOT_OPTED_IN,
-			    "a requested service is not in the project's "
-			    "sandbox_services.");
+			snprintf(why, sizeof(why), "%s is not in the project's "
+			    "sandbox_services.", rq->services[i]);
+			refuse(r, uid, rq, SBX_E_NOT_OPTED_IN, why);
 			return;
 		}
 	cache_request(e->cache, uid, owner, rq->agent, p->slug,

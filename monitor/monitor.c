@@ -33,6 +33,7 @@
 #include "audit.h"
 #include "cache.h"
 #include "config.h"
+#include "config_take.h"
 #include "dispatch.h"
 #include "handle.h"
 #include "iox.h"
@@ -100,7 +101,7 @@ struct pending {
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: sbx-monitor [-d] [-f config]\n");
+	fprintf(stderr, "usage: sbx-monitor [-dt] [-f config]\n");
 	exit(2);
 }
 
@@ -303,17 +304,26 @@ subuids_take(struct monitor *m, const struct subuid_table *read,
 	    t.skipped ? ", some lines skipped" : "");
 }
 
-/* /etc/subuid (subuid_file) at start; SIGHUP reads it in a worker. */
+/*
+ * The start's reload, waited for: without the policies every sandbox's
+ * project would seem gone and adoption would discard them all; without
+ * the ranges, subordinate uids would pass as owners of their own (and
+ * subuid = refuse would serve them). Either missing: no start.
+ */
 static void
-subuids_load(struct monitor *m)
+start_take(void *arg, struct project_table *projects,
+    struct subuid_table *subuids, const char *err)
 {
-	struct subuid_table t;
-	char err[256];
+	struct monitor *m = arg;
 
-	if (subuid_load(m->cfg.subuid_file, &t, err, sizeof(err)) == -1)
-		subuids_take(m, NULL, err);
-	else
-		subuids_take(m, &t, NULL);
+	if (projects == NULL)
+		fatalx("the projects in %s cannot be read: not starting, so "
+		    "that no sandbox is discarded", m->cfg.projects);
+	m->projects = *projects;
+	if (subuids == NULL)
+		fatalx("subordinate uids: %s: not starting, so that none is "
+		    "taken for an owner", err != NULL ? err : "not read");
+	subuids_take(m, subuids, NULL);
 }
 
 static void reload_start(struct monitor *);
@@ -351,7 +361,7 @@ reload_start(struct monitor *m)
 	m->reload_wanted = true;
 	if (m->reloading || m->stopping)
 		return;
-	if (reload_spawn(&m->pool, reload_take, m) == -1)
+	if (reload_spawn(&m->pool, &m->cfg, reload_take, m) == -1)
 		return;
 	m->reloading = true;
 	m->reload_wanted = false;
@@ -794,12 +804,12 @@ status_warm(const void *rt, size_t i)
 static void
 setup(struct monitor *m, const char *path, int fg)
 {
-	char err[512], worker[PATH_MAX];
+	char err[512];
 
-	if (config_load(path, &m->cfg, err, sizeof(err)) == -1)
-		fatalx("%s", err);
 	if (geteuid() != 0)
 		fatalx("must be started as root");
+	if (config_read(path, &m->cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	/* First: a second monitor touches nothing, not even its socket. */
 	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -818,17 +828,10 @@ setup(struct monitor *m, const char *path, int fg)
 		fatal("signals");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
-	/* Without the policies every sandbox's project would seem gone, and
-	 * adoption would discard them all. */
-	if (projects_load(&m->cfg, &m->projects) == -1)
-		fatalx("the projects in %s cannot be read: not starting, so "
-		    "that no sandbox is discarded", m->cfg.projects);
 	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	beside_self("sbx-worker", worker, sizeof(worker));
-	if (workers_init(&m->pool, m->cfg.max_workers, &m->cfg, worker, err,
-	    sizeof(err)) == -1)
-		fatalx("%s", err);
+	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
+	reload_wait(&m->cfg, start_take, m);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1 ||
 	    warm_init(&m->rt) == -1)
@@ -838,7 +841,6 @@ setup(struct monitor *m, const char *path, int fg)
 	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000,
 	    .max_sandboxes = m->cfg.max_sandboxes,
 	    .max_waiters = m->cfg.max_waiters }, now_ms);	/* + fd_budget() */
-	subuids_load(m);	/* adopted sandboxes count toward owners too */
 	m->cache.owner_of = owner_of;
 	m->cache.owner_arg = m;
 	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
@@ -878,12 +880,14 @@ main(int argc, char *argv[])
 {
 	static struct monitor m;
 	const char *path = "/etc/sbx/sbx.conf";
-	int ch, fg = 0;
+	char worker[PATH_MAX], err[512];
+	int ch, fg = 0, test = 0;
 
-	while ((ch = getopt(argc, argv, "df:")) != -1) {
+	while ((ch = getopt(argc, argv, "df:t")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
 		case 'f': path = optarg; break;
+		case 't': test = 1; break;
 		default: usage();
 		}
 	}
@@ -891,6 +895,12 @@ main(int argc, char *argv[])
 		usage();
 	/* Errors before the loop go to stderr, whatever the mode. */
 	log_init("sbx-monitor", 1);
+	/* First: every file of root's is read by a worker, never here. */
+	beside_self("sbx-worker", worker, sizeof(worker));
+	if (workers_open(worker, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (test)
+		return config_check(path);
 	setup(&m, path, fg);
 	if (!fg)
 		daemonize();

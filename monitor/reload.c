@@ -1,43 +1,51 @@
 /*
- * reload.c - SIGHUP's projects and subordinate uids, read in a worker.
- * runs in: reload_body in an exec'd worker (helper.c; root, runtime deny
- * filter); the rest in the monitor's loop
+ * reload.c - the projects and the subordinate uids, read by a worker
+ * (JOB_RELOAD): waited for at start, in the loop's background on SIGHUP.
  *
- * The worker reads as start-up does (projects_load, subuid_load) and
- * sends both tables back as one fixed-size result; the monitor checks
- * every count and string before it takes them, as it would from anyone.
+ * The worker sends both tables back as one fixed-size result; the
+ * monitor checks every count and string before it takes them, as it
+ * would from anyone: a project names only slugs, and only services that
+ * sbx.conf offers.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "iox.h"
 #include "log.h"
 #include "reload.h"
+#include "slug.h"
 
 #define RELOAD_DEADLINE_MS	60000
 
 struct reload_job {
+	const struct sbx_config	*cfg;
 	reload_done		 done;
 	void			*arg;
 };
 
 static bool
-project_ok(const struct project *p, const struct project *prev)
+project_ok(const struct sbx_config *cfg, const struct project *p,
+    const struct project *prev)
 {
 	size_t i;
 
-	if (memchr(p->slug, '\0', sizeof(p->slug)) == NULL ||
+	if (!slug_field_valid(p->slug, sizeof(p->slug)) ||
+	    memchr(p->why, '\0', sizeof(p->why)) == NULL ||
 	    p->nservices > SBX_MAX_SERVICES || p->nuids > PROJECT_MAX_UIDS ||
 	    (prev != NULL && strcmp(prev->slug, p->slug) >= 0))
 		return false;	/* project_find() needs them sorted */
 	for (i = 0; i < p->nservices; i++)
-		if (memchr(p->services[i], '\0', SBX_SLUG_MAX) == NULL)
+		if (!slug_field_valid(p->services[i], SBX_SLUG_MAX) ||
+		    config_service(cfg, p->services[i]) == NULL)
 			return false;
 	return true;
 }
 
-static bool
-result_ok(const struct reload_result *r)
+bool
+reload_result_ok(const struct sbx_config *cfg, const struct reload_result *r)
 {
 	uint32_t i;
 
@@ -47,7 +55,8 @@ result_ok(const struct reload_result *r)
 	    (r->subuid_ok && !subrange_valid(r->ranges, r->nranges)))
 		return false;
 	for (i = 0; i < r->nprojects; i++)
-		if (!project_ok(&r->projects[i], i ? &r->projects[i - 1] : NULL))
+		if (!project_ok(cfg, &r->projects[i],
+		    i ? &r->projects[i - 1] : NULL))
 			return false;
 	return true;
 }
@@ -70,7 +79,7 @@ reloaded(void *arg, const void *result, size_t len)
 	struct project_table pt = { 0 }, *pp = NULL;
 	struct subuid_table st = { 0 }, *sp = NULL;
 
-	if (r == NULL || len != sizeof(*r) || !result_ok(r)) {
+	if (r == NULL || len != sizeof(*r) || !reload_result_ok(j->cfg, r)) {
 		log_warnx("reload: its worker gave no valid result");
 		j->done(j->arg, NULL, NULL, NULL);
 		free(j);
@@ -91,14 +100,24 @@ reloaded(void *arg, const void *result, size_t len)
 	free(j);
 }
 
-int
-reload_spawn(struct worker_pool *pool, reload_done done, void *arg)
+static struct reload_job *
+job_new(const struct sbx_config *cfg, reload_done done, void *arg)
 {
 	struct reload_job *j;
 
-	if ((j = calloc(1, sizeof(*j))) == NULL)
+	if ((j = calloc(1, sizeof(*j))) != NULL)
+		*j = (struct reload_job){ cfg, done, arg };
+	return j;
+}
+
+int
+reload_spawn(struct worker_pool *pool, const struct sbx_config *cfg,
+    reload_done done, void *arg)
+{
+	struct reload_job *j;
+
+	if ((j = job_new(cfg, done, arg)) == NULL)
 		return -1;
-	*j = (struct reload_job){ done, arg };
 	if (worker_spawn(pool, JOB_RELOAD, UINT32_MAX, NULL, 0,
 	    sizeof(struct reload_result), now_ms() + RELOAD_DEADLINE_MS,
 	    reloaded, j) == -1) {
@@ -106,4 +125,28 @@ reload_spawn(struct worker_pool *pool, reload_done done, void *arg)
 		return -1;
 	}
 	return 0;
+}
+
+void
+reload_wait(const struct sbx_config *cfg, reload_done done, void *arg)
+{
+	struct reload_job *j;
+	struct stat st;
+	void *r = NULL;
+	int fd;
+
+	if ((j = job_new(cfg, done, arg)) == NULL)
+		fatal("reload");
+	if ((fd = memfd_create("sbx-reload", MFD_CLOEXEC)) == -1)
+		fatal("memfd_create");
+	if (worker_run(JOB_RELOAD, UINT32_MAX, NULL, 0, fd, now_ms() +
+	    RELOAD_DEADLINE_MS) == 0 && fstat(fd, &st) == 0 &&
+	    st.st_size == (off_t)sizeof(struct reload_result) &&
+	    (r = mmap(NULL, sizeof(struct reload_result), PROT_READ,
+	    MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+		r = NULL;
+	close(fd);
+	reloaded(j, r, r != NULL ? sizeof(struct reload_result) : 0);
+	if (r != NULL)
+		munmap(r, sizeof(struct reload_result));
 }

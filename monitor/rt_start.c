@@ -58,7 +58,7 @@ runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
 	if ((fd = memfd_create("sbx-seen", MFD_CLOEXEC)) == -1)
 		return -1;
 	/* ps, and with docker an inspect per RT_MAX_IDS containers. */
-	if (worker_run(JOB_LIST, NULL, 0, fd, now_ms() +
+	if (worker_run(JOB_LIST, 0, NULL, 0, fd, now_ms() +
 	    (int64_t)cfg->runtime_timeout * 1000 * JOB_LIST_CALLS) == -1)
 		log_warnx("runtime ps: the list worker failed (see above)");
 	else if ((rc = seen_take(fd, out, n)) == -1)
@@ -146,6 +146,6 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 {
 	if (n == 0)
 		return 0;
-	return worker_run(JOB_REMOVE, gone, n * sizeof(*gone), -1,
+	return worker_run(JOB_REMOVE, 0, gone, n * sizeof(*gone), -1,
 	    now_ms() + (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
 }

@@ -35,17 +35,22 @@
 static const struct sbx_config	*job_cfg;	/* what jobs' env is made of */
 static int			 job_exe = -1;	/* sbx-worker, opened at start */
 
-int
+void
 workers_init(struct worker_pool *p, unsigned max,
-    const struct sbx_config *cfg, const char *path, char *err, size_t errlen)
+    const struct sbx_config *cfg)
 {
-	struct stat st;
-	int fd;
-
 	TAILQ_INIT(&p->live);
 	p->n = 0;
 	p->max = max;
 	job_cfg = cfg;
+}
+
+int
+workers_open(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
 	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1 ||
 	    fstat(fd, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -66,6 +71,30 @@ bad:
 	return -1;
 }
 
+/* What a job needs of [sbx], and how many sections of svcmask follow.
+ * JOB_CONFIG's is empty: no config is known yet. */
+static void
+job_env(struct job_env *e, uint32_t svcmask)
+{
+	size_t i;
+
+	memset(e, 0, sizeof(*e));
+	e->foreground = (uint32_t)log_foreground();
+	if (job_cfg == NULL)
+		return;
+	memcpy(e->runtime, job_cfg->runtime, sizeof(e->runtime));
+	e->nruntime_args = (uint32_t)job_cfg->nruntime_args;
+	memcpy(e->runtime_args, job_cfg->runtime_args,
+	    sizeof(e->runtime_args));
+	memcpy(e->run_dir, job_cfg->run_dir, sizeof(e->run_dir));
+	memcpy(e->state_dir, job_cfg->state_dir, sizeof(e->state_dir));
+	memcpy(e->projects, job_cfg->projects, sizeof(e->projects));
+	memcpy(e->subuid_file, job_cfg->subuid_file, sizeof(e->subuid_file));
+	e->runtime_timeout = job_cfg->runtime_timeout;
+	for (i = 0; i < job_cfg->nservices; i++)
+		e->nservices += (svcmask >> i) & 1;
+}
+
 /* The job's memfd: head, env, the services of svcmask, the body. */
 static int
 write_job(int fd, enum job_type type, uint32_t svcmask, const void *job,
@@ -75,22 +104,11 @@ write_job(int fd, enum job_type type, uint32_t svcmask, const void *job,
 	struct job_env e;
 	size_t i;
 
-	memset(&e, 0, sizeof(e));
-	memcpy(e.runtime, job_cfg->runtime, sizeof(e.runtime));
-	e.nruntime_args = (uint32_t)job_cfg->nruntime_args;
-	memcpy(e.runtime_args, job_cfg->runtime_args, sizeof(e.runtime_args));
-	memcpy(e.run_dir, job_cfg->run_dir, sizeof(e.run_dir));
-	memcpy(e.state_dir, job_cfg->state_dir, sizeof(e.state_dir));
-	memcpy(e.projects, job_cfg->projects, sizeof(e.projects));
-	memcpy(e.subuid_file, job_cfg->subuid_file, sizeof(e.subuid_file));
-	e.runtime_timeout = job_cfg->runtime_timeout;
-	e.foreground = (uint32_t)log_foreground();
-	for (i = 0; i < job_cfg->nservices; i++)
-		e.nservices += (svcmask >> i) & 1;
+	job_env(&e, svcmask);
 	if (write_all(fd, &h, sizeof(h), INT64_MAX) == -1 ||
 	    write_all(fd, &e, sizeof(e), INT64_MAX) == -1)
 		return -1;
-	for (i = 0; i < job_cfg->nservices; i++)
+	for (i = 0; e.nservices > 0 && i < job_cfg->nservices; i++)
 		if (((svcmask >> i) & 1) && write_all(fd, &job_cfg->services[i],
 		    sizeof(job_cfg->services[i]), INT64_MAX) == -1)
 			return -1;
@@ -114,8 +132,14 @@ worker_exec(enum job_type type, uint32_t svcmask, const void *job,
 {
 	char *argv[] = { (char *)(uintptr_t)JOB_ARGV0,
 	    (char *)(uintptr_t)job_name(type), NULL };
-	char *envp[] = { NULL };
+	const char *js = getenv("JOURNAL_STREAM");
+	char journal[64], *envp[] = { NULL, NULL };
 	int fd;
+
+	/* Its lines go where ours do, with their priority on the journal. */
+	if (js != NULL && snprintf(journal, sizeof(journal),
+	    "JOURNAL_STREAM=%s", js) < (int)sizeof(journal))
+		envp[0] = journal;
 
 	if ((fd = memfd_create("sbx-job", MFD_CLOEXEC |
 	    MFD_ALLOW_SEALING)) == -1 ||
@@ -146,8 +170,8 @@ worker_child(int keep_fd, pid_t monitor, enum job_type type,
 }
 
 int
-worker_run(enum job_type type, const void *job, size_t len, int keep_fd,
-    int64_t deadline)
+worker_run(enum job_type type, uint32_t svcmask, const void *job,
+    size_t len, int keep_fd, int64_t deadline)
 {
 	pid_t pid, monitor = getpid();
 	int status;
@@ -155,7 +179,7 @@ worker_run(enum job_type type, const void *job, size_t len, int keep_fd,
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0)
-		worker_child(keep_fd, monitor, type, 0, job, len);
+		worker_child(keep_fd, monitor, type, svcmask, job, len);
 	status = proc_wait(pid, deadline);
 	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
 	    0 : -1;

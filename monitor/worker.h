@@ -37,11 +37,12 @@ struct worker_pool {
 	unsigned		 max;
 };
 
-/* At start: sbx-worker at path is opened (root's, written by nobody
- * else), and cfg is what every job's env is made of; -1 with err. */
-int	workers_init(struct worker_pool *, unsigned max,
-	    const struct sbx_config *cfg, const char *path, char *err,
-	    size_t errlen);
+/* First of all: sbx-worker at path is opened (root's, written by nobody
+ * else); -1 with err. */
+int	workers_open(const char *path, char *err, size_t errlen);
+/* Once the config is read: what every job's env is made of. */
+void	workers_init(struct worker_pool *, unsigned max,
+	    const struct sbx_config *cfg);
 /*
  * Start a job (len bytes at arg, copied: the caller may free or wipe it
  * on return) with the [service] sections of svcmask (bit i: sbx.conf's
@@ -53,8 +54,8 @@ int	worker_spawn(struct worker_pool *, enum job_type, uint32_t svcmask,
 	    worker_done, void *done_arg);
 /* At start, before the loop: a job waited for (keep_fd at its fd 3, or
  * -1) until deadline; 0 when its worker exited 0. */
-int	worker_run(enum job_type, const void *arg, size_t len, int keep_fd,
-	    int64_t deadline);
+int	worker_run(enum job_type, uint32_t svcmask, const void *arg,
+	    size_t len, int keep_fd, int64_t deadline);
 size_t	workers_pollfds(struct worker_pool *, struct pollfd *, size_t max);
 void	workers_events(struct worker_pool *, const struct pollfd *, size_t n);
 int64_t	workers_next_deadline(struct worker_pool *);

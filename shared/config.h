@@ -99,11 +99,7 @@ struct sbx_config {
 	struct service_cfg services[SBX_MAX_SERVICES];
 };
 
-/* 0, or -1 with one line in err. */
-int	config_load(const char *path, struct sbx_config *, char *err,
-	    size_t errlen);
 const struct service_cfg *config_service(const struct sbx_config *,
 	    const char *name);
-size_t	split_words(char *s, char **out, size_t max);
 
 #endif

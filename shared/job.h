@@ -39,6 +39,7 @@ enum job_type {
 	JOB_RELOAD,		/* nothing; answers reload_result */
 	JOB_REMOVE,		/* rt_gone[n]; its exit status says */
 	JOB_LIST,		/* nothing; writes rt_seen[n] to fd 3, a memfd */
+	JOB_CONFIG,		/* job_config; writes config_result to fd 3 */
 	JOB_NTYPES
 };
 
@@ -155,6 +156,23 @@ struct rt_gone {
 
 /* The job's name (argv[1] of its worker); NULL for no job. */
 const char	*job_name(unsigned type);
+
+/* sbx.conf, read for the monitor's start (no env: none is known yet),
+ * or checked for sbx-monitor -t with every project file (check: each
+ * problem on stderr as file:line: cause; the exit status says). */
+struct job_config {
+	char		path[CFG_STR];
+	uint32_t	check;
+};
+
+#define CONFIG_MAGIC	0x73627863u	/* "sbxc" */
+
+struct config_result {
+	uint32_t	magic;
+	uint32_t	ok;
+	char		err[CFG_STR * 2];	/* !ok: file:line: cause */
+	struct sbx_config cfg;
+};
 
 /* SIGHUP's (and the start's) projects and subordinate uids. */
 #define RELOAD_MAGIC		0x73627872u	/* "sbxr" */

@@ -14,6 +14,7 @@
 struct project {
 	char		slug[SBX_SLUG_MAX];
 	bool		valid;		/* false: file unreadable or invalid */
+	char		why[SBX_MESSAGE_MAX];	/* invalid: file:line: cause */
 	size_t		nservices;	/* the opted-in set, config order */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
 	bool		anyone;		/* no allow_users / allow_groups */
@@ -26,15 +27,13 @@ struct project_table {
 	struct project	*v;		/* sorted by slug */
 };
 
-/* Reads every <slug>.conf in dir; bad files are kept as invalid. */
-int	projects_load(const struct sbx_config *, struct project_table *);
 void	projects_free(struct project_table *);
+/* The table's order (by slug), for qsort and bsearch. */
+int	project_slug_cmp(const void *, const void *);
 const struct project *project_find(const struct project_table *,
 	    const char *slug);
 bool	project_allows(const struct project *, uid_t);
 /* service is in the project's opted-in set. */
 bool	project_offers(const struct project *, const char *service);
-int	project_parse(const struct sbx_config *, const char *path,
-	    struct project *, char *err, size_t errlen);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * subuid.h - /etc/subuid, as the monitor reads it at start and on SIGHUP:
+ * subuid.h - /etc/subuid as a table (read by a worker, worker/subuid.c):
  * which user owns the subordinate uid a request comes from.
  */
 #ifndef SBX_SUBUID_H
@@ -18,9 +18,6 @@ struct subuid_table {
 	size_t		skipped;	/* lines that were not a range */
 };
 
-/* 0 (a missing file is an empty table), or -1 with one line in err. */
-int	subuid_load(const char *path, struct subuid_table *, char *err,
-	    size_t errlen);
 void	subuid_free(struct subuid_table *);
 /* Is uid in someone's range? Then *owner is that user. Never for root. */
 bool	subuid_owner(const struct subuid_table *, uid_t uid, uid_t *owner);

@@ -16,7 +16,7 @@ RTDOUBLE_SRC = tests/unit/rtdouble.c
 test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
-test_subuid_SRC   = tests/unit/test_subuid.c shared/subuid.c shared/subrange.c
+test_subuid_SRC   = tests/unit/test_subuid.c shared/subuid.c worker/subuid.c shared/subrange.c
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) monitor/answer.c shared/pack.c
 test_dispatch_SRC = tests/unit/test_dispatch.c monitor/dispatch.c monitor/answer.c \
 		    shared/pack.c tests/unit/handle_stub.c
@@ -47,7 +47,7 @@ $(O)/obj/test/%.o: %.c $(GEN_H)
 	    $(call pc,$(TEST_PKGS)) -MMD -c -o $@ $<
 
 define test_rule
-$(O)/test_$(1): $$(call objs,$$(test_$(1)_SRC) $(UNIT_BASE),test)
+$(O)/test_$(1): $$(sort $$(call objs,$$(test_$(1)_SRC) $(UNIT_BASE),test))
 	$$(CC) $$(CFLAGS) $$(XLDFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call pl,$(TEST_PKGS))
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))

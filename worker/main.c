@@ -43,6 +43,7 @@ static const struct {
 	[JOB_RELOAD] = { 0, 0, reload_body },
 	[JOB_REMOVE] = { sizeof(struct rt_gone), 1, remove_gone_body },
 	[JOB_LIST] = { 0, 0, list_body },
+	[JOB_CONFIG] = { sizeof(struct job_config), 0, config_body },
 };
 
 /* The memfd on stdin, whole, if it is sealed and at most max bytes. */

@@ -25,7 +25,7 @@ reload_body(int fd, const struct sbx_config *cfg, const void *job,
 	(void)len;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return 1;	/* a short result: the monitor says so */
-	r->projects_ok = projects_load(cfg, &pt) == 0;
+	r->projects_ok = projects_load(cfg, &pt, false) == 0;
 	if (pt.n > RELOAD_MAX_PROJECTS) {
 		log_warnx("reload: %zu projects, more than %d", pt.n,
 		    RELOAD_MAX_PROJECTS);

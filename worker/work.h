@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -53,6 +54,26 @@ uint32_t remove_dropped(const struct sbx_config *,
 /* rt_seen.c: the runtime's listing as rt_seen entries. */
 int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
 
+/* config.c: sbx.conf, 0, or -1 with one line in err (file:line: cause). */
+int	config_load(const char *path, struct sbx_config *, char *err,
+	    size_t errlen);
+size_t	split_words(char *s, char **out, size_t max);
+
+/* subuid.c: /etc/subuid (path), sorted, no overlap; a missing file is an
+ * empty table; -1 with err otherwise. */
+int	subuid_load(const char *path, struct subuid_table *, char *err,
+	    size_t errlen);
+
+/* ini_check.c: the number of the first line of f that is indented and
+ * looks like a key (err says so), or 0. */
+int	indented_key(FILE *, char *err, size_t errlen);
+
+/* projects.c: every <slug>.conf of cfg->projects, an invalid file's
+ * project kept as invalid with why; -1 if the directory is unreadable.
+ * check: each problem on stderr as file:line: cause. */
+int	projects_load(const struct sbx_config *, struct project_table *,
+	    bool check);
+
 /* The jobs: each writes its one result to fd; its return is its exit. */
 int	provision_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
@@ -71,6 +92,8 @@ int	reload_body(int fd, const struct sbx_config *, const void *job,
 int	list_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	remove_gone_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	config_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 
 #endif

@@ -93,7 +93,8 @@ kill -9 "${bpid:-0}"
 check "a warning is at LOG_WARNING" wait_until 5 'grep -q "^<4>sbx-monitor: broker died; restarting in" "$LOG"'
 check "the monitor's start at LOG_INFO" grep -q "^<6>sbx-monitor: serving $SOCK" "$LOG"
 check "the broker's, through the monitor, at LOG_INFO" grep -q "^<6>sbx-monitor: sbx-broker\[[0-9]*\]: serving as" "$LOG"
-check "every line has a priority" bash -c "! grep -vq '^<[0-7]>' '$LOG'"
+bare=$(grep -v '^<[0-7]>' "$LOG")
+check "every line has a priority${bare:+ (not: $bare)}" test -z "$bare"
 stop_monitor
 JOURNAL_STREAM=1:1 start_monitor
 check "with JOURNAL_STREAM naming another stream: plain lines" bash -c "grep -q '^sbx-monitor: serving $SOCK' '$LOG' && grep -q '^sbx-broker: serving as' '$LOG'"
@@ -113,6 +114,43 @@ check "and nothing on stdout" test ! -s "$WORK/bad.out"
 sed "s|^projects *=.*|projects = $WORK/no-such-projects|" "$CONF" > "$WORK/bad.conf"
 "$B/sbx-monitor" -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
 check "a projects directory that cannot be read: exit $rc, not started, naming it" test "$rc" -ne 0 -a -n "$(grep -F "the projects in $WORK/no-such-projects cannot be read: not starting" "$WORK/bad.err")"
+# /etc/subuid that cannot be used: with subuid = refuse, its uids would
+# be served as owners of their own. Not started.
+printf 'root:100000:65536\n' > "$WORK/subuid.bad"; chmod 0666 "$WORK/subuid.bad"
+sed "s|^subuid_file *=.*|subuid_file = $WORK/subuid.bad|" "$CONF" > "$WORK/bad.conf"
+grep -q '^subuid_file' "$WORK/bad.conf" || sed -i "s|^\[sbx\]\$|[sbx]\nsubuid_file = $WORK/subuid.bad|" "$WORK/bad.conf"
+"$B/sbx-monitor" -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
+check "a subuid_file others may write: exit $rc, not started, saying why" test "$rc" -ne 0 -a -n "$(grep -F "subordinate uids: $WORK/subuid.bad must be a root-owned file" "$WORK/bad.err")"
+
+echo "# sbx-monitor -t: the config and every project file, checked"
+rm -f "$WORK/projects/ghost.conf"	# its service went with CONF_EXTRA
+"$B/sbx-monitor" -t -f "$CONF" > "$WORK/t.out" 2>&1; rc=$?
+check "a sound config and projects: exit $rc, nothing said" test "$rc" -eq 0 -a ! -s "$WORK/t.out"
+# An indented key continues the value above (libinih): pids inside cpus.
+awk '{ print } /^\[service redis\]/ { print "cpus = 1"; print "   pids = 64" }' "$CONF" > "$WORK/bad.conf"
+line=$(grep -n '^   pids = 64' "$WORK/bad.conf" | cut -d: -f1)
+"$B/sbx-monitor" -t -f "$WORK/bad.conf" > "$WORK/t.out" 2>&1; rc=$?
+check "an indented key: exit $rc, its file and line ($line)" test "$rc" -eq 1 -a -n "$(grep -F "$WORK/bad.conf:$line: an indented line that looks like a key" "$WORK/t.out")"
+"$B/sbx-monitor" -d -f "$WORK/bad.conf" > "$WORK/bad.out" 2> "$WORK/bad.err"; rc=$?
+check "and at start: exit $rc, the same line on stderr" test "$rc" -ne 0 -a "$(wc -l < "$WORK/bad.err")" -eq 1 -a -n "$(grep -F "$WORK/bad.conf:$line: an indented line" "$WORK/bad.err")"
+printf '[project]\nsandbox_services = redis\nsandbox_services = nosuch\n' > "$WORK/projects/typo.conf"
+printf '[project]\nallow_users = root\n  allow_groups = x\n' > "$WORK/projects/indent.conf"
+"$B/sbx-monitor" -t -f "$CONF" > "$WORK/t.out" 2>&1; rc=$?
+check "bad project files: exit $rc" test "$rc" -eq 1
+check "each named with its line and cause (typo.conf:3)" grep -qF "$WORK/projects/typo.conf:3: sandbox_services: not offered by sbx.conf: nosuch" "$WORK/t.out"
+check "each named with its line and cause (indent.conf:3)" grep -qF "$WORK/projects/indent.conf:3: an indented line that looks like a key" "$WORK/t.out"
+"$B/sbx-monitor" -t -f "$WORK/no-such.conf" > "$WORK/t.out" 2>&1; rc=$?
+check "a config that is not there: exit $rc, saying so" test "$rc" -eq 1 -a -n "$(grep -F "$WORK/no-such.conf: No such file or directory" "$WORK/t.out")"
+
+echo "# the caller is told why"
+start_monitor
+out=$(sbx request -a why1 -p typo redis 2>&1)
+check "a project refused for its file: the reply names file, line, key and service" grep -qF "unknown_project: invalid project file typo.conf:3: sandbox_services: not offered by sbx.conf: nosuch" <<<"$out"
+out=$(sbx request -a why2 -p cache-only postgres 2>&1)
+check "not_opted_in names the service" grep -qF "not_opted_in: postgres is not in the project's sandbox_services" <<<"$out"
+stop_monitor
+rm -f "$WORK/projects/typo.conf" "$WORK/projects/indent.conf"
+
 # Without -d: the command returns once the socket is bound and the
 # sandboxes adopted, and the daemon serves.
 # The broker logs to syslog then: with no syslog daemon on the host, its

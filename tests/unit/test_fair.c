@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "work.h"
 #include "config.h"
 #include "conntab.h"
 #include "ratelim.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "work.h"
 #include "cache.h"
 #include "config.h"
 #include "dispatch.h"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "work.h"
 #include "cache.h"
 #include "config.h"
 #include "dispatch.h"
@@ -122,7 +123,7 @@ Test(seed, test_project_lookup_failure_degrades_to_no_sandbox)
 	fclose(f);
 	chmod(path, 0666);	/* writable by others: refused as untrusted */
 	strlcpy(cfg.projects, dir, sizeof(cfg.projects));
-	cr_assert_eq(projects_load(&cfg, &t), 0);
+	cr_assert_eq(projects_load(&cfg, &t, false), 0);
 	env.projects = &t;
 
 	available(1000, "roboco-api", &c);

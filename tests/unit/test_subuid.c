@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "work.h"
 #include "subuid.h"
 
 static char path[64];

@@ -1,11 +1,11 @@
 /*
- * config.c - read sbx.conf with libinih, then check every value once, at
- * start, so the daemon never meets a bad setting later.
- * runs in: the monitor at start (root, unfiltered); config_service anywhere
+ * config.c - read sbx.conf with libinih, then check every value once, for
+ * the monitor's start (JOB_CONFIG) and for sbx-monitor -t, so the daemon
+ * never meets a bad setting later.
  *
  * Unknown sections and keys are errors: a typo should not silently
- * change nothing. SIGHUP does not read sbx.conf again (project.c,
- * subuid.c): what workers and the loop see is fixed for the run.
+ * change nothing. SIGHUP does not read sbx.conf again (only the projects
+ * and /etc/subuid): what workers and the loop see is fixed for the run.
  */
 #include <errno.h>
 #include <ini.h>
@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "slug.h"
+#include "work.h"
 
 struct parse {
 	struct sbx_config *cfg;
@@ -658,16 +658,24 @@ config_load(const char *path, struct sbx_config *cfg, char *err,
 {
 	struct parse p = { .cfg = cfg, .err = err, .errlen = errlen };
 	char first[CFG_STR * 2];
+	FILE *f;
 	int line;
 
+	err[0] = '\0';
 	defaults(cfg);
-	line = ini_parse(path, on_entry, &p);
-	if (line == -1) {
+	if ((f = fopen(path, "re")) == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	/* First: what such a line would do to the parse is not its cause. */
+	if ((line = indented_key(f, err, errlen)) == 0) {
+		rewind(f);
+		line = ini_parse_file(f, on_entry, &p);
+	}
+	fclose(f);
 	if (line != 0 || p.failed) {
-		strlcpy(first, p.failed ? err : "syntax error", sizeof(first));
+		strlcpy(first, p.failed || err[0] != '\0' ? err :
+		    "syntax error", sizeof(first));
 		snprintf(err, errlen, "%s:%d: %s", path, line, first);
 		return -1;
 	}
@@ -677,15 +685,4 @@ config_load(const char *path, struct sbx_config *cfg, char *err,
 		return -1;
 	}
 	return 0;
-}
-
-const struct service_cfg *
-config_service(const struct sbx_config *c, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->nservices; i++)
-		if (!strcmp(c->services[i].name, name))
-			return &c->services[i];
-	return NULL;
 }

@@ -1,0 +1,315 @@
+/*
+ * projects.c - the project files: the opted-in services and the users of
+ * each project, read for JOB_RELOAD (at start and on SIGHUP) and for the
+ * check of sbx-monitor -t.
+ *
+ * Files are admin-owned policy: a file that is not owned by root or is
+ * writable by others is refused (an agent must not be able to opt itself
+ * in). allow_users / allow_groups are resolved to uids here, so no NSS
+ * lookup happens in the monitor. An invalid file's project stays in the
+ * table, marked invalid, with why: the agent's reply says it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <ini.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "slug.h"
+#include "work.h"
+
+struct pparse {
+	const struct sbx_config	*cfg;
+	struct project		*p;
+	const char		*key;		/* the entry's, for the message */
+	char			*err;
+	size_t			 errlen;
+	int			 failed;
+};
+
+static int
+pfail(struct pparse *pp, const char *msg, const char *what)
+{
+	if (!pp->failed)
+		snprintf(pp->err, pp->errlen, "%s%s%s%s%s",
+		    pp->key ? pp->key : "", pp->key ? ": " : "", msg,
+		    what ? ": " : "", what ? what : "");
+	pp->failed = 1;
+	return 0;
+}
+
+static int
+add_uid(struct project *p, uid_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nuids; i++)
+		if (p->uids[i] == uid)
+			return 0;
+	if (p->nuids == PROJECT_MAX_UIDS)
+		return -1;
+	p->uids[p->nuids++] = uid;
+	return 0;
+}
+
+static int
+add_user(struct pparse *pp, const char *name)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long n;
+
+	/* A number is a uid, digits only and below (uid_t)-1: strtoul would
+	 * take "-1" and wrap past 2^32 into another uid. */
+	errno = 0;
+	n = strtoul(name, &end, 10);
+	if (*name >= '0' && *name <= '9' && *end == '\0') {
+		if (errno != 0 || n >= UINT32_MAX)
+			return pfail(pp, "uid out of range", name);
+		return add_uid(pp->p, (uid_t)n) == 0 ? 1 :
+		    pfail(pp, "too many users", NULL);
+	}
+	if ((pw = getpwnam(name)) == NULL)
+		return pfail(pp, "unknown user", name);
+	return add_uid(pp->p, pw->pw_uid) == 0 ? 1 :
+	    pfail(pp, "too many users", NULL);
+}
+
+/* Members of a group: its member list plus users whose primary group it is. */
+static int
+add_group(struct pparse *pp, const char *name)
+{
+	struct group *gr;
+	struct passwd *pw;
+	gid_t gid;
+	char **m;
+
+	if ((gr = getgrnam(name)) == NULL)
+		return pfail(pp, "unknown group", name);
+	gid = gr->gr_gid;
+	for (m = gr->gr_mem; *m != NULL; m++)
+		if ((pw = getpwnam(*m)) != NULL &&
+		    add_uid(pp->p, pw->pw_uid) == -1)
+			return pfail(pp, "too many users", NULL);
+	setpwent();
+	while ((pw = getpwent()) != NULL)
+		if (pw->pw_gid == gid && add_uid(pp->p, pw->pw_uid) == -1) {
+			endpwent();
+			return pfail(pp, "too many users", NULL);
+		}
+	endpwent();
+	return 1;
+}
+
+static int
+set_services(struct pparse *pp, const char *v)
+{
+	char buf[CFG_STR * 8], *w[SBX_MAX_SERVICES + 1];
+	struct project *p = pp->p;
+	size_t i, j, n;
+
+	if (strlcpy(buf, v, sizeof(buf)) >= sizeof(buf))
+		return pfail(pp, "too long", NULL);
+	n = split_words(buf, w, SBX_MAX_SERVICES);
+	if (n > SBX_MAX_SERVICES)
+		return pfail(pp, "too many services", NULL);
+	for (i = 0; i < n; i++) {
+		if (config_service(pp->cfg, w[i]) == NULL)
+			return pfail(pp, "not offered by sbx.conf",
+			    w[i]);
+		for (j = 0; j < i; j++)
+			if (!strcmp(w[i], p->services[j]))
+				return pfail(pp, "named twice", w[i]);
+		strlcpy(p->services[i], w[i], SBX_SLUG_MAX);
+	}
+	p->nservices = n;
+	return 1;
+}
+
+static int
+for_each_word(struct pparse *pp, const char *v,
+    int (*fn)(struct pparse *, const char *))
+{
+	char buf[CFG_STR * 8], *w[PROJECT_MAX_UIDS + 1];
+	size_t i, n;
+
+	if (strlcpy(buf, v, sizeof(buf)) >= sizeof(buf))
+		return pfail(pp, "list too long", NULL);
+	n = split_words(buf, w, PROJECT_MAX_UIDS);
+	if (n > PROJECT_MAX_UIDS)
+		return pfail(pp, "list too long", NULL);
+	pp->p->anyone = false;
+	for (i = 0; i < n; i++)
+		if (!fn(pp, w[i]))
+			return 0;
+	return 1;
+}
+
+static int
+on_pentry(void *user, const char *section, const char *k, const char *v)
+{
+	struct pparse *pp = user;
+
+	if (pp->failed)
+		return 0;
+	pp->key = NULL;
+	if (strcmp(section, "project") != 0)
+		return pfail(pp, "unknown section", section);
+	pp->key = k;
+	if (!strcmp(k, "sandbox_services"))
+		return set_services(pp, v);
+	if (!strcmp(k, "allow_users"))
+		return for_each_word(pp, v, add_user);
+	if (!strcmp(k, "allow_groups"))
+		return for_each_word(pp, v, add_group);
+	pp->key = NULL;
+	return pfail(pp, "unknown key", k);
+}
+
+/*
+ * The file, opened once: what is checked is what is parsed, whatever is
+ * renamed over the path meanwhile. Non-blocking, so that a FIFO put there
+ * does not hold us; it is refused as not a regular file.
+ */
+static FILE *
+open_trusted(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen, "not a root-owned file writable only "
+		    "by root");
+		close(fd);
+		return NULL;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* One file into p; -1 with err and *line (0: not a line's fault). */
+static int
+project_parse(const struct sbx_config *cfg, const char *path,
+    struct project *p, char *err, size_t errlen, int *line)
+{
+	struct pparse pp = { .cfg = cfg, .p = p, .err = err, .errlen = errlen };
+	FILE *f;
+
+	p->anyone = true;
+	p->nservices = p->nuids = 0;
+	p->valid = false;
+	*line = 0;
+	if ((f = open_trusted(path, err, errlen)) == NULL)
+		return -1;
+	/* First: what such a line would do to the parse is not its cause. */
+	if ((*line = indented_key(f, err, errlen)) == 0) {
+		rewind(f);
+		*line = ini_parse_file(f, on_pentry, &pp);
+	}
+	fclose(f);
+	if (*line != 0 || pp.failed) {
+		if (!pp.failed && err[0] == '\0')
+			snprintf(err, errlen, "syntax error");
+		return -1;
+	}
+	p->valid = true;
+	return 0;
+}
+
+/* The slug of a "<slug>.conf" name, or NULL. */
+static const char *
+conf_slug(const char *name, char out[SBX_SLUG_MAX])
+{
+	size_t len = strlen(name);
+
+	if (len < 6 || strcmp(name + len - 5, ".conf") != 0 ||
+	    !slug_valid(name, len - 5))
+		return NULL;
+	memcpy(out, name, len - 5);
+	out[len - 5] = '\0';
+	return out;
+}
+
+/* An invalid file's project: why, for the agent and the log. */
+static void
+project_invalid(struct project *p, const char *dir, const char *file,
+    int line, const char *err, bool check)
+{
+	if (line > 0)
+		snprintf(p->why, sizeof(p->why), "%s:%d: %s", file, line, err);
+	else
+		snprintf(p->why, sizeof(p->why), "%s: %s", file, err);
+	if (check)
+		fprintf(stderr, "%s/%s\n", dir, p->why);
+	else
+		log_warnx("project %s/%s: ignored", dir, p->why);
+}
+
+int
+projects_load(const struct sbx_config *cfg, struct project_table *t,
+    bool check)
+{
+	DIR *d;
+	struct dirent *de;
+	struct project *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	char path[CFG_STR * 2], err[SBX_MESSAGE_MAX];
+	int line;
+
+	t->n = 0;
+	t->v = NULL;
+	if ((d = opendir(cfg->projects)) == NULL) {
+		if (check)
+			fprintf(stderr, "%s: %s\n", cfg->projects,
+			    strerror(errno));
+		else
+			log_warn("projects %s", cfg->projects);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char slug[SBX_SLUG_MAX];
+
+		if (conf_slug(de->d_name, slug) == NULL)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
+				break;
+			v = nv;
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		strlcpy(v[n].slug, slug, sizeof(v[n].slug));
+		snprintf(path, sizeof(path), "%s/%s", cfg->projects, de->d_name);
+		err[0] = '\0';
+		if (project_parse(cfg, path, &v[n], err, sizeof(err),
+		    &line) == -1)
+			project_invalid(&v[n], cfg->projects, de->d_name, line,
+			    err, check);
+		n++;
+	}
+	closedir(d);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), project_slug_cmp);
+	t->n = n;
+	t->v = v;
+	return 0;
+}
