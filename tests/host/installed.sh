@@ -5,9 +5,12 @@
 # into place, the INSTALLED sbx-monitor started the plain way (it detaches
 # once it serves), an ordinary user's first sandbox with the INSTALLED sbx
 # and psql, release, stop, make uninstall with the same variables, and
-# what is left. The only edits to the installed config are its [sbx] keys
-# socket, state_dir and run_dir (temp paths, as write_conf does) and
-# the README's metrics sed: its [service] sections are used unchanged.
+# what is left. README.md's own command lines (the project's cp, the
+# metrics sed, nobody's first sandbox and release, the kill, the recipes
+# for a kept config) are taken from it and run as written, with paths
+# moved into the install root. The only other edits to the installed
+# config are its [sbx] keys socket, state_dir and run_dir (temp paths,
+# as write_conf does): its [service] sections are used unchanged.
 # Run it as root under `flock /tmp/sbx-podman.lock` (make host-checks
 # does); it needs the images of `make images`. Prints "N passed, N failed".
 set -u
@@ -26,6 +29,25 @@ P=$R/usr/local E=$R/etc/sbx
 IV=(PREFIX="$P" ETCDIR="$E")
 ISBX=$P/bin/sbx
 HOSTLOCK=/run/sbx-monitor.podman.lock
+
+# readme PATTERN: the first match of PATTERN (grep, from a line's start
+# or within it) in README.md, its trailing comment cut and its paths
+# moved into the install root: README's own commands, run as written.
+readme() {
+	local l
+	l=$(grep -m1 -o -- "$1" README.md | sed 's/  *# .*$//')
+	[ -n "$l" ] || { nok "README.md has: $1"; echo false; return; }
+	l=${l//\/usr\/local/$P}
+	printf '%s\n' "${l//\/etc\/sbx/$E}"
+}
+# runreadme PATTERN: run it (bash), from /, the installed bin/ first in
+# PATH and our socket as the default (SBX_SOCKET), as a shell of the
+# host would have them.
+runreadme() {
+	local c
+	c=$(readme "$1")
+	(cd / && PATH=$P/bin:$P/sbin:$PATH SBX_SOCKET=$SOCK bash -c "$c")
+}
 
 echo "# policy/sbx.conf is policy/local.conf under its own header"
 check "the two differ in nothing from [sbx] on" \
@@ -50,13 +72,14 @@ check "the project example is installed" test -f "$E/projects.d/demo.conf.exampl
 
 echo "# the README's steps"
 # The project: the installed example, copied into place.
-cp "$E/projects.d/demo.conf.example" "$E/projects.d/demo.conf"
+runreadme '^cp /etc/sbx/projects.d/demo.conf.example .*'
+check "README's cp puts the project demo in place" cmp -s "$E/projects.d/demo.conf" policy/projects.d/demo.conf
 # Our own socket, state and run directories (the host's may be in use).
 sed -i -e "s|^socket *=.*|socket = $SOCK|" \
     -e "s|^state_dir *=.*|state_dir = $WORK/state|" \
     -e "s|^run_dir *=.*|run_dir = $WORK/run|" "$C"
 # The metrics recipe, as README.md has it, then a path of our own.
-sed -i 's|^; *metrics_file =|metrics_file =|' "$C"
+runreadme "^sed -i 's|^; \*metrics_file =.*"
 check "the README's metrics sed sets metrics_file in [sbx]" bash -c \
     "grep -q '^metrics_file = /var/lib/prometheus/node-exporter/sbx.prom\$' '$C' && test \"\$(awk '/^\\[/ { s = \$0 } /^metrics_file =/ { print s }' '$C')\" = '[sbx]'"
 sed -i "s|^metrics_file = .*|metrics_file = $WORK/sbx.prom|" "$C"
@@ -79,7 +102,8 @@ MON_PID=
 check "its pid is in $HOSTLOCK (${MON_PID:-none}), a detached sbx-monitor" \
     test -n "$MON_PID" -a "$(ps -o comm= -p "${MON_PID:-0}" 2>/dev/null)" = sbx-monitor -a \
     "$(ps -o ppid= -p "${MON_PID:-0}" 2>/dev/null | tr -d ' ')" != "$$"
-check "the installed sbx pings it at once" "$ISBX" -S "$SOCK" ping >/dev/null
+ipings() { "$ISBX" -S "$SOCK" ping >/dev/null 2>&1; }
+check "the installed sbx pings it at once" ipings
 if [ "$rc" -ne 0 ] || [ -z "$MON_PID" ]; then finish; exit 1; fi
 
 # An ordinary user: a system user of the test's own, no home, no shell.
@@ -120,8 +144,23 @@ check "its containers are gone" test "$(ncont)" -eq 0
 wait_for 10 test -s "$WORK/sbx.prom"
 check "the metrics file is written" grep -qs '^sbx_sandboxes ' "$WORK/sbx.prom"
 
-# Stop it the plain way: SIGTERM to the pid in the host lock.
-kill -TERM "$MON_PID"
+# nobody, as README.md has it: the first sandbox and psql's select 1
+# (psql's table: a row "1", "(1 row)"), then the release.
+out=$(runreadme "^runuser -u nobody -- sh -c .*" 2>&1)
+check "README's first sandbox as nobody: psql runs select 1" bash -c \
+    "grep -Eqx ' +1' <<<'$out' && grep -qx '(1 row)' <<<'$out'"
+grep -qx '(1 row)' <<<"$out" || note "$out"
+nheld() { "$ISBX" -S "$SOCK" status | awk -v u="$(id -u nobody)" '$1 == u && $2 == "first"' | grep -q .; }
+check "sbx status shows it held by nobody" nheld
+out=$(runreadme "^runuser -u nobody -- sbx release -a first" 2>&1)
+check "README's release as nobody ($out)" test "$out" = released
+notnheld() { ! nheld; }
+check "status no longer shows it" notnheld
+
+# Stop it the plain way, as README.md has it: SIGTERM to the pid in the
+# host lock (checked above to be our detached sbx-monitor).
+# shellcheck disable=SC2016
+runreadme '^kill $(cat /run/sbx-monitor.podman.lock)'
 stopped() { ! kill -0 "$MON_PID" 2>/dev/null; }
 wait_for 30 stopped
 check "SIGTERM stops it" stopped
@@ -156,10 +195,14 @@ mk install "${IV[@]}" > "$WORK/install2.out" 2>&1
 check "install keeps it" test "$(cat "$C")" = "$(printf '[sbx]\nsocket = /run/sbx.sock')"
 check "and warns that it offers no service, naming the default" \
     grep -q "warning: $C offers no \[service\] section.*$P/share/doc/sbx/sbx.conf" "$WORK/install2.out"
-# The README's recipe for that case: append the default's sections.
-sed -n '/^\[service /,$p' "$P/share/doc/sbx/sbx.conf" >> "$C"
-check "the README's sed appends the default's [service] sections" \
+# The README's recipes for that case: append the default's sections;
+# metrics_file, which it lacks even commented out, added after [sbx].
+runreadme "^sed -n '/^.\[service /,\$p' /usr/local/share/doc/sbx/sbx.conf >> /etc/sbx/sbx.conf"
+check "README's sed appends the default's [service] sections" \
     diff <(services_of "$C") <(services_of "$P/share/doc/sbx/sbx.conf")
+runreadme "sed -i '/^.\[sbx.*sbx\.conf"
+check "README's sed for a kept config puts metrics_file in [sbx]" \
+    test "$(awk '/^\[/ { s = $0 } /^metrics_file = \/var\/lib\/prometheus\/node-exporter\/sbx.prom$/ { print s }' "$C")" = "[sbx]"
 mk uninstall "${IV[@]}" > /dev/null 2>&1
 rm -f "$C"
 
