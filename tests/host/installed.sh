@@ -97,11 +97,17 @@ check "the installed sbx-monitor starts and exits 0 ($rc)" test "$rc" -eq 0
 [ "$rc" -eq 0 ] || note "$(cat "$WORK/start.out")"
 # Only a monitor that started is ours to stop (a refused one may have
 # met another's lock).
-MON_PID=
-[ "$rc" -eq 0 ] && MON_PID=$(cat "$HOSTLOCK" 2>/dev/null)
-check "its pid is in $HOSTLOCK (${MON_PID:-none}), a detached sbx-monitor" \
-    test -n "$MON_PID" -a "$(ps -o comm= -p "${MON_PID:-0}" 2>/dev/null)" = sbx-monitor -a \
-    "$(ps -o ppid= -p "${MON_PID:-0}" 2>/dev/null | tr -d ' ')" != "$$"
+# daemon(3) exits the parent before the daemon writes its own pid over
+# the parent's in the lock (monitor.c, daemonize): give it a moment.
+MON_PID='' lockpid=''
+detached() {
+	lockpid=$(cat "$HOSTLOCK" 2>/dev/null)
+	[ -n "$lockpid" ] &&
+	    [ "$(ps -o comm= -p "$lockpid" 2>/dev/null)" = sbx-monitor ] &&
+	    [ "$(ps -o ppid= -p "$lockpid" 2>/dev/null | tr -d ' ')" != "$$" ]
+}
+[ "$rc" -eq 0 ] && wait_for 5 detached && MON_PID=$lockpid
+check "its pid is in $HOSTLOCK (${lockpid:-none}), a detached sbx-monitor" test -n "$MON_PID"
 ipings() { "$ISBX" -S "$SOCK" ping >/dev/null 2>&1; }
 check "the installed sbx pings it at once" ipings
 if [ "$rc" -ne 0 ] || [ -z "$MON_PID" ]; then finish; exit 1; fi
