@@ -8,7 +8,11 @@
 # its own. The package's own service is not started by the install either
 # (a policy-rc.d that refuses, for the install only, unless the host has
 # one already): a system dockerd would rewrite the host's firewall
-# (iptables FORWARD policy) under the other suites.
+# (iptables FORWARD policy) under the other suites. On a host that is to
+# run sbx with docker, start it afterwards (README.md, "Docker instead of
+# podman"): `systemctl enable --now docker` under systemd (the package
+# enables the unit, the policy only kept it from starting), or
+# `dockerd >>/var/log/dockerd.log 2>&1 &` where PID 1 is not systemd.
 set -eu
 
 die() { printf 'setup-docker.sh: %s\n' "$*" >&2; exit 1; }
