@@ -332,7 +332,8 @@ def test_every_protocol_code_has_its_exception() -> None:
     from sbx_client import _proto
     codes = ["bad_request", "disabled", "unknown_project", "not_opted_in",
              "forbidden", "conflict", "runtime_failed", "timeout", "busy",
-             "internal"]
+             "internal", "no_sandbox", "unknown_snapshot", "seed_failed"]
+    # every code of the contract's "Wire protocol"
     for code in codes:
         with pytest.raises(sbx_client.ServerError) as e:
             _proto.checked({"ok": False, "error": code, "message": "m."})
@@ -371,12 +372,15 @@ def test_an_answer_before_the_request_is_read(tmp_path: "os.PathLike[str]") -> N
     t.start()
     try:
         with pytest.raises(sbx_client.BusyError) as e:
-            sbx_client.Client(path, timeout=5).ensure_sandbox("a", "b")
+            sbx_client.Client(path, timeout=5,
+                              retry_busy=False).ensure_sandbox("a", "b")
         assert e.value.message == "try later."
+        assert e.value.retry_after_ms is None
 
         async def main() -> None:
             with pytest.raises(sbx_client.BusyError):
-                await aio.AsyncClient(path, timeout=5).release("a")
+                await aio.AsyncClient(path, timeout=5,
+                                      retry_busy=False).release("a")
 
         asyncio.run(main())
         t.join(5)
