@@ -31,12 +31,30 @@ start_monitor || { finish; exit 1; }
 cp -r tests/python "$WORK/pytests"
 cp client/python/README.md "$WORK/pytests/README.md"
 chmod -R a+rX "$WORK/venv" "$WORK/pytests"
-if (cd "$WORK/pytests" && SBX_TEST_SOCKET=$SOCK SBX_TEST_README=$WORK/pytests/README.md \
-    "$V/bin/python" -m pytest \
-    -p no:cacheprovider -q -rfE .); then
-	ok "pytest tests/python"
+# As an ordinary user, as the issue asks: a throwaway system user of this
+# suite's (lib.sh removes it at the end), who reads the venv and the
+# tests (a+rX above, $WORK is 0755) and reaches the socket (socket_mode
+# 0666). Only the tests marked root (status's view of every uid) run as
+# root.
+PYUSER=sbx-pytest
+throwaway_users "$PYUSER"
+PYUID=$(id -u "$PYUSER") || { nok "useradd $PYUSER"; finish; exit 1; }
+pyt() {  # pyt [runuser -u USER --] -m MARKEXPR
+	(cd "$WORK/pytests" && "${@:1:$#-2}" env SBX_TEST_SOCKET="$SOCK" \
+	    SBX_TEST_README="$WORK/pytests/README.md" SBX_TEST_UID="$PYUID" \
+	    "$V/bin/python" -m pytest -p no:cacheprovider -q -rfE \
+	    "${@: -2}" .)
+}
+if pyt runuser -u "$PYUSER" -- -m "not root"; then
+	ok "pytest tests/python as $PYUSER (uid $PYUID)"
 else
-	nok "pytest tests/python" "monitor log: $LOG"
+	nok "pytest tests/python as $PYUSER (uid $PYUID)" "monitor log: $LOG"
+	tail -20 "$LOG"
+fi
+if pyt -m root; then
+	ok "pytest tests/python -m root, as root"
+else
+	nok "pytest tests/python -m root, as root" "monitor log: $LOG"
 	tail -20 "$LOG"
 fi
 

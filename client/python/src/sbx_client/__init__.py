@@ -7,16 +7,22 @@ Python orchestrators and agents.
         sb = sbx_client.ensure_sandbox("dev-1", "myproj", ["postgres"])
         psycopg2.connect(sb["postgres"].dsn())
 
+    with sbx_client.sandbox("dev-1", "myproj") as sb:     # released at the end
+        ...
+
 The same calls as coroutines are in :mod:`sbx_client.aio`. The protocol
 is sbx's docs/protocol.md.
 """
+from ._proto import THIS_PROCESS
 from .client import (Client, available, ensure_sandbox, ping, release,
-                     status)
+                     request_sandbox, reset, sandbox, snapshot, status)
 from .errors import (BadRequestError, BusyError, ClientTimeoutError,
                      ConflictError, ConnectError, DisabledError,
-                     ForbiddenError, InternalError, NotOptedInError,
-                     ProtocolError, RuntimeFailedError, SbxError,
-                     ServerError, ServerTimeoutError, UnknownProjectError)
+                     ForbiddenError, InternalError, NoSandboxError,
+                     NotOptedInError, ProtocolError, RuntimeFailedError,
+                     SbxError, SeedFailedError, ServerError,
+                     ServerTimeoutError, UnknownProjectError,
+                     UnknownSnapshotError)
 from .types import (PostgresService, RedisService, Sandbox, SandboxStatus,
                     Service)
 from .aio import AsyncClient
@@ -25,11 +31,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Client", "AsyncClient", "available", "ensure_sandbox", "ping",
-    "release", "status", "Sandbox", "SandboxStatus", "Service",
+    "release", "status", "request_sandbox", "reset", "snapshot",
+    "sandbox", "THIS_PROCESS", "Sandbox", "SandboxStatus", "Service",
     "PostgresService", "RedisService", "SbxError", "ServerError",
     "ConnectError", "ClientTimeoutError", "ProtocolError",
     "BadRequestError", "DisabledError", "UnknownProjectError",
     "NotOptedInError", "ForbiddenError", "ConflictError",
     "RuntimeFailedError", "ServerTimeoutError", "BusyError",
-    "InternalError",
+    "InternalError", "NoSandboxError", "UnknownSnapshotError",
+    "SeedFailedError",
 ]

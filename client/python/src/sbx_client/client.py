@@ -1,19 +1,24 @@
 """The blocking client."""
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
 import socket as _socket
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import msgpack
 
 from . import _proto
-from .errors import ClientTimeoutError, ConnectError, ProtocolError
+from .errors import (BusyError, ClientTimeoutError, ConnectError,
+                     ProtocolError, SbxError)
 from .types import Sandbox, SandboxStatus
 
 __all__ = ["Client", "ping", "available", "ensure_sandbox", "release",
-           "status"]
+           "status", "reset", "snapshot", "request_sandbox", "sandbox"]
+
+log = logging.getLogger("sbx_client")
 
 # A listener whose backlog is full answers a non-blocking connect with
 # EAGAIN (Unix sockets do not queue us): try again this often until the
@@ -26,9 +31,12 @@ class Client(_proto.Options):
 
     ``socket``: the agent socket (default ``$SBX_SOCKET``, else
     ``/run/sbx.sock``); ``connect_timeout``: seconds to get a connection;
-    ``timeout``: seconds from then for the whole answer (a cold provision
-    may take tens of seconds). A client holds no connection and no
-    state, so one may be shared by threads.
+    ``timeout``: seconds for the whole call, from its start (a cold
+    provision may take tens of seconds), retries of ``busy`` included;
+    ``retry_busy``: retry a ``busy`` refusal (after the server's
+    ``retry_after_ms`` when it gives one, else with jittered exponential
+    backoff) instead of raising BusyError at once. A client holds no
+    connection and no state, so one may be shared by threads.
     """
 
 
@@ -59,11 +67,24 @@ class Client(_proto.Options):
                                    f"{e.strerror or e}") from None
 
     def call(self, req: Dict[str, Any]) -> Dict[str, Any]:
-        """One request map, one reply map (raw, ``ok`` checked)."""
+        """One request map, one reply map (raw, ``ok`` checked); a
+        ``busy`` is tried again while ``retry_busy`` and the time
+        allow."""
+        retry = self._retry()
+        while True:
+            try:
+                return self._call_once(req, retry.deadline)
+            except BusyError as e:
+                wait = retry.wait_for(e)
+                if wait is None:
+                    raise
+                time.sleep(wait)
+
+    def _call_once(self, req: Dict[str, Any],
+                   deadline: float) -> Dict[str, Any]:
         data = _proto.pack(req)
         s = self._connect()
         try:
-            deadline = time.monotonic() + self.timeout
             u = _proto.unpacker()
             reply: Any = None
 
@@ -117,14 +138,37 @@ class Client(_proto.Options):
             self.call({"op": "available", "project": project}))
 
     def ensure_sandbox(self, agent: str, project: str,
-                       services: Optional[Sequence[str]] = None) -> Sandbox:
+                       services: Optional[Sequence[str]] = None, *,
+                       bind_pid: Optional[int] = None) -> Sandbox:
         """The on-demand provision: ``agent``'s sandbox for ``project``,
         made on a miss (the project's whole opted-in set) and answered
         from the server's cache on a hit. ``services`` names those the
         caller needs (each must be opted in); None or [] asks for the
-        set as it is."""
-        req = _proto.request_sandbox(agent, project, services)
+        set as it is. ``bind_pid``: a process of the caller's uid whose
+        exit tears the sandbox down (a server that does not know the key
+        ignores it); None binds to none."""
+        req = _proto.request_sandbox(agent, project, services, bind_pid)
         return _proto.sandbox_result(agent, project, self.call(req))
+
+    #: The protocol's name for :meth:`ensure_sandbox`.
+    request_sandbox = ensure_sandbox
+
+    def reset(self, agent: str, to: Optional[str] = None) -> Sandbox:
+        """Put ``agent``'s sandbox back as it was handed out (postgres
+        with the seed applied, redis empty), or to snapshot ``to``; every
+        session to it is ended. The same credentials come back.
+        NoSandboxError: there is none; UnknownSnapshotError: no such
+        snapshot, nothing changed."""
+        return _proto.reset_result(
+            agent, self.call(_proto.reset_request(agent, to)))
+
+    def snapshot(self, agent: str, name: str) -> str:
+        """Save the state of every service of ``agent``'s sandbox as
+        ``name`` (a slug; one of that name is replaced), for a later
+        ``reset(agent, to=name)``. Snapshots live and die with the
+        sandbox. Answers the name."""
+        return _proto.snapshot_result(
+            self.call(_proto.snapshot_request(agent, name)))
 
     def release(self, agent: str) -> bool:
         """Tear ``agent``'s sandbox down; False if it had none."""
@@ -132,34 +176,78 @@ class Client(_proto.Options):
             self.call({"op": "release", "agent": agent}))
 
     def status(self) -> List[SandboxStatus]:
-        """Every sandbox (root only; others get ForbiddenError)."""
+        """The caller's sandboxes (root: every uid's). Today's server
+        answers ForbiddenError to anyone but root."""
         return _proto.status_result(self.call({"op": "status"}))
 
 
-def _client(socket: Optional[str], kw: Dict[str, float]) -> Client:
+def _client(socket: Optional[str], kw: Dict[str, Any]) -> Client:
     return Client(socket, **kw)
 
 
-def ping(*, socket: Optional[str] = None, **kw: float) -> str:
+def ping(*, socket: Optional[str] = None, **kw: Any) -> str:
     return _client(socket, kw).ping()
 
 
 def available(project: str, *, socket: Optional[str] = None,
-              **kw: float) -> List[str]:
+              **kw: Any) -> List[str]:
     return _client(socket, kw).available(project)
 
 
 def ensure_sandbox(agent: str, project: str,
                    services: Optional[Sequence[str]] = None, *,
-                   socket: Optional[str] = None, **kw: float) -> Sandbox:
-    return _client(socket, kw).ensure_sandbox(agent, project, services)
+                   socket: Optional[str] = None,
+                   bind_pid: Optional[int] = None, **kw: Any) -> Sandbox:
+    return _client(socket, kw).ensure_sandbox(agent, project, services,
+                                              bind_pid=bind_pid)
+
+
+request_sandbox = ensure_sandbox
 
 
 def release(agent: str, *, socket: Optional[str] = None,
-            **kw: float) -> bool:
+            **kw: Any) -> bool:
     return _client(socket, kw).release(agent)
 
 
+def reset(agent: str, to: Optional[str] = None, *,
+          socket: Optional[str] = None, **kw: Any) -> Sandbox:
+    return _client(socket, kw).reset(agent, to)
+
+
+def snapshot(agent: str, name: str, *, socket: Optional[str] = None,
+             **kw: Any) -> str:
+    return _client(socket, kw).snapshot(agent, name)
+
+
 def status(*, socket: Optional[str] = None,
-           **kw: float) -> List[SandboxStatus]:
+           **kw: Any) -> List[SandboxStatus]:
     return _client(socket, kw).status()
+
+
+@contextlib.contextmanager
+def sandbox(agent: str, project: str,
+            services: Optional[Sequence[str]] = None, *,
+            socket: Optional[str] = None,
+            bind_pid: _proto.BindPid = _proto.THIS_PROCESS,
+            **kw: Any) -> Iterator[Sandbox]:
+    """``with sandbox(agent, project) as sb:`` -- ``agent``'s sandbox for
+    the block, released when it ends, by an exception too. Bound by
+    default to the process that enters it (``bind_pid``; None for no
+    binding), so that a server which supports it tears the sandbox down
+    even when this process dies before the block ends. ``kw``: the
+    Client's ``connect_timeout``, ``timeout``, ``retry_busy``."""
+    c = Client(socket, **kw)
+    sb = c.ensure_sandbox(agent, project, services,
+                          bind_pid=_proto.bind_pid_of(bind_pid))
+    try:
+        yield sb
+    except BaseException:
+        # the block's exception is the one to see: a failed release is
+        # only logged then (a bound sandbox goes with its process anyway)
+        try:
+            c.release(agent)
+        except SbxError as e:
+            log.warning("sbx: releasing %s failed: %s", agent, e)
+        raise
+    c.release(agent)

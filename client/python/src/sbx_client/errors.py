@@ -7,14 +7,15 @@ codes of their own: ``connect``, ``timeout`` and ``protocol``.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Mapping, Optional, Type
 
 __all__ = [
     "SbxError", "ServerError", "ConnectError", "ClientTimeoutError",
     "ProtocolError", "BadRequestError", "DisabledError",
     "UnknownProjectError", "NotOptedInError", "ForbiddenError",
     "ConflictError", "RuntimeFailedError", "ServerTimeoutError",
-    "BusyError", "InternalError", "SERVER_CODES", "server_error",
+    "BusyError", "InternalError", "NoSandboxError", "UnknownSnapshotError",
+    "SeedFailedError", "SERVER_CODES", "server_error",
 ]
 
 
@@ -94,25 +95,63 @@ class ServerTimeoutError(ServerError, TimeoutError):
 
 
 class BusyError(ServerError):
+    """A limit of the server's was reached; nothing was done. The
+    client retries it by default (``retry_busy``); this is what is left
+    when the retries ran out of time or are off. ``retry_after_ms`` is
+    the server's hint, None when the reply had none."""
+
     code = "busy"
+
+    def __init__(self, message: str,
+                 retry_after_ms: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
 
 
 class InternalError(ServerError):
     code = "internal"
 
 
+class NoSandboxError(ServerError):
+    """reset or snapshot: the caller holds no sandbox for that agent."""
+
+    code = "no_sandbox"
+
+
+class UnknownSnapshotError(ServerError):
+    """reset to a snapshot the sandbox does not have; nothing changed."""
+
+    code = "unknown_snapshot"
+
+
+class SeedFailedError(ServerError):
+    """The project's seed SQL failed; the message names its file and
+    line."""
+
+    code = "seed_failed"
+
+
 SERVER_CODES: Dict[str, Type[ServerError]] = {
     c.code: c for c in (
         BadRequestError, DisabledError, UnknownProjectError,
         NotOptedInError, ForbiddenError, ConflictError, RuntimeFailedError,
-        ServerTimeoutError, BusyError, InternalError)
+        ServerTimeoutError, BusyError, InternalError, NoSandboxError,
+        UnknownSnapshotError, SeedFailedError)
 }
 
 
-def server_error(code: str, message: str) -> ServerError:
+def server_error(code: str, message: str,
+                 reply: Optional[Mapping[str, Any]] = None) -> ServerError:
     """The exception for a refusal; a code this client does not know
-    yet is a plain ServerError with that code."""
+    yet is a plain ServerError with that code. ``reply`` is the whole
+    refusal, for the keys a code carries (busy: ``retry_after_ms``)."""
     cls = SERVER_CODES.get(code)
     if cls is None:
         return ServerError(message, code)
+    if cls is BusyError:
+        ra = (reply or {}).get("retry_after_ms")
+        # a hint that is not a count of milliseconds is no hint
+        if isinstance(ra, bool) or not isinstance(ra, int) or ra < 0:
+            ra = None
+        return BusyError(message, ra)
     return cls(message)

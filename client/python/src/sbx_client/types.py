@@ -238,7 +238,9 @@ class Sandbox:
 
 @dataclass(frozen=True)
 class SandboxStatus:
-    """A row of ``status`` (root only): never a password."""
+    """A row of ``status``: never a password. ``bind_pid`` is the
+    process the sandbox is bound to (torn down at its exit), None when
+    it is bound to none or the server does not say."""
 
     uid: int
     agent: str
@@ -246,6 +248,7 @@ class SandboxStatus:
     services: Tuple[str, ...]
     age_s: int
     idle_s: int
+    bind_pid: Optional[int] = None
 
 
 def _opt_str(entry: Mapping[str, Any], key: str, name: str) -> Optional[str]:
