@@ -1,5 +1,5 @@
 /*
- * wire.h - the agent-facing msgpack protocol (CONTRACT.md, "Wire protocol").
+ * wire.h - the agent-facing msgpack protocol (docs/contract.md, "Wire protocol").
  * The decoder, used by the broker child and the fuzzers; never linked into
  * the monitor, which packs replies (privsep/answer.c) and never unpacks.
  */

@@ -607,7 +607,7 @@ userinfo(FILE *m, const struct sbxc_service *s)
 /*
  * The URL of a service, over its Unix socket when it has one: only the
  * owning uid can enter the socket's directory, while a loopback port is
- * guarded by the password alone (CONTRACT.md, "Reaching a sandbox").
+ * guarded by the password alone (docs/contract.md, "Reaching a sandbox").
  * 0, with nothing written, when the scheme has no URL for what the
  * service offers.
  */

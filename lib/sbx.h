@@ -1,6 +1,6 @@
 /*
- * sbx.h - libsbx, the client side of the sbx agent protocol (CONTRACT.md,
- * "Wire protocol"; docs/protocol.md): connect to the Unix socket, send one
+ * sbx.h - libsbx, the client side of the sbx agent protocol
+ * (docs/contract.md, "Wire protocol"; docs/protocol.md): connect to the Unix socket, send one
  * request map, read one reply map, all by one deadline.  It needs msgpack-c
  * only; the sbx command line is built on it.
  *

@@ -1,6 +1,6 @@
 /*
  * adopt.c - at start, the sandboxes that outlived the previous monitor
- * (CONTRACT.md, sbx-monitor: a restart adopts every sandbox that is still
+ * (docs/contract.md, "Restarts and upgrades": a restart adopts every sandbox that is still
  * whole and alive).
  * runs in: the monitor at start, before the loop (root, unfiltered)
  *

@@ -3,7 +3,7 @@
  * serves the operations queued on one entry.
  * runs in: the monitor's loop (root, unfiltered); cache_adopt at start
  *
- * Rules (CONTRACT.md, "Sandbox semantics"):
+ * Rules (docs/contract.md, "Sandbox semantics"):
  *  - miss: provision the project's full opted-in set, cache, reply;
  *  - hit: cheap liveness check; live => reply, dead => provision again
  *    with fresh passwords (the runtime tears leftovers down first);

@@ -4,7 +4,7 @@
  *
  * Every sandbox that starts a service gets a slot, IDMAP_SLOT_UIDS host
  * uids per configured service, that no other live sandbox has
- * (CONTRACT.md: containers of different sandboxes never share a host uid;
+ * (docs/contract.md, "Isolation": containers of different sandboxes never share a host uid;
  * nor do two services of one sandbox here). With podman its containers
  * run with --uidmap/--gidmap onto it; with either runtime, the last uid of
  * a service's range is its readiness prober's (rt_worker.c, prober_ids). podman could pick the range itself (--userns=auto), but podman

@@ -1,4 +1,4 @@
-/* pack.c - msgpack strings and the error reply (CONTRACT.md). */
+/* pack.c - msgpack strings and the error reply (docs/contract.md, "Errors"). */
 #include <string.h>
 
 #include "pack.h"

@@ -481,7 +481,7 @@ fnv_num(uint64_t h, const char *key, unsigned long long v)
  * What a sandbox's containers were started with, key by key: FNV-1a
  * over "key=value\n". Not the struct's bytes: a later version whose
  * struct differs, or a section whose lines moved, hashes the same, so
- * a restart after an upgrade adopts (CONTRACT.md). warm and
+ * a restart after an upgrade adopts (docs/contract.md, "Restarts and upgrades"). warm and
  * ready_timeout are left out: neither changes a running container. A
  * key added later must be fed only when set away from its default.
  * test_limits.c pins the value of one section.

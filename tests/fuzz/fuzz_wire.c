@@ -271,7 +271,7 @@ check_reply(const msgpack_sbuffer *sb, int ok, const char *message)
 }
 
 /*
- * The transports' shapes in turn (CONTRACT.md, "Reaching a sandbox"):
+ * The transports' shapes in turn (docs/contract.md, "Reaching a sandbox"):
  * unix postgres (socket, host its directory, port from its name), unix
  * other (socket only), tcp (host, port), both (socket, host, port).
  */

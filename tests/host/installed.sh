@@ -86,9 +86,9 @@ sed -i "s|^metrics_file = .*|metrics_file = $WORK/sbx.prom|" "$C"
 check "the [service] sections are the installed ones, unchanged" \
     diff <(services_of "$C") <(services_of "$P/share/doc/sbx/sbx.conf")
 
-# PLACEHOLDER (being written by someone else, not faked here): the config
-# check, once sbx-monitor has -t:
-#   check "sbx-monitor -t passes on the installed config" "$P/sbin/sbx-monitor" -t -f "$C"
+"$P/sbin/sbx-monitor" -t -f "$C" > "$WORK/t.out" 2>&1; rc=$?
+check "sbx-monitor -t passes on the installed config (exit $rc, nothing said)" \
+    test "$rc" -eq 0 -a ! -s "$WORK/t.out"
 
 # The plain start (no systemd): it detaches once its start-up checks have
 # passed, so a zero exit means the socket is bound and serves at once.

@@ -19,7 +19,7 @@ mk install DESTDIR="$D" > "$WORK/install.out" 2>&1 || nok "make install" "$(cat 
 U=$D/usr/local
 V=$(mk version)	# GNUmakefile's VERSION
 missing=
-for f in sbin/sbx-monitor sbin/sbx-broker bin/sbx include/sbx.h \
+for f in sbin/sbx-monitor sbin/sbx-worker sbin/sbx-broker bin/sbx include/sbx.h \
     lib/libsbx.a lib/libsbx.so.$V lib/libsbx.so.0 lib/libsbx.so \
     lib/pkgconfig/libsbx.pc share/man/man1/sbx.1 share/man/man5/sbx.conf.5 \
     share/man/man8/sbx-monitor.8 share/man/man8/sbx-broker.8 \
@@ -83,12 +83,12 @@ for f in docs/sbx.1 docs/sbx.conf.5 docs/sbx-monitor.8 docs/sbx-broker.8; do
 	check "man -l $f renders without warnings" test -z "$out"
 done
 check "sbx-monitor(8) documents the audit format" bash -c "man -l docs/sbx-monitor.8 2>/dev/null | grep -q 'audit event=E uid=U agent=A project=P services=S result=R'"
-keys=$(cat shared/config.c shared/project.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
+keys=$(cat worker/config.c worker/projects.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
 undoc=
 for k in $keys; do
 	grep -Eq "Cm ([a-z_]+ , )*$k( |\$)" docs/sbx.conf.5 || undoc="$undoc $k"
 done
-check "sbx.conf(5) documents every key of config.c and project.c" test -n "$keys" -a -z "$undoc"
+check "sbx.conf(5) documents every key of worker/config.c and worker/projects.c" test -n "$keys" -a -z "$undoc"
 [ -z "$undoc" ] || note "undocumented:$undoc"
 mk uninstall PREFIX="$P" ETCDIR="$P/etc/sbx" > /dev/null 2>&1
 
@@ -115,7 +115,7 @@ echo "$pw" >> "$pws"
 check "sbx_request.py prints the redis credentials and socket (no host, port with transport unix)" test "$name" = redis -a -n "${pw:-}" -a "$host" = - -a "$port" = - -a -S "${sock:-none}"
 check "redis-cli works with what sbx_request.py printed" test "$(redis-cli -s "$sock" --user "$user" -a "$pw" --no-auth-warning ping 2>&1)" = PONG
 py2=$(/usr/bin/python3 contrib/examples/sbx_request.py -S "$SOCK" py1 cache-only postgres 2>&1); rc=$?
-check "sbx_request.py reports a refusal" test "$rc" -eq 1 -a "$py2" = "sbx: not_opted_in: a requested service is not in the project's sandbox_services."
+check "sbx_request.py reports a refusal" test "$rc" -eq 1 -a "$py2" = "sbx: not_opted_in: postgres is not in the project's sandbox_services."
 
 # The C example through the installed library, once more.
 mk install DESTDIR="$D" >/dev/null 2>&1

@@ -99,16 +99,6 @@ def test_async_context_manager_releases(sock: str) -> None:
         sbx_client.release("py-acm", socket=sock)
 
 
-def test_reset_is_refused_by_todays_server_as_a_server_error(
-        sock: str) -> None:
-    """The real monitor does not implement reset yet: whatever it
-    answers must come back as a ServerError with the server's code, not
-    as a client-side failure."""
-    with pytest.raises(sbx_client.ServerError) as e:
-        sbx_client.reset("py-nothing-here", socket=sock)
-    assert e.value.code in ("bad_request", "no_sandbox")
-
-
 INNER = '''
 import json, os
 import psycopg2, redis

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# restarts.sh - sandboxes outlive the monitor (CONTRACT.md, sbx-monitor):
+# restarts.sh - sandboxes outlive the monitor (docs/contract.md, "Restarts and upgrades"):
 # three uids hold sandboxes with data (a table in postgres, a key in
 # redis); the monitor is restarted 20 times in a row, by SIGTERM, by
 # kill -9 of the monitor alone, and by kill -9 of monitor and broker
@@ -135,7 +135,7 @@ check "nothing left of it" test "$(labelled)" -eq 0 -a "$(records)" -eq 0
 # (it closed descriptor 0, once per service, which the next pidfd took).
 check "the discard closed none of the monitor's descriptors: fd 0 is /dev/null" test "$(readlink /proc/$MON_PID/fd/0)" = /dev/null
 # The set grows while the monitor is down: the redis-only sandbox is
-# adopted, and the next request adds postgres alone (CONTRACT.md: the
+# adopted, and the next request adds postgres alone (docs/contract.md, "Sandbox semantics": the
 # live services keep their credentials and data).
 g1=$(req root grow)
 stop_monitor

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tenancy.sh - tenant isolation enforced by the kernel (CONTRACT.md,
-# "Reaching a sandbox, and tenant isolation"), with two real throwaway
+# tenancy.sh - tenant isolation enforced by the kernel (docs/contract.md,
+# "Isolation"), with two real throwaway
 # uids: one uid cannot open or list another's socket directory, even with
 # the password; a container has no address but loopback (unix) or none
 # the host can reach (tcp: slirp4netns, 127.0.0.1 only); sandboxes run as

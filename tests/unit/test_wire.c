@@ -1447,7 +1447,7 @@ Test(wire_reply, request_sandbox_shape)
 
 /*
  * One service packed alone, for the shapes of the transports: socket,
- * host and port are keys only where the struct holds them (CONTRACT.md,
+ * host and port are keys only where the struct holds them (docs/contract.md,
  * "Reaching a sandbox"); user, password and database always.
  */
 static const msgpack_object *
