@@ -1,26 +1,23 @@
 /*
  * adopt.c - at start, the sandboxes that outlived the previous monitor
- * (docs/contract.md, "Restarts and upgrades": a restart adopts every sandbox that is still
- * whole and alive).
- * runs in: the monitor at start, before the loop (root, unfiltered)
+ * (docs/contract.md, "Restarts and upgrades": a restart adopts every
+ * sandbox that is still whole and alive).
  *
- * Two records must agree: ours (record.c: key, project, services,
- * passwords, uid range, times) and the runtime's (runtime_list: which
- * containers exist and run). A sandbox is adopted when its project still
- * opts in to exactly its services for its uid, every service's config
- * section is the one it was started with, every container runs and
- * listens, and its uid range is its own. Everything else is torn down,
- * each with one audit line saying why: records without containers,
- * containers without a record (a provision the last monitor did not see
- * through), and directories under run_dir that no sandbox owns.
+ * A worker reads the records and the runtime's listing (JOB_ADOPT,
+ * worker/adopt.c) and says of each record whether all it names runs; its
+ * answer is checked here as hostile. The decisions are the monitor's: a
+ * sandbox is adopted when it is whole, its project still opts in to
+ * exactly its services for its uid, its uid ranges are its own and its
+ * key is not taken. Everything else is torn down, each with one audit
+ * line saying why: records without containers, containers without a
+ * record, and directories under run_dir that no sandbox owns.
  */
-#include <dirent.h>
 #include <stdbool.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bitstring.h>	/* libbsd */
@@ -29,120 +26,103 @@
 #include "audit.h"
 #include "iox.h"
 #include "log.h"
+#include "proc.h"
 #include "record.h"
 #include "rtname.h"
 #include "slug.h"
 #include "sockdir.h"
+
+#define ADOPT_DEADLINE_MS(cfg)	((int64_t)(cfg)->runtime_timeout * 1000 * \
+	(JOB_LIST_CALLS + 2))
 
 struct adoption {
 	const struct sbx_config		*cfg;
 	const struct project_table	*projects;
 	struct cache			*cache;
 	struct rt_cli			*rt;
-	struct rt_seen			*seen;
-	size_t				 nseen;
+	const struct adopt_found	*found;
+	size_t				 nfound;
 	struct rt_gone			*gone;		/* to tear down */
-	size_t				 ngone, capgone;
+	size_t				 ngone;
 	size_t				 adopted, warm;
-	char				(*kept)[SBX_SLUG_MAX * 3];
-	size_t				 nkept, capkept;	/* containers */
 	bitstr_t			*claimed;	/* slots sandbox
 							 * records name */
 };
 
+/* A record file's name: what record.c writes, nothing to escape. */
+static bool
+file_sound(const char *f, size_t cap)
+{
+	size_t n = strnlen(f, cap);
+
+	return n > 0 && n < cap && f[0] != '.' &&
+	    strspn(f, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+/* What the worker found, checked before any of it is used. */
+bool
+adopt_found_sound(const struct adopt_found *a)
+{
+	uint32_t i;
+
+	if (!file_sound(a->file, sizeof(a->file)) || !record_sound(&a->r) ||
+	    a->why >= ADOPT_NO_RECORD ||
+	    (a->r.uid == RECORD_POOL_UID && (a->r.nservices != 1 ||
+	    a->r.idmap == 0 || a->r.svc[0].warm != a->r.idmap)) ||
+	    a->pool_named >> a->r.nservices != 0)
+		return false;
+	for (i = 0; i < a->r.nservices; i++)
+		if (a->why == ADOPT_WHOLE && a->pid[i] <= 0)
+			return false;
+	return true;
+}
+
+bool
+adopt_gone_sound(const struct adopt_gone *g)
+{
+	const struct rt_gone *r = &g->g;
+
+	if (g->why < ADOPT_NO_RECORD || g->why >= ADOPT_NWHY ||
+	    memchr(g->container, '\0', sizeof(g->container)) == NULL ||
+	    memchr(r->name, '\0', sizeof(r->name)) == NULL ||
+	    memchr(r->service, '\0', sizeof(r->service)) == NULL)
+		return false;
+	if (g->why == ADOPT_POOL_NO_RECORD)
+		return r->name[0] != '\0' && r->key.uid == (uid_t)-1;
+	return r->name[0] == '\0' &&
+	    slug_field_valid(r->key.agent, sizeof(r->key.agent)) &&
+	    (r->service[0] == '\0') == (g->why == ADOPT_NO_RECORD) &&
+	    (r->service[0] == '\0' || slug_valid(r->service,
+	    strlen(r->service)));
+}
+
 static void
-kept_add(struct adoption *ad, const char *name)
-{
-	char (*v)[SBX_SLUG_MAX * 3];
-
-	if (ad->nkept == ad->capkept) {
-		ad->capkept = ad->capkept ? ad->capkept * 2 : 16;
-		if ((v = reallocarray(ad->kept, ad->capkept,
-		    sizeof(*v))) == NULL)
-			fatal("adoption");
-		ad->kept = v;
-	}
-	strlcpy(ad->kept[ad->nkept++], name, sizeof(ad->kept[0]));
-}
-
-static bool
-kept_has(const struct adoption *ad, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ad->nkept; i++)
-		if (strcmp(ad->kept[i], name) == 0)
-			return true;
-	return false;
-}
-
-static const struct rt_seen *
-seen_find(const struct adoption *ad, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ad->nseen; i++)
-		if (strcmp(ad->seen[i].name, name) == 0)
-			return &ad->seen[i];
-	return NULL;
-}
-
-static bool
-gone_has_key(const struct adoption *ad, uid_t uid, const char *agent)
-{
-	size_t i;
-
-	for (i = 0; i < ad->ngone; i++)
-		if (ad->gone[i].key.uid == uid &&
-		    strcmp(ad->gone[i].key.agent, agent) == 0 &&
-		    ad->gone[i].service[0] == '\0')
-			return true;
-	return false;
-}
-
-static struct rt_gone *
-gone_new(struct adoption *ad)
+gone_add(struct adoption *ad, const struct rt_gone *g)
 {
 	struct rt_gone *v;
 
-	if (ad->ngone == ad->capgone) {
-		ad->capgone = ad->capgone ? ad->capgone * 2 : 16;
-		if ((v = reallocarray(ad->gone, ad->capgone,
-		    sizeof(*v))) == NULL)
-			fatal("adoption");
-		ad->gone = v;
-	}
-	memset(&ad->gone[ad->ngone], 0, sizeof(ad->gone[0]));
-	return &ad->gone[ad->ngone++];
+	if ((v = reallocarray(ad->gone, ad->ngone + 1, sizeof(*v))) == NULL)
+		fatal("adoption");
+	ad->gone = v;
+	ad->gone[ad->ngone++] = *g;
 }
 
 static void
-gone_add(struct adoption *ad, uid_t uid, const char *agent,
-    const char *service)
+gone_key(struct adoption *ad, uid_t uid, const char *agent)
 {
-	struct rt_gone *g;
-	size_t i;
+	struct rt_gone g = { .key.uid = uid };
 
-	for (i = 0; i < ad->ngone; i++)
-		if (ad->gone[i].key.uid == uid &&
-		    strcmp(ad->gone[i].key.agent, agent) == 0 &&
-		    strcmp(ad->gone[i].service, service) == 0 &&
-		    ad->gone[i].name[0] == '\0')
-			return;
-	g = gone_new(ad);
-	g->key.uid = uid;
-	strlcpy(g->key.agent, agent, SBX_SLUG_MAX);
-	strlcpy(g->service, service, SBX_SLUG_MAX);
+	strlcpy(g.key.agent, agent, sizeof(g.key.agent));
+	gone_add(ad, &g);
 }
 
-/* A warm container nobody holds: by its name (it has no key labels). */
 static void
-gone_add_name(struct adoption *ad, const char *name)
+gone_name(struct adoption *ad, const char *name)
 {
-	struct rt_gone *g = gone_new(ad);
+	struct rt_gone g = { .key.uid = (uid_t)-1 };
 
-	g->key.uid = (uid_t)-1;
-	strlcpy(g->name, name, sizeof(g->name));
+	strlcpy(g.name, name, sizeof(g.name));
+	gone_add(ad, &g);
 }
 
 /*
@@ -164,30 +144,6 @@ policy_refuses(const struct adoption *ad, const struct record *r)
 		if (!project_offers(p, r->svc[i].conn.name))
 			return "set_changed";
 	return NULL;
-}
-
-static void
-close_pidfds(struct sbx_svc *svc, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (svc[i].pidfd >= 0)
-			close(svc[i].pidfd);
-}
-
-/* A service's container, by any name it may have (rt_svc_names). */
-static const struct rt_seen *
-svc_seen(const struct adoption *ad, uid_t uid, const char *agent,
-    const char *service, unsigned warm)
-{
-	char names[2][SBX_SLUG_MAX * 3];
-	const struct rt_seen *c = NULL;
-	size_t n = rt_svc_names(uid, agent, service, warm, names), i;
-
-	for (i = 0; i < n && c == NULL; i++)
-		c = seen_find(ad, names[i]);
-	return c;
 }
 
 /* The uid ranges of a record: the sandbox's and its claimed services'. */
@@ -220,281 +176,152 @@ put_slots(struct adoption *ad, const struct record *r)
 		idmap_put(&ad->rt->idmap, r->svc[i].warm);
 }
 
-/* Each service: configured as it was, its container running, listening. */
+/* Each service as recorded, with a pidfd of its container; NULL, or
+ * why not (those opened are closed). */
 static const char *
-services_refuse(const struct adoption *ad, const struct record *r,
-    struct sbx_svc *svc)
+open_services(const struct adopt_found *a, struct sbx_svc *svc)
 {
-	const struct service_cfg *s;
-	const struct rt_seen *c;
-	uint32_t i;
+	uint32_t i, j;
 
-	for (i = 0; i < r->nservices; i++) {
-		svc[i].conn = r->svc[i].conn;
-		if ((s = config_service(ad->cfg, r->svc[i].conn.name)) == NULL)
-			return "service_gone";
-		if (!record_same_config(r, i, s))
-			return "service_changed";
-		if ((c = svc_seen(ad, r->uid, r->agent, s->name,
-		    r->svc[i].warm)) == NULL)
-			return "container_missing";
-		if (c->pid <= 0)
+	for (i = 0; i < a->r.nservices; i++) {
+		svc[i].conn = a->r.svc[i].conn;
+		svc[i].pid = a->pid[i];
+		svc[i].warm = a->r.svc[i].warm;
+		if ((svc[i].pidfd = proc_pidfd(a->pid[i])) == -1) {
+			for (j = 0; j < i; j++)
+				close(svc[j].pidfd);
 			return "container_stopped";
-		if ((s->transport & TRANSPORT_TCP) &&
-		    (uint32_t)c->port != r->svc[i].conn.port)
-			return "port_changed";
-		svc[i].pid = c->pid;
-		svc[i].warm = r->svc[i].warm;
-		if ((svc[i].pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) ==
-		    -1)
-			return "container_stopped";
-		if (!rt_listening(&svc[i].conn))
-			return "not_listening";
+		}
 	}
 	return NULL;
 }
 
-/*
- * The names a record's claimed warm containers may have: kept (not
- * orphans) when the sandbox is adopted, removed by name when it is not.
- */
+/* The names of a record's claimed warm containers: removed by name with
+ * a sandbox that is not adopted; renamed for the admin's ps, after the
+ * start, where one still has its pool name (warm.c). */
 static void
-claimed_names(struct adoption *ad, const struct record *r,
-    void (*fn)(struct adoption *, const char *))
+claimed_names(struct adoption *ad, const struct adopt_found *a, bool kept)
 {
-	char names[2][SBX_SLUG_MAX * 3];
+	char names[2][RT_NAME_MAX];
 	uint32_t i;
 
-	for (i = 0; i < r->nservices; i++)
-		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
-		    r->svc[i].conn.name, r->svc[i].warm, names) == 2) {
-			fn(ad, names[0]);
-			fn(ad, names[1]);
-		}
+	for (i = 0; i < a->r.nservices; i++) {
+		if (a->r.svc[i].warm == 0 || rt_svc_names(a->r.uid, a->r.agent,
+		    a->r.svc[i].conn.name, a->r.svc[i].warm, names) != 2)
+			continue;
+		if (!kept) {
+			gone_name(ad, names[0]);
+			gone_name(ad, names[1]);
+		} else if ((a->pool_named >> i) & 1)
+			warm_rename_later(ad->rt, names[0], names[1],
+			    a->r.svc[i].warm);
+	}
 }
 
-/* Whatever becomes of the sandbox, its warm slots are no longer the
- * pool's: their pool records go unread (adopt_warm). */
 static void
-mark_claimed(struct adoption *ad, const struct record *r)
+adopt_one(struct adoption *ad, const struct adopt_found *a)
 {
+	struct sbx_svc svc[SBX_MAX_SERVICES];
+	const struct record *r = &a->r;
+	struct sbx_sandbox *sb = NULL;
+	const char *why = adopt_why_name(a->why);
+	int64_t now = now_ms(), wall = wall_ms();
 	uint32_t i;
 
 	for (i = 0; i < r->nservices; i++)
 		if (r->svc[i].warm != 0 && r->svc[i].warm <= ad->rt->idmap.nslots)
 			bit_set(ad->claimed, (int)r->svc[i].warm - 1);
-}
-
-/* A claimed container the last monitor stopped before renaming: its
- * owner's name, for the admin's ps, after the start (warm.c). */
-static void
-rename_pool_named(struct adoption *ad, const struct record *r)
-{
-	char names[2][SBX_SLUG_MAX * 3];
-	uint32_t i;
-
-	for (i = 0; i < r->nservices; i++)
-		if (r->svc[i].warm != 0 && rt_svc_names(r->uid, r->agent,
-		    r->svc[i].conn.name, r->svc[i].warm, names) == 2 &&
-		    seen_find(ad, names[0]) != NULL)
-			warm_rename_later(ad->rt, names[0], names[1],
-			    r->svc[i].warm);
-}
-
-static void
-adopt_one(struct adoption *ad, const char *file)
-{
-	struct sbx_svc svc[SBX_MAX_SERVICES];
-	struct sbx_sandbox *sb;
-	const char *why = NULL;
-	struct record r;
-	int64_t used_wall, now = now_ms(), wall = wall_ms();
-	size_t i;
-
-	/* No pidfd yet: a record the policy refuses never opens one, and
-	 * the discard closes only what was opened (descriptor 0 is not). */
 	memset(svc, 0, sizeof(svc));
-	for (i = 0; i < SBX_MAX_SERVICES; i++)
-		svc[i].pidfd = -1;
-	if (record_read(file, &r, &used_wall) == -1) {
-		log_warnx("adoption: %s is not a sandbox record: removed", file);
-		unlinkat(record_dirfd(), file, 0);
-		return;
-	}
-	mark_claimed(ad, &r);
-	if ((why = policy_refuses(ad, &r)) == NULL &&
-	    (why = services_refuse(ad, &r, svc)) == NULL &&
-	    claim_slots(ad, &r) == -1)
+	if (a->why == ADOPT_WHOLE && (why = policy_refuses(ad, r)) == NULL &&
+	    claim_slots(ad, r) == -1)
 		why = "uid_range_taken";
-	if (why == NULL && (sb = cache_adopt(ad->cache, r.uid, r.agent,
-	    r.project, svc, r.nservices, now - (wall - r.created_wall_ms),
-	    now - (wall - used_wall))) != NULL) {
-		sb->idmap = r.idmap;
-		claimed_names(ad, &r, kept_add);
-		rename_pool_named(ad, &r);
+	if (why == NULL && (why = open_services(a, svc)) != NULL)
+		put_slots(ad, r);
+	if (why == NULL && (sb = cache_adopt(ad->cache, r->uid, r->agent,
+	    r->project, svc, r->nservices, now - (wall - r->created_wall_ms),
+	    now - (wall - a->used_wall_ms))) == NULL) {
+		why = "duplicate";
+		put_slots(ad, r);
+		for (i = 0; i < r->nservices; i++)
+			close(svc[i].pidfd);
+	}
+	claimed_names(ad, a, why == NULL);
+	if (why == NULL) {
+		sb->idmap = r->idmap;
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",
-		    (long long)(wall - used_wall) / 1000);
+		    (long long)(wall - a->used_wall_ms) / 1000);
 		ad->adopted++;
 	} else {
-		if (why == NULL) {
-			why = "duplicate";
-			put_slots(ad, &r);
-		}
-		claimed_names(ad, &r, gone_add_name);
-		close_pidfds(svc, r.nservices);
-		audit(AUDIT_DISCARD, r.uid, r.agent, r.project, NULL, 0,
+		audit(AUDIT_DISCARD, r->uid, r->agent, r->project, NULL, 0,
 		    SBX_OK, "reason=%s", why);
-		gone_add(ad, r.uid, r.agent, "");
-		unlinkat(record_dirfd(), file, 0);
+		gone_key(ad, r->uid, r->agent);
+		unlinkat(record_dirfd(), a->file, 0);
 	}
-	explicit_bzero(&r, sizeof(r));
 	explicit_bzero(svc, sizeof(svc));
 }
 
 /*
- * A warm container's record: adopted into the pool when its service is
- * configured as it was, still warm, and its container runs and listens.
- * One whose slot a sandbox's record names was claimed (the last monitor
- * stopped before the pool record's removal, warm.h), whether or not that
- * sandbox was adopted: only the record goes.
+ * A warm container's record: adopted into the pool when it is whole and
+ * its service still warm. One whose slot a sandbox's record names was
+ * claimed (the last monitor stopped before the pool record's removal,
+ * warm.h), whether or not that sandbox was adopted: only the record goes.
  */
 static void
-adopt_warm(struct adoption *ad, const char *file)
+adopt_warm(struct adoption *ad, const struct adopt_found *a)
 {
-	const struct service_cfg *s;
-	const struct rt_seen *c = NULL;
-	char name[SBX_SLUG_MAX * 3];
-	const char *why = NULL;
-	struct record r;
-	int64_t used;
+	const struct record *r = &a->r;
+	char name[RT_NAME_MAX];
+	const char *why = adopt_why_name(a->why);
 	int pidfd = -1;
 
-	if (record_read(file, &r, &used) == -1 || r.uid != RECORD_POOL_UID ||
-	    r.nservices != 1 || r.svc[0].warm != r.idmap || r.idmap == 0) {
-		log_warnx("adoption: %s is not a warm container's record: "
-		    "removed", file);
-		unlinkat(record_dirfd(), file, 0);
+	if ((r->idmap <= ad->rt->idmap.nslots &&
+	    bit_test(ad->claimed, (int)r->idmap - 1)) ||
+	    rt_pool_name(name, sizeof(name), r->svc[0].conn.name,
+	    r->idmap) == -1 || idmap_claim(&ad->rt->idmap, r->idmap) == -1) {
+		unlinkat(record_dirfd(), a->file, 0);	/* claimed */
 		return;
 	}
-	if (rt_pool_name(name, sizeof(name), r.svc[0].conn.name,
-	    r.idmap) == -1)
-		why = "bad_name";
-	else if ((r.idmap <= ad->rt->idmap.nslots &&
-	    bit_test(ad->claimed, (int)r.idmap - 1)) ||
-	    idmap_claim(&ad->rt->idmap, r.idmap) == -1) {
-		unlinkat(record_dirfd(), file, 0);	/* claimed */
-		explicit_bzero(&r, sizeof(r));
-		return;
-	} else if ((s = config_service(ad->cfg, r.svc[0].conn.name)) == NULL ||
-	    !record_same_config(&r, 0, s))
-		why = "service_changed";
-	else if ((c = seen_find(ad, name)) == NULL || c->pid <= 0 ||
-	    (pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0)) == -1)
-		why = "container_missing";
-	else if (!rt_listening(&r.svc[0].conn))
-		why = "not_listening";
-	else if (warm_adopt(ad->rt, s->name, r.idmap, &r.svc[0].conn, c->pid,
+	if (a->why == ADOPT_WHOLE && (pidfd = proc_pidfd(a->pid[0])) == -1)
+		why = "container_stopped";
+	else if (a->why == ADOPT_WHOLE && warm_adopt(ad->rt,
+	    r->svc[0].conn.name, r->idmap, &r->svc[0].conn, a->pid[0],
 	    pidfd) == -1)
 		why = "warm_lowered";
-	if (why == NULL) {
-		kept_add(ad, name);
+	else if (a->why == ADOPT_WHOLE) {
 		ad->warm++;
-	} else {
-		log_info("adoption: warm container %s discarded: %s", name, why);
-		if (pidfd != -1)
-			close(pidfd);
-		if (strcmp(why, "bad_name") != 0) {
-			idmap_put(&ad->rt->idmap, r.idmap);
-			gone_add_name(ad, name);
-		}
-		unlinkat(record_dirfd(), file, 0);
+		return;
 	}
-	explicit_bzero(&r, sizeof(r));
+	log_info("adoption: warm container %s discarded: %s", name, why);
+	if (pidfd != -1)
+		close(pidfd);
+	idmap_put(&ad->rt->idmap, r->idmap);
+	gone_name(ad, name);
+	unlinkat(record_dirfd(), a->file, 0);
 }
 
-/* Sandboxes first: a warm record whose slot one holds is stale. */
+/* Containers no record accounts for, as the worker found them: a key
+ * whose record was discarded goes whole already. */
 static void
-adopt_records(struct adoption *ad, bool warm)
+orphans(struct adoption *ad, const struct adopt_gone *g, size_t n)
 {
-	struct dirent *d;
-	DIR *dir;
-	int fd;
-
-	if ((fd = dup(record_dirfd())) == -1 || (dir = fdopendir(fd)) == NULL)
-		fatal("reading the sandbox records");
-	rewinddir(dir);	/* the dup shares the last pass's offset */
-	while ((d = readdir(dir)) != NULL) {
-		if (d->d_name[0] == '.') {
-			if (strcmp(d->d_name, ".") != 0 &&
-			    strcmp(d->d_name, "..") != 0)
-				unlinkat(record_dirfd(), d->d_name, 0);
-			continue;	/* a write the last monitor left */
-		}
-		if (strncmp(d->d_name, "pool-", 5) != 0 && !warm)
-			adopt_one(ad, d->d_name);
-		else if (strncmp(d->d_name, "pool-", 5) == 0 && warm)
-			adopt_warm(ad, d->d_name);
-	}
-	closedir(dir);
-}
-
-/* The service a container of an adopted sandbox runs, when the sandbox
- * no longer has it (a reshape the last monitor did not see through). */
-static bool
-extra_service(const struct sbx_sandbox *sb, const struct rt_seen *c,
-    char *service, size_t cap)
-{
-	char prefix[SBX_SLUG_MAX * 2];
-	size_t i, n;
-
-	n = (size_t)snprintf(prefix, sizeof(prefix), "sbx-%u-%s-",
-	    (unsigned)sb->key.uid, sb->key.agent);
-	if (strncmp(c->name, prefix, n) != 0 ||
-	    strlcpy(service, c->name + n, cap) >= cap ||
-	    !slug_valid(service, strlen(service)))
-		return false;
-	for (i = 0; i < sb->nservices; i++)
-		if (strcmp(sb->svc[i].conn.name, service) == 0)
-			return false;
-	return true;
-}
-
-/* Containers nobody adopted: a provision or reshape left half done. */
-static void
-orphans(struct adoption *ad)
-{
-	char service[SBX_SLUG_MAX];
-	struct sbx_sandbox *sb;
+	const struct sbx_sandbox *sb;
 	size_t i;
 
-	for (i = 0; i < ad->nseen; i++) {
-		const struct rt_seen *c = &ad->seen[i];
-
-		if (c->pool) {
-			if (!kept_has(ad, c->name)) {
-				log_info("adoption: warm container %s has no "
-				    "record: removed", c->name);
-				gone_add_name(ad, c->name);
-			}
+	for (i = 0; i < n; i++) {
+		if (g[i].why == ADOPT_POOL_NO_RECORD) {
+			log_info("adoption: warm container %s has no record: "
+			    "removed", g[i].container);
+			gone_add(ad, &g[i].g);
 			continue;
 		}
-		if (!slug_valid(c->agent, strlen(c->agent))) {
-			log_warnx("adoption: container %s has a bad agent label",
-			    c->name);
+		sb = cache_find(ad->cache, g[i].g.key.uid, g[i].g.key.agent);
+		if (g[i].why == ADOPT_NOT_IN_SANDBOX && sb == NULL)
 			continue;
-		}
-		if (gone_has_key(ad, c->uid, c->agent))
-			continue;	/* its record was discarded */
-		if ((sb = cache_find(ad->cache, c->uid, c->agent)) == NULL) {
-			audit(AUDIT_DISCARD, c->uid, c->agent, NULL, NULL, 0,
-			    SBX_OK, "reason=no_record container=%s", c->name);
-			gone_add(ad, c->uid, c->agent, "");
-		} else if (extra_service(sb, c, service, sizeof(service))) {
-			audit(AUDIT_DISCARD, c->uid, c->agent, sb->project,
-			    NULL, 0, SBX_OK, "reason=not_in_sandbox "
-			    "container=%s", c->name);
-			gone_add(ad, c->uid, c->agent, service);
-		}
+		audit(AUDIT_DISCARD, g[i].g.key.uid, g[i].g.key.agent,
+		    sb != NULL ? sb->project : NULL, NULL, 0, SBX_OK,
+		    "reason=%s container=%s", adopt_why_name(g[i].why),
+		    g[i].container);
+		gone_add(ad, &g[i].g);
 	}
 }
 
@@ -537,6 +364,39 @@ prune_dirs(struct adoption *ad)
 	free(k.path);
 }
 
+/* The worker's answer, mapped; every entry checked. NULL otherwise. */
+static const struct adopt_head *
+found_take(int fd, size_t *len)
+{
+	const struct adopt_head *h;
+	const struct adopt_found *f;
+	const struct adopt_gone *g;
+	struct stat st;
+	uint32_t i;
+
+	if (fstat(fd, &st) == -1 || st.st_size < (off_t)sizeof(*h) ||
+	    (h = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+	    0)) == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	f = (const void *)(h + 1);
+	g = (const void *)(f + h->nfound);
+	if (h->magic != ADOPT_MAGIC || h->nfound > ADOPT_MAX ||
+	    h->ngone > ADOPT_MAX || *len != sizeof(*h) + h->nfound *
+	    sizeof(*f) + h->ngone * sizeof(*g))
+		goto bad;
+	for (i = 0; i < h->nfound; i++)
+		if (!adopt_found_sound(&f[i]))
+			goto bad;
+	for (i = 0; i < h->ngone; i++)
+		if (!adopt_gone_sound(&g[i]))
+			goto bad;
+	return h;
+bad:
+	munmap((void *)(uintptr_t)h, *len);
+	return NULL;
+}
+
 int
 adopt_sandboxes(const struct sbx_config *cfg,
     const struct project_table *projects, struct cache *cache,
@@ -544,25 +404,40 @@ adopt_sandboxes(const struct sbx_config *cfg,
 {
 	struct adoption ad = { .cfg = cfg, .projects = projects,
 	    .cache = cache, .rt = rt };
+	const struct adopt_head *h = NULL;
+	const struct adopt_found *f;
+	size_t len = 0, i;
+	int fd;
 
-	if ((ad.claimed = bit_alloc((int)rt->idmap.nslots + 1)) == NULL)
+	if ((ad.claimed = bit_alloc((int)rt->idmap.nslots + 1)) == NULL ||
+	    (fd = memfd_create("sbx-adopt", MFD_CLOEXEC)) == -1)
 		fatal("adoption");
-	if (runtime_list(cfg, &ad.seen, &ad.nseen) == -1) {
+	if (worker_run(JOB_ADOPT, UINT32_MAX, NULL, 0, fd, now_ms() +
+	    ADOPT_DEADLINE_MS(cfg)) == -1)
+		log_warnx("adoption: its worker failed (see above)");
+	else if ((h = found_take(fd, &len)) == NULL)
+		log_warnx("adoption: its worker answered what no adoption is");
+	close(fd);
+	if (h == NULL) {
 		free(ad.claimed);
 		return -1;
 	}
-	adopt_records(&ad, false);
-	adopt_records(&ad, true);
-	orphans(&ad);
+	f = (const void *)(h + 1);
+	for (i = 0; i < h->nfound; i++)	/* sandboxes first: they claim */
+		if (f[i].r.uid != RECORD_POOL_UID)
+			adopt_one(&ad, &f[i]);
+	for (i = 0; i < h->nfound; i++)
+		if (f[i].r.uid == RECORD_POOL_UID)
+			adopt_warm(&ad, &f[i]);
+	orphans(&ad, (const void *)(f + h->nfound), h->ngone);
 	if (runtime_remove(cfg, ad.gone, ad.ngone) == -1)
-		log_warnx("adoption: some of %zu discarded sandboxes could not "
-		    "be removed (see above)", ad.ngone);
+		log_warnx("adoption: some of %zu discarded containers could "
+		    "not be removed (see above)", ad.ngone);
 	prune_dirs(&ad);
 	log_info("adopted %zu sandboxes and %zu warm containers, discarded "
 	    "%zu", ad.adopted, ad.warm, ad.ngone);
-	free(ad.seen);
+	munmap((void *)(uintptr_t)h, len);
 	free(ad.gone);
-	free(ad.kept);
 	free(ad.claimed);
 	return 0;
 }

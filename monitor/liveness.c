@@ -5,7 +5,6 @@
  * A hit's check (rt_cli_ops.is_live) and a warm container's at a claim
  * (warm.c), from the loop, so each is a poll() of a pidfd that does not
  * wait, a stat, or a non-blocking connect; never a runtime call.
- * rt_listening is adoption's (adopt.c) at start too.
  */
 #include <errno.h>
 #include <poll.h>
@@ -52,39 +51,6 @@ rt_warm_alive(const struct sbx_svc *s)
 	    (stat(s->conn.socket, &st) == 0 && S_ISSOCK(st.st_mode));
 }
 
-/*
- * Does something listen there? A non-blocking connect, from the loop: it
- * either completes (loopback and Unix connects are made in the call),
- * is refused, or is still pending because the backlog is full, which
- * says that a listener is there. Nothing a tenant does makes it wait.
- */
-bool
-rt_listening(const struct sbx_conn *c)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-	    .sin_port = htons((uint16_t)c->port),
-	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	bool unix = c->socket[0] != '\0';
-	int fd, rc;
-
-	/*
-	 * Out of descriptors we cannot look; the pidfd said the container
-	 * lives, and a live sandbox must not be evicted for our own lack.
-	 */
-	if ((fd = socket(unix ? AF_UNIX : AF_INET,
-	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
-		return errno == EMFILE || errno == ENFILE;
-	if (unix) {
-		strlcpy(sun.sun_path, c->socket, sizeof(sun.sun_path));
-		rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	} else
-		rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
-	if (rc == -1 && (errno == EINPROGRESS || errno == EAGAIN))
-		rc = 0;
-	close(fd);
-	return rc == 0;
-}
 
 /*
  * A hit's liveness check. The pidfd, every time: a container killed, OOM-

@@ -1,10 +1,10 @@
 /*
  * record.c - a live sandbox's record: one root-only file per sandbox in
  * state_dir/sandboxes, named <uid>-<agent>.
- * runs in: the monitor's loop (root, unfiltered); record_read at start
+ * (its format: shared/record_fmt.h; read at start by a worker, adopt.c)
  *
  * Why a file of our own rather than the runtime's record: the runtime
- * knows which containers run (adopt.c asks it), but not the sandbox
+ * knows which containers run (adoption asks it), but not the sandbox
  * around them: its project, the order of its services, its uid range,
  * and the passwords, which podman keeps only inside each container's
  * environment, reachable through inspect's JSON. A fixed-form struct we
@@ -29,7 +29,6 @@
 #include "iox.h"
 #include "log.h"
 #include "record.h"
-#include "slug.h"
 
 #define TOUCH_EVERY_MS	60000
 
@@ -67,13 +66,6 @@ record_name(char *out, size_t cap, uid_t uid, const char *agent)
 	int n = snprintf(out, cap, "%u-%s", (unsigned)uid, agent);
 
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-static size_t
-record_size(uint32_t nservices)
-{
-	return offsetof(struct record, svc) +
-	    nservices * sizeof(struct record_svc);
 }
 
 /* The file, whole or not at all: a temporary file, then rename. */
@@ -211,94 +203,4 @@ record_touch(struct sbx_sandbox *sb, int64_t now)
 		return;
 	sb->touched_ms = now;
 	utimensat(dirfd_records, name, NULL, 0);
-}
-
-static int
-str_ok(const char *s, size_t cap)
-{
-	return memchr(s, '\0', cap) != NULL;
-}
-
-static int
-conn_ok(const struct sbx_conn *c)
-{
-	return str_ok(c->name, sizeof(c->name)) &&
-	    str_ok(c->socket, sizeof(c->socket)) &&
-	    str_ok(c->host, sizeof(c->host)) &&
-	    str_ok(c->user, sizeof(c->user)) &&
-	    str_ok(c->password, sizeof(c->password)) &&
-	    str_ok(c->database, sizeof(c->database)) && c->port <= 65535 &&
-	    slug_field_valid(c->name, sizeof(c->name)) &&
-	    c->password[0] != '\0';
-}
-
-/* A version 1 record: no warm slot. Converted in place. */
-struct record_svc_v1 {
-	struct sbx_conn	conn;
-	uint64_t	confhash;
-};
-
-static ssize_t
-upgrade_v1(struct record *r, ssize_t n)
-{
-	struct record_svc_v1 v1[SBX_MAX_SERVICES];
-	uint32_t i;
-
-	if (r->nservices == 0 || r->nservices > SBX_MAX_SERVICES ||
-	    (size_t)n != offsetof(struct record, svc) +
-	    r->nservices * sizeof(v1[0]))
-		return -1;
-	memcpy(v1, r->svc, r->nservices * sizeof(v1[0]));
-	memset(r->svc, 0, sizeof(r->svc));
-	for (i = 0; i < r->nservices; i++) {
-		r->svc[i].conn = v1[i].conn;
-		r->svc[i].confhash = v1[i].confhash;
-	}
-	explicit_bzero(v1, sizeof(v1));
-	r->version = 2;
-	return (ssize_t)record_size(r->nservices);
-}
-
-/* Was service i started as s is configured now? Up to version 2, a
- * record holds the other hash (config.c, service_hash_v2). */
-bool
-record_same_config(const struct record *r, uint32_t i,
-    const struct service_cfg *s)
-{
-	return r->svc[i].confhash == (r->version >= 3 ? s->hash : s->hash_v2);
-}
-
-/* Our own file, but a file on disk: checked before any field is used. */
-int
-record_read(const char *name, struct record *r, int64_t *used_wall_ms)
-{
-	struct stat st;
-	ssize_t n;
-	uint32_t i;
-	int fd;
-
-	memset(r, 0, sizeof(*r));
-	if ((fd = openat(dirfd_records, name, O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	n = (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != 0) ? -1 : read(fd, r, sizeof(*r));
-	close(fd);
-	if (n >= (ssize_t)offsetof(struct record, svc) &&
-	    r->magic == RECORD_MAGIC && r->version == 1)
-		n = upgrade_v1(r, n);
-	if (n < (ssize_t)offsetof(struct record, svc) ||
-	    r->magic != RECORD_MAGIC || r->version < 2 ||
-	    r->version > RECORD_VERSION ||
-	    r->nservices == 0 || r->nservices > SBX_MAX_SERVICES ||
-	    (size_t)n != record_size(r->nservices) ||
-	    !slug_field_valid(r->agent, sizeof(r->agent)) ||
-	    !slug_field_valid(r->project, sizeof(r->project)))
-		return -1;
-	for (i = 0; i < r->nservices; i++)
-		if (!conn_ok(&r->svc[i].conn))
-			return -1;
-	*used_wall_ms = (int64_t)st.st_mtim.tv_sec * 1000 +
-	    st.st_mtim.tv_nsec / 1000000;
-	return 0;
 }

@@ -1,10 +1,8 @@
 /*
  * rt_start.c - the runtime at the monitor's start, before its loop, when
  * waiting is allowed: the host's lock (one monitor per host and runtime),
- * and adoption's listing and removals (adopt.c), each a job in a worker
- * that the monitor waits for. The listing holds agents' names: the
- * worker parses it, and every fixed entry it wrote is checked here
- * (rt_seen_sound) as the broker's messages are.
+ * and adoption's removals (adopt.c), a job in a worker that the monitor
+ * waits for.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,51 +20,6 @@
 #include "proc.h"
 #include "rtname.h"
 #include "runtime.h"
-
-/* What the list worker wrote to fd, every entry checked; -1 otherwise. */
-static int
-seen_take(int fd, struct rt_seen **out, size_t *n)
-{
-	struct stat st;
-	struct rt_seen *v;
-	size_t i, k;
-
-	if (fstat(fd, &st) == -1 || st.st_size < 0 || st.st_size >= JOB_LIST_MAX ||
-	    (size_t)st.st_size % sizeof(*v) != 0)
-		return -1;
-	k = (size_t)st.st_size / sizeof(*v);
-	if ((v = calloc(k + 1, sizeof(*v))) == NULL)	/* + 1: never 0 */
-		return -1;
-	if (pread(fd, v, (size_t)st.st_size, 0) != st.st_size)
-		goto bad;
-	for (i = 0; i < k; i++)
-		if (!rt_seen_sound(&v[i]))
-			goto bad;
-	*out = v;
-	*n = k;
-	return 0;
-bad:
-	free(v);
-	return -1;
-}
-
-int
-runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
-{
-	int fd, rc = -1;
-
-	if ((fd = memfd_create("sbx-seen", MFD_CLOEXEC)) == -1)
-		return -1;
-	/* ps, and with docker an inspect per RT_MAX_IDS containers. */
-	if (worker_run(JOB_LIST, 0, NULL, 0, fd, now_ms() +
-	    (int64_t)cfg->runtime_timeout * 1000 * JOB_LIST_CALLS) == -1)
-		log_warnx("runtime ps: the list worker failed (see above)");
-	else if ((rc = seen_take(fd, out, n)) == -1)
-		log_warnx("runtime ps: the list worker wrote what no listing "
-		    "parses to");
-	close(fd);
-	return rc;
-}
 
 /*
  * Container names, labels and adoption's sweep of orphans take every sbx

@@ -7,6 +7,7 @@
 #include "idmap.h"
 #include "warm.h"
 #include "job.h"
+#include "listen.h"
 #include "worker.h"
 
 struct rt_cli {
@@ -23,15 +24,8 @@ extern const struct sbx_runtime_ops rt_cli_ops;
 int	runtime_lock_host(const struct sbx_config *, char *err, size_t errlen);
 /* After daemon(3): the lock is held still, under the daemon's pid. */
 void	runtime_lock_moved(void);
-/* At start: what the runtime lists, parsed by a worker, every entry
- * checked (rt_seen_sound); -1, logged, otherwise. */
-int	runtime_list(const struct sbx_config *, struct rt_seen **, size_t *);
-/* rt_seen.c: an entry of the listing, as a worker wrote it. */
-bool	rt_seen_sound(const struct rt_seen *);
 int	runtime_remove(const struct sbx_config *, const struct rt_gone *,
 	    size_t);
-/* Does something listen at c's socket or loopback port? Never waits. */
-bool	rt_listening(const struct sbx_conn *);
 bool	rt_pid_alive(int pidfd);
 /* A warm container at a claim: its process and its socket file. */
 bool	rt_warm_alive(const struct sbx_svc *);

@@ -7,7 +7,7 @@ static const char *const names[JOB_NTYPES] = {
 	[JOB_PROVISION] = "provision", [JOB_TEARDOWN] = "teardown",
 	[JOB_EVICT] = "evict", [JOB_WARM_START] = "warm-start",
 	[JOB_WARM_REMOVE] = "warm-remove", [JOB_RENAME] = "rename",
-	[JOB_RELOAD] = "reload", [JOB_REMOVE] = "remove", [JOB_LIST] = "list",
+	[JOB_RELOAD] = "reload", [JOB_REMOVE] = "remove", [JOB_ADOPT] = "adopt",
 	[JOB_CONFIG] = "config",
 };
 
@@ -15,4 +15,22 @@ const char *
 job_name(unsigned type)
 {
 	return type > 0 && type < JOB_NTYPES ? names[type] : NULL;
+}
+
+static const char *const whys[ADOPT_NWHY] = {
+	[ADOPT_WHOLE] = "whole", [ADOPT_SERVICE_GONE] = "service_gone",
+	[ADOPT_SERVICE_CHANGED] = "service_changed",
+	[ADOPT_CONTAINER_MISSING] = "container_missing",
+	[ADOPT_CONTAINER_STOPPED] = "container_stopped",
+	[ADOPT_PORT_CHANGED] = "port_changed",
+	[ADOPT_NOT_LISTENING] = "not_listening",
+	[ADOPT_NO_RECORD] = "no_record",
+	[ADOPT_NOT_IN_SANDBOX] = "not_in_sandbox",
+	[ADOPT_POOL_NO_RECORD] = "no_record",
+};
+
+const char *
+adopt_why_name(unsigned why)
+{
+	return why < ADOPT_NWHY ? whys[why] : NULL;
 }

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "conn.h"
 #include "project.h"
+#include "record_fmt.h"
 #include "subrange.h"
 
 /* argv[0] of a worker; argv[1] is its job's name. */
@@ -38,7 +39,8 @@ enum job_type {
 	JOB_RENAME,		/* job_renames; answers a uint32_t code */
 	JOB_RELOAD,		/* nothing; answers reload_result */
 	JOB_REMOVE,		/* rt_gone[n]; its exit status says */
-	JOB_LIST,		/* nothing; writes rt_seen[n] to fd 3, a memfd */
+	JOB_ADOPT,		/* nothing; writes adopt_head, adopt_found[],
+				 * adopt_gone[] to fd 3, a memfd */
 	JOB_CONFIG,		/* job_config; writes config_result to fd 3 */
 	JOB_NTYPES
 };
@@ -131,8 +133,8 @@ struct job_renames {
 	struct warm_rename v[WARM_RENAMES];
 };
 
-/* JOB_LIST: at most this much listing, from at most this many runtime
- * calls (ps, and with docker an inspect per RT_MAX_IDS containers). */
+/* A listing: at most this much, from at most this many runtime calls
+ * (ps, and with docker an inspect per RT_MAX_IDS containers). */
 #define JOB_LIST_MAX	(16u << 20)
 #define JOB_LIST_CALLS	8
 
@@ -153,6 +155,56 @@ struct rt_gone {
 	char		service[SBX_SLUG_MAX];	/* "": every container */
 	char		name[SBX_SLUG_MAX * 3];	/* set: this container only */
 };
+
+/*
+ * JOB_ADOPT, at start: every record in state_dir/sandboxes as read, with
+ * what the runtime runs of it (adopt_found), and the containers no record
+ * accounts for (adopt_gone). Whose sandbox is adopted is the monitor's
+ * decision (policy, uid ranges, one per key); what runs is the worker's
+ * finding.
+ */
+enum adopt_why {
+	ADOPT_WHOLE = 0,	/* every container runs and listens */
+	ADOPT_SERVICE_GONE,	/* a section of sbx.conf is no more */
+	ADOPT_SERVICE_CHANGED,	/* or is not as the container was started */
+	ADOPT_CONTAINER_MISSING,
+	ADOPT_CONTAINER_STOPPED,
+	ADOPT_PORT_CHANGED,
+	ADOPT_NOT_LISTENING,
+	ADOPT_NO_RECORD,	/* gone: the containers of a key no record has */
+	ADOPT_NOT_IN_SANDBOX,	/* gone: a service its record lacks */
+	ADOPT_POOL_NO_RECORD,	/* gone: a warm container with no record */
+	ADOPT_NWHY
+};
+
+#define ADOPT_MAGIC	0x73627861u	/* "sbxa" */
+#define ADOPT_MAX	65536		/* records, and containers */
+
+struct adopt_head {
+	uint32_t	magic;
+	uint32_t	nfound;
+	uint32_t	ngone;
+	uint32_t	pad;
+};
+
+struct adopt_found {
+	char		file[RECORD_NAME_MAX];	/* in state_dir/sandboxes */
+	int64_t		used_wall_ms;		/* its mtime: the idle clock */
+	struct record	r;
+	int32_t		pid[SBX_MAX_SERVICES];	/* whole: each container's */
+	uint32_t	why;			/* enum adopt_why */
+	uint32_t	pool_named;	/* bit i: service i, claimed warm, still
+					 * runs under its pool name */
+};
+
+struct adopt_gone {
+	struct rt_gone	g;
+	uint32_t	why;			/* enum adopt_why */
+	char		container[SBX_SLUG_MAX * 3];	/* the one seen */
+};
+
+/* The reason's name, for the audit line; NULL if none. */
+const char	*adopt_why_name(unsigned);
 
 /* The job's name (argv[1] of its worker); NULL for no job. */
 const char	*job_name(unsigned type);

@@ -24,7 +24,7 @@ test_drop_SRC     = tests/unit/test_drop.c shared/drop.c monitor/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c worker/runtime_argv.c monitor/idmap.c \
-		    shared/sockdir.c shared/rtname.c worker/rt_seen.c monitor/rt_seen.c
+		    shared/sockdir.c shared/rtname.c worker/rt_seen.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
 test_brokerlog_SRC = tests/unit/test_brokerlog.c monitor/brokerlog.c

@@ -42,7 +42,7 @@ static const struct {
 	[JOB_RENAME] = { sizeof(struct job_renames), 0, rename_body },
 	[JOB_RELOAD] = { 0, 0, reload_body },
 	[JOB_REMOVE] = { sizeof(struct rt_gone), 1, remove_gone_body },
-	[JOB_LIST] = { 0, 0, list_body },
+	[JOB_ADOPT] = { 0, 0, adopt_body },
 	[JOB_CONFIG] = { sizeof(struct job_config), 0, config_body },
 };
 

@@ -377,22 +377,16 @@ docker_lines(const struct sbx_config *cfg, char *ids_text)
 	return text;
 }
 
-/* JOB_LIST: the runtime's listing, parsed, as
- * rt_seen entries written to fd (the monitor's memfd). */
 int
-list_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
+rt_list(const struct sbx_config *cfg, struct rt_seen **v, size_t *n)
 {
 	struct argv_buf a;
-	struct rt_seen *v = NULL;
 	char *text = NULL, *lines;
-	size_t n = 0;
-	int ps, rc = 1;
+	int ps, rc = -1;
 
-	(void)job;
-	(void)len;
 	rt_argv_list(&a, cfg);
 	if ((ps = memfd_create("sbx-ps", MFD_CLOEXEC)) == -1)
-		return 1;
+		return -1;
 	if (list_run(cfg, a.v, "ps", ps) == 0)
 		text = fd_text(ps);
 	close(ps);
@@ -401,11 +395,9 @@ list_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 		free(text);
 		text = lines;
 	}
-	if (text != NULL && rt_seen_parse(text, &v, &n) == 0 &&
-	    write_all(fd, v, n * sizeof(*v), now_ms() + 1000) == 0)
+	if (text != NULL && rt_seen_parse(text, v, n) == 0)
 		rc = 0;
 	free(text);
-	free(v);
 	return rc;
 }
 

@@ -53,6 +53,8 @@ uint32_t remove_dropped(const struct sbx_config *,
 
 /* rt_seen.c: the runtime's listing as rt_seen entries. */
 int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
+/* rt_run.c: every container of sbx's that the runtime lists, parsed. */
+int	rt_list(const struct sbx_config *, struct rt_seen **, size_t *);
 
 /* config.c: sbx.conf, 0, or -1 with one line in err (file:line: cause). */
 int	config_load(const char *path, struct sbx_config *, char *err,
@@ -89,7 +91,7 @@ int	rename_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	reload_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
-int	list_body(int fd, const struct sbx_config *, const void *job,
+int	adopt_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	remove_gone_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);

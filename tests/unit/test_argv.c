@@ -435,7 +435,7 @@ Test(seen, listing_lines_become_entries)
 	    "sbx-pool-redis-2 77 u a \n"
 	    "sbx-1001-b-redis 0 u1001 ab\n";
 	struct rt_seen *v = NULL;
-	size_t n = 0, i;
+	size_t n = 0;
 
 	cr_assert_eq(rt_seen_parse(text, &v, &n), 0);
 	cr_assert_eq(n, 3);
@@ -450,8 +450,6 @@ Test(seen, listing_lines_become_entries)
 	cr_assert_str_eq(v[1].agent, "");
 	cr_assert_eq(v[1].port, 0);
 	cr_assert_eq(v[2].pid, 0, "a stopped container has pid 0");
-	for (i = 0; i < n; i++)
-		cr_assert(rt_seen_sound(&v[i]), "entry %zu", i);
 	free(v);
 }
 
@@ -477,35 +475,4 @@ Test(seen, a_line_no_listing_prints_is_refused_whole)
 		n = 99;
 		cr_assert_eq(rt_seen_parse(text, &v, &n), -1, "%s", bad[i]);
 	}
-}
-
-/* The monitor's check of what a (possibly subverted) worker wrote. */
-Test(seen, the_monitor_takes_only_what_a_parser_can_write)
-{
-	struct rt_seen good = { .name = "sbx-3-c-redis", .agent = "c",
-	    .uid = 3, .pid = 5, .port = 0 }, c;
-
-	cr_assert(rt_seen_sound(&good));
-	c = good;
-	memset(c.name, 'x', sizeof(c.name));
-	cr_assert_not(rt_seen_sound(&c), "a name that does not end");
-	c = good;
-	memset(c.agent, 'x', sizeof(c.agent));
-	cr_assert_not(rt_seen_sound(&c), "an agent that does not end");
-	c = good;
-	c.name[0] = '\0';
-	cr_assert_not(rt_seen_sound(&c), "no name");
-	c = good;
-	c.pid = -1;
-	cr_assert_not(rt_seen_sound(&c), "a negative pid");
-	c = good;
-	c.port = 65536;
-	cr_assert_not(rt_seen_sound(&c), "a port past 65535");
-	c = good;
-	c.pool = true;
-	cr_assert_not(rt_seen_sound(&c), "a warm container with a uid");
-	c.uid = (uid_t)-1;
-	cr_assert_not(rt_seen_sound(&c), "a warm container with an agent");
-	c.agent[0] = '\0';
-	cr_assert(rt_seen_sound(&c), "a warm container");
 }

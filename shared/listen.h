@@ -1,0 +1,12 @@
+/* listen.h - a service's listener, seen with one non-blocking connect. */
+#ifndef SBX_LISTEN_H
+#define SBX_LISTEN_H
+
+#include <stdbool.h>
+
+#include "conn.h"
+
+/* Does something listen at c's socket or loopback port? Never waits. */
+bool	rt_listening(const struct sbx_conn *);
+
+#endif
