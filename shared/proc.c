@@ -34,8 +34,8 @@ proc_child_setup(int keep_fd, int exe_fd)
 {
 	int null;
 
-	/* Out of the way of fd 3 first: keep_fd may be 4. */
-	if (exe_fd >= 0 && (exe_fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 64)) == -1)
+	/* Out of the way of fds 3 and 4 first: keep_fd may be 4, exe_fd 3. */
+	if (exe_fd >= 0 && (exe_fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 5)) == -1)
 		_exit(1);
 	setpgid(0, 0);
 	proc_reset_signals();
