@@ -663,8 +663,11 @@ copy_cut(char *dst, size_t cap, const msgpack_object *o)
 
 	if (o != NULL && o->type == MSGPACK_OBJECT_STR)
 		n = o->via.str.size < cap - 1 ? o->via.str.size : cap - 1;
-	for (i = 0; i < n; i++)
-		dst[i] = o->via.str.ptr[i] != '\0' ? o->via.str.ptr[i] : '?';
+	for (i = 0; i < n; i++) {
+		dst[i] = o->via.str.ptr[i];
+		if (dst[i] == '\0')
+			dst[i] = '?';
+	}
 	dst[n] = '\0';
 }
 
