@@ -1425,15 +1425,27 @@ complete_words(const char *pre, const char *words)
 
 Test(completion, commands_options_formats)
 {
-	COMPLETES(":", "sbx \"\"", "[ping available request release status "
-	    "help]");
-	COMPLETES(":", "sbx re", "[request release]");
+	COMPLETES(":", "sbx \"\"", "[ping available request reset snapshot "
+	    "release status help]");
+	COMPLETES(":", "sbx re", "[request reset release]");
+	COMPLETES(":", "sbx sn", "[snapshot]");
 	COMPLETES(":", "sbx -S /x.sock st", "[status]");
 	COMPLETES(":", "sbx --t", "[--timeout]");
 	COMPLETES(":", "sbx request -a a1 --f", "[--format]");
 	COMPLETES(":", "sbx release -", "[-a --agent -S --socket -t --timeout "
 	    "-j --json -h --help -V --version]");
 	COMPLETES(":", "sbx request -f \"\"", "[env dotenv json]");
+	/* the new commands' and options' */
+	COMPLETES(":", "sbx request -a a1 --b", "[--bind-pid]");
+	COMPLETES(":", "sbx reset --", "[--agent --format --to --socket "
+	    "--timeout --json --help --version]");
+	COMPLETES(":", "sbx reset -a a1 -f \"\"", "[env dotenv json]");
+	COMPLETES(":", "sbx snapshot -", "[-a --agent -S --socket -t --timeout "
+	    "-j --json -h --help -V --version]");
+	COMPLETES(":", "sbx reset --to \"\"", "[]");
+	COMPLETES(":", "sbx request --bind-pid \"\"", "[]");
+	/* an option's value is no command: --to's is not taken for one */
+	COMPLETES(":", "sbx --to s1 re", "[request reset release]");
 	COMPLETES(":", "sbx request -a a1 --format d", "[dotenv]");
 	/* `=` breaks words: --format=j is --format = j, and --format= */
 	COMPLETES(":", "sbx request --format = j", "[json]");
