@@ -352,20 +352,25 @@ bad(char *err, size_t cap, const char *fmt, ...)
 int
 sbxf_check_ok(FILE *errf, const msgpack_object *reply)
 {
-	const msgpack_object *ok = sbxc_map_get(reply, "ok");
-	const char *code = "unknown", *msg = "the server gave no message";
-	size_t codelen = strlen(code), msglen = strlen(msg);
+	struct sbxc_refusal rf;
+	int r;
 
-	if (ok == NULL || ok->type != MSGPACK_OBJECT_BOOLEAN)
-		return -1;
-	if (ok->via.boolean)
-		return 1;
-	(void)str_of(sbxc_map_get(reply, "error"), &code, &codelen);
-	(void)str_of(sbxc_map_get(reply, "message"), &msg, &msglen);
+	if ((r = sbxc_refusal_parse(reply, &rf)) != 0)
+		return r;
 	fputs("sbx: ", errf);
-	sbxf_print_safe(errf, code, codelen);
+	if (rf.error[0] != '\0')
+		sbxf_print_safe(errf, rf.error, strlen(rf.error));
+	else
+		fputs("unknown", errf);
 	fputs(": ", errf);
-	sbxf_print_safe(errf, msg, msglen);
+	if (rf.message[0] != '\0')
+		sbxf_print_safe(errf, rf.message, strlen(rf.message));
+	else
+		fputs("the server gave no message", errf);
+	/* busy: when to try again, if the server said */
+	if (rf.retry_after_ms >= 0)
+		fprintf(errf, " (retry after %lld ms)",
+		    (long long)rf.retry_after_ms);
 	putc('\n', errf);
 	return 0;
 }
@@ -415,6 +420,20 @@ sbxf_release(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 		return bad(err, cap, "the reply has no %s",
 		    "'released' boolean");
 	fputs(r->via.boolean ? "released\n" : "nothing to release\n", f);
+	return 0;
+}
+
+int
+sbxf_snapshot(FILE *f, const msgpack_object *reply, char *err, size_t cap)
+{
+	const char *v;
+	size_t n;
+
+	if (!str_of(sbxc_map_get(reply, "name"), &v, &n))
+		return bad(err, cap, "the reply has no %s", "'name' string");
+	fputs("saved snapshot ", f);
+	sbxf_print_safe(f, v, n);
+	putc('\n', f);
 	return 0;
 }
 
@@ -901,6 +920,13 @@ sbxf_request(FILE *f, FILE *warnf, enum sbxf_format fmt,
 	return rc;
 }
 
+void
+sbxf_request_failed(FILE *f, enum sbxf_format fmt)
+{
+	if (fmt == SBXF_FMT_ENV)
+		fputs("false\n", f);
+}
+
 int
 sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
     size_t cap)
@@ -910,10 +936,10 @@ sbxf_env(FILE *f, FILE *warnf, const msgpack_object *reply, char *err,
 
 /* ---- status -> table ---- */
 
-#define NCOL	6
+#define NCOL	7	/* the last, BIND_PID, only when a sandbox has one */
 
 static const char *const status_head[NCOL] = {
-	"UID", "AGENT", "PROJECT", "SERVICES", "AGE", "IDLE"
+	"UID", "AGENT", "PROJECT", "SERVICES", "AGE", "IDLE", "BIND_PID"
 };
 
 /* Display width, roughly: code points (cells are print_safe output). */
@@ -996,14 +1022,23 @@ cell_num(const msgpack_object *o, bool dur)
 	return strdup(buf);
 }
 
+/* bind_pid: "-" where the sandbox is bound to no process. */
+static char *
+cell_pid(const msgpack_object *o)
+{
+	if (o == NULL || o->type == MSGPACK_OBJECT_NIL)
+		return strdup("-");
+	return cell_num(o, false);
+}
+
 static void
-print_row(FILE *f, const char *const *cells, const size_t *w)
+print_row(FILE *f, const char *const *cells, const size_t *w, size_t ncol)
 {
 	size_t c, pad;
 
-	for (c = 0; c < NCOL; c++) {
+	for (c = 0; c < ncol; c++) {
 		fputs(cells[c], f);
-		if (c + 1 == NCOL)
+		if (c + 1 == ncol)
 			break;
 		for (pad = width(cells[c]); pad < w[c] + 2; pad++)
 			putc(' ', f);
@@ -1026,18 +1061,32 @@ print_warm(FILE *f, const msgpack_object *m)
 		if (kv->key.type != MSGPACK_OBJECT_STR ||
 		    kv->val.type != MSGPACK_OBJECT_POSITIVE_INTEGER)
 			continue;
-		fprintf(f, "%s %.*s %llu", i ? "," : "",
-		    (int)kv->key.via.str.size, kv->key.via.str.ptr,
-		    (unsigned long long)kv->val.via.u64);
+		fputs(i ? ", " : " ", f);
+		sbxf_print_safe(f, kv->key.via.str.ptr, kv->key.via.str.size);
+		fprintf(f, " %llu", (unsigned long long)kv->val.via.u64);
 	}
 	putc('\n', f);
+}
+
+/* 1 if a sandbox of the array carries a bind_pid (not nil). */
+static bool
+any_bound(const msgpack_object *s)
+{
+	const msgpack_object *o;
+	uint32_t r;
+
+	for (r = 0; r < s->via.array.size; r++)
+		if ((o = sbxc_map_get(&s->via.array.ptr[r], "bind_pid")) != NULL &&
+		    o->type != MSGPACK_OBJECT_NIL)
+			return true;
+	return false;
 }
 
 int
 sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 {
 	const msgpack_object *s = sbxc_map_get(reply, "sandboxes");
-	size_t w[NCOL], nrows, r, c, nw;
+	size_t w[NCOL], nrows, r, c, nw, ncol;
 	char **cells;
 	int rc = 0;
 
@@ -1045,9 +1094,10 @@ sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 		return bad(err, cap, "the reply has no %s",
 		    "'sandboxes' array");
 	nrows = s->via.array.size;
+	ncol = any_bound(s) ? NCOL : NCOL - 1;
 	if ((cells = calloc(nrows * NCOL + 1, sizeof(*cells))) == NULL)
 		return bad(err, cap, "%s", "out of memory");
-	for (c = 0; c < NCOL; c++)
+	for (c = 0; c < ncol; c++)
 		w[c] = strlen(status_head[c]);
 	for (r = 0; r < nrows; r++) {
 		const msgpack_object *row = &s->via.array.ptr[r];
@@ -1059,7 +1109,9 @@ sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 		rc_[3] = cell_services(sbxc_map_get(row, "services"));
 		rc_[4] = cell_num(sbxc_map_get(row, "age_s"), true);
 		rc_[5] = cell_num(sbxc_map_get(row, "idle_s"), true);
-		for (c = 0; c < NCOL; c++) {
+		if (ncol == NCOL)
+			rc_[6] = cell_pid(sbxc_map_get(row, "bind_pid"));
+		for (c = 0; c < ncol; c++) {
 			if (rc_[c] == NULL) {
 				rc = bad(err, cap, "%s", "out of memory");
 				goto out;
@@ -1068,9 +1120,9 @@ sbxf_status(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 				w[c] = nw;
 		}
 	}
-	print_row(f, status_head, w);
+	print_row(f, status_head, w, ncol);
 	for (r = 0; r < nrows; r++)
-		print_row(f, (const char *const *)&cells[r * NCOL], w);
+		print_row(f, (const char *const *)&cells[r * NCOL], w, ncol);
 	print_warm(f, sbxc_map_get(reply, "warm"));
 out:
 	for (r = 0; r < nrows * NCOL; r++)

@@ -60,7 +60,9 @@ void	sbxf_duration(char *buf, size_t cap, uint64_t secs);
 
 /*
  * Checks the ok key of a reply.  1: ok is true.  0: ok is false, and
- * "sbx: CODE: message\n" was written to errf.  -1: no usable ok.
+ * "sbx: CODE: message\n" was written to errf, with " (retry after N ms)"
+ * before the newline when the refusal carries retry_after_ms.  -1: no
+ * usable ok.
  */
 int	sbxf_check_ok(FILE *errf, const msgpack_object *reply);
 
@@ -90,9 +92,18 @@ enum sbxf_format {
 
 /* "env", "dotenv" or "json"; -1 for anything else. */
 int	sbxf_format_parse(const char *s, enum sbxf_format *fmt);
-/* A request_sandbox reply in fmt; all or nothing, as sbxf_env. */
+/* A request_sandbox (or reset) reply in fmt; all or nothing, as sbxf_env. */
 int	sbxf_request(FILE *, FILE *warnf, enum sbxf_format fmt,
 	    const msgpack_object *reply, char *err, size_t cap);
+
+/*
+ * What stdout gets when request or reset fails in fmt, whatever the
+ * reason: for env, "false", so that `eval "$(sbx request ...)"` fails
+ * too (an empty eval succeeds, and set -e would go on without the
+ * variables).  Nothing for dotenv and json: they are data, not code, and
+ * an empty .env or JSON stream says "nothing" without being misread.
+ */
+void	sbxf_request_failed(FILE *, enum sbxf_format fmt);
 
 /*
  * A dotenv value: as is when it is made of [A-Za-z0-9_@%+=:,./-] only
@@ -104,6 +115,13 @@ int	sbxf_request(FILE *, FILE *warnf, enum sbxf_format fmt,
 void	sbxf_dotenv_quote(FILE *, const char *s, size_t len);
 int	sbxf_release(FILE *, const msgpack_object *reply, char *err,
 	    size_t cap);
+/* "saved snapshot NAME" from a snapshot reply's name. */
+int	sbxf_snapshot(FILE *, const msgpack_object *reply, char *err,
+	    size_t cap);
+/*
+ * The sandboxes of a status reply as a table, with a BIND_PID column
+ * when any of them carries a bind_pid ("-" for the others).
+ */
 int	sbxf_status(FILE *, const msgpack_object *reply, char *err,
 	    size_t cap);
 

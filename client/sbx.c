@@ -14,9 +14,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,7 @@ static const char usage_text[] =
 "commands:\n"
 "  ping                                  print the server's version\n"
 "  available PROJECT                     services PROJECT offers, one a line\n"
-"  request -a AGENT -p PROJECT [-f FORMAT] SERVICE...\n"
+"  request -a AGENT -p PROJECT [-f FORMAT] [--bind-pid PID] SERVICE...\n"
 "                                        provision (or reuse) AGENT's sandbox;\n"
 "                                        prints export lines for eval:\n"
 "                                        NAME_SOCKET NAME_HOST NAME_PORT (where\n"
@@ -48,9 +50,16 @@ static const char usage_text[] =
 "                                        NAME_PASSWORD NAME_DATABASE NAME_URL,\n"
 "                                        PG* for the first postgres, and\n"
 "                                        DATABASE_URL, REDIS_URL for the only\n"
-"                                        postgres, the only redis\n"
+"                                        postgres, the only redis; on any\n"
+"                                        failure, with -f env, the line\n"
+"                                        'false', so that eval fails too\n"
+"  reset -a AGENT [--to NAME] [-f FORMAT]\n"
+"                                        end every session and put AGENT's\n"
+"                                        sandbox back as handed out (or as\n"
+"                                        snapshot NAME); prints as request\n"
+"  snapshot -a AGENT NAME                save the sandbox's state as NAME\n"
 "  release -a AGENT                      tear AGENT's sandbox down\n"
-"  status                                all sandboxes (root only)\n"
+"  status                                your sandboxes (root: everyone's)\n"
 "  help                                  this help\n"
 "\n"
 "options:\n"
@@ -59,21 +68,25 @@ static const char usage_text[] =
 "  -t, --timeout SECONDS  overall timeout (default 120)\n"
 "  -a, --agent AGENT      agent slug\n"
 "  -p, --project PROJECT  project slug\n"
-"  -f, --format FORMAT    request's output: env (export lines, the default),\n"
-"                         dotenv (NAME=value lines for .env files), json\n"
-"                         (the services as a JSON object, with their url)\n"
+"  -f, --format FORMAT    request's and reset's output: env (export lines,\n"
+"                         the default), dotenv (NAME=value lines for .env\n"
+"                         files), json (the services as a JSON object,\n"
+"                         with their url)\n"
+"      --to NAME          reset: the snapshot to go back to\n"
+"      --bind-pid PID     request: tear the sandbox down when process PID\n"
+"                         (one of yours) exits\n"
 "  -j, --json             print the server's reply as JSON\n"
 "  -h, --help             this help\n"
 "  -V, --version          the client's version\n"
 "\n"
-"AGENT, PROJECT and SERVICE match [a-z0-9][a-z0-9._-]{0,62}.\n"
+"AGENT, PROJECT, SERVICE and NAME match [a-z0-9][a-z0-9._-]{0,62}.\n"
 "\n"
 "With --json the reply is printed as is, errors included.\n"
 "\n"
 "exit status: 0 ok, 1 the server refused (sbx: CODE: message),\n"
 "2 usage, 3 cannot connect, 4 bad or no reply, 5 timeout.\n"
 "\n"
-"example: eval \"$(sbx request -a my-agent -p my-project postgres)\"\n"
+"example: set -e; eval \"$(sbx request -a my-agent -p my-project postgres)\"\n"
 "         sbx request -a my-agent -p my-project -f dotenv postgres > .env\n";
 
 struct cmdline {
@@ -81,15 +94,23 @@ struct cmdline {
 	const char	*socket;
 	const char	*agent;
 	const char	*project;
+	const char	*to;		/* reset --to */
 	const char	**args;
 	size_t		 nargs;
 	int64_t		 timeout_ms;
+	int64_t		 bind_pid;	/* request --bind-pid; 0: none */
 	int		 json;
 	int		 format_set;
 	enum sbxf_format format;
 };
 
 typedef int format_fn(FILE *, const msgpack_object *, char *, size_t);
+
+/* Long options without a short one. */
+enum {
+	OPT_TO = 256,
+	OPT_BIND_PID,
+};
 
 static int usage_error(const char *, ...)
     __attribute__((format(printf, 1, 2)));
@@ -146,6 +167,102 @@ parse_timeout(const char *s, int64_t *ms)
 	return 0;
 }
 
+/* A pid for --bind-pid: a decimal integer, 1..INT_MAX (pid_t). */
+static int
+parse_pid(const char *s, int64_t *pid)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v <= 0 || v > INT_MAX)
+		return -1;
+	*pid = v;
+	return 0;
+}
+
+/* The option getopt names in optopt, or the word that holds it. */
+static int
+option_error(bool unknown, char **argv)
+{
+	const char *what = unknown ? "unknown option" : "option";
+	const char *why = unknown ? "" : " needs an argument";
+
+	if (optopt > 0 && optopt < 256)
+		return usage_error("%s '-%c'%s", what, optopt, why);
+	return usage_error("%s '%s'%s", what, argv[optind - 1], why);
+}
+
+/*
+ * One option (or operand) of getopt's.  EX_OK, EX_USAGE (said on
+ * stderr), or -1 for -h and -V, which are done.
+ */
+static int
+parse_one(int ch, char **argv, struct cmdline *cl)
+{
+	switch (ch) {
+	case 1:
+		if (cl->cmd == NULL)
+			cl->cmd = optarg;
+		else
+			cl->args[cl->nargs++] = optarg;
+		break;
+	case 'S':
+		cl->socket = optarg;
+		break;
+	case 't':
+		if (parse_timeout(optarg, &cl->timeout_ms) == -1)
+			return usage_error("invalid timeout '%s': expected "
+			    "seconds > 0", optarg);
+		break;
+	case 'a':
+		cl->agent = optarg;
+		break;
+	case 'p':
+		cl->project = optarg;
+		break;
+	case 'j':
+		cl->json = 1;
+		break;
+	case 'f':
+		if (optarg == NULL ||
+		    sbxf_format_parse(optarg, &cl->format) == -1)
+			return usage_error("unknown format '%s': expected "
+			    "env, dotenv or json", optarg != NULL ? optarg :
+			    "");
+		cl->format_set = 1;
+		break;
+	case OPT_TO:
+		cl->to = optarg;
+		break;
+	case OPT_BIND_PID:
+		if (parse_pid(optarg, &cl->bind_pid) == -1)
+			return usage_error("invalid pid '%s': expected an "
+			    "integer from 1 to %d", optarg != NULL ? optarg :
+			    "", INT_MAX);
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		return -1;
+	case 'V':
+		printf("sbx %s\n", SBX_VERSION);
+		return -1;
+	case ':':
+		return option_error(false, argv);
+	default:
+		return option_error(true, argv);
+	}
+	return EX_OK;
+}
+
+/*
+ * After a usage error the rest is still read, without a word more on
+ * stderr: main needs the command and the format to know whether stdout
+ * owes an eval its 'false' (sbxf_request_failed).
+ */
 static int
 parse_cmdline(int argc, char **argv, struct cmdline *cl)
 {
@@ -156,12 +273,14 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 		{ "project",	required_argument,	NULL, 'p' },
 		{ "json",	no_argument,		NULL, 'j' },
 		{ "format",	required_argument,	NULL, 'f' },
+		{ "to",		required_argument,	NULL, OPT_TO },
+		{ "bind-pid",	required_argument,	NULL, OPT_BIND_PID },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL,		0,			NULL, 0 }
 	};
 	const char *env;
-	int ch;
+	int ch, rc = EX_OK, r;
 
 	memset(cl, 0, sizeof(*cl));
 	cl->timeout_ms = SBXC_DEFAULT_TIMEOUT_MS;
@@ -174,57 +293,20 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 	 * may follow the command whatever POSIXLY_CORRECT says. */
 	while ((ch = getopt_long(argc, argv, "-:S:t:a:p:f:jhV", longopts,
 	    NULL)) != -1) {
-		switch (ch) {
-		case 1:
-			if (cl->cmd == NULL)
+		if (rc != EX_OK) {
+			/* quietly: the command and the format only */
+			if (ch == 1 && cl->cmd == NULL)
 				cl->cmd = optarg;
-			else
-				cl->args[cl->nargs++] = optarg;
-			break;
-		case 'S':
-			cl->socket = optarg;
-			break;
-		case 't':
-			if (parse_timeout(optarg, &cl->timeout_ms) == -1)
-				return usage_error("invalid timeout '%s': "
-				    "expected seconds > 0", optarg);
-			break;
-		case 'a':
-			cl->agent = optarg;
-			break;
-		case 'p':
-			cl->project = optarg;
-			break;
-		case 'j':
-			cl->json = 1;
-			break;
-		case 'f':
-			if (optarg == NULL ||
-			    sbxf_format_parse(optarg, &cl->format) == -1)
-				return usage_error("unknown format '%s': "
-				    "expected env, dotenv or json",
-				    optarg != NULL ? optarg : "");
-			cl->format_set = 1;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		case 'V':
-			printf("sbx %s\n", SBX_VERSION);
-			return -1;
-		case ':':
-			if (optopt != 0)
-				return usage_error("option '-%c' needs an "
-				    "argument", optopt);
-			return usage_error("option '%s' needs an argument",
-			    argv[optind - 1]);
-		default:
-			if (optopt != 0)
-				return usage_error("unknown option '-%c'",
-				    optopt);
-			return usage_error("unknown option '%s'",
-			    argv[optind - 1]);
+			else if (ch == 'f' && optarg != NULL &&
+			    sbxf_format_parse(optarg, &cl->format) == 0)
+				cl->format_set = 1;
+			else if (ch == 'j')
+				cl->json = 1;
+			continue;
 		}
+		if ((r = parse_one(ch, argv, cl)) == -1)
+			return -1;
+		rc = r;
 	}
 	while (optind < argc) {			/* after "--" */
 		if (cl->cmd == NULL)
@@ -237,9 +319,9 @@ parse_cmdline(int argc, char **argv, struct cmdline *cl)
 		cl->socket = env != NULL && *env != '\0' ? env :
 		    SBXC_DEFAULT_SOCKET;
 	}
-	if (cl->cmd == NULL)
-		return usage_error("%s", "no command given");
-	return EX_OK;
+	if (rc == EX_OK && cl->cmd == NULL)
+		rc = usage_error("%s", "no command given");
+	return rc;
 }
 
 /* ---- progress on a terminal ---- */
@@ -344,7 +426,8 @@ finish_output(void)
 }
 
 static int
-run(const struct cmdline *cl, const struct sbxc_req *req, format_fn *fmt)
+run(const struct cmdline *cl, const struct sbxc_req *req,
+    const struct sbxc_req_ext *x, format_fn *fmt)
 {
 	struct progress prog = { "waiting", 0, -1 };
 	struct sbxc_opts opts;
@@ -357,6 +440,10 @@ run(const struct cmdline *cl, const struct sbxc_req *req, format_fn *fmt)
 		prog.label = "provisioning";
 	else if (strcmp(req->op, "release") == 0)
 		prog.label = "releasing";
+	else if (strcmp(req->op, "reset") == 0)
+		prog.label = "resetting";
+	else if (strcmp(req->op, "snapshot") == 0)
+		prog.label = "saving";
 	prog.on = isatty(STDERR_FILENO);
 	memset(&opts, 0, sizeof(opts));
 	opts.timeout_ms = cl->timeout_ms;
@@ -365,7 +452,7 @@ run(const struct cmdline *cl, const struct sbxc_req *req, format_fn *fmt)
 	opts.tick_ms = 250;
 	if (prog.on)
 		progress_signals(1);
-	st = sbxc_call(cl->socket, req, &opts, &reply, &err);
+	st = sbxc_call_ext(cl->socket, req, x, &opts, &reply, &err);
 	if (prog.on)
 		progress_signals(0);
 	progress_clear();
@@ -408,16 +495,30 @@ request_fmt(FILE *f, const msgpack_object *reply, char *err, size_t cap)
 	return sbxf_request(f, stderr, request_format, reply, err, cap);
 }
 
+/* What a command takes besides the global options (no_extra). */
+#define TAKES_AGENT	0x01
+#define TAKES_PROJECT	0x02
+#define TAKES_FORMAT	0x04
+#define TAKES_TO	0x08
+#define TAKES_BIND_PID	0x10
+
+/* Refuses what cl holds that the command does not take. */
 static int
-no_extra(const struct cmdline *cl, int agent, int project, size_t maxargs)
+no_extra(const struct cmdline *cl, int takes, size_t maxargs)
 {
-	if (cl->format_set)
-		return usage_error("'%s' takes no --format: it is request's",
-		    cl->cmd);
-	if (!agent && cl->agent != NULL)
+	if (!(takes & TAKES_FORMAT) && cl->format_set)
+		return usage_error("'%s' takes no --format: it is request's "
+		    "and reset's", cl->cmd);
+	if (!(takes & TAKES_AGENT) && cl->agent != NULL)
 		return usage_error("'%s' takes no -a AGENT", cl->cmd);
-	if (!project && cl->project != NULL)
+	if (!(takes & TAKES_PROJECT) && cl->project != NULL)
 		return usage_error("'%s' takes no -p PROJECT", cl->cmd);
+	if (!(takes & TAKES_TO) && cl->to != NULL)
+		return usage_error("'%s' takes no --to: it is reset's",
+		    cl->cmd);
+	if (!(takes & TAKES_BIND_PID) && cl->bind_pid != 0)
+		return usage_error("'%s' takes no --bind-pid: it is "
+		    "request's", cl->cmd);
 	if (cl->nargs > maxargs) {
 		fprintf(stderr, "sbx: unexpected argument ");
 		print_arg(stderr, cl->args[maxargs]);
@@ -427,15 +528,37 @@ no_extra(const struct cmdline *cl, int agent, int project, size_t maxargs)
 	return EX_OK;
 }
 
+/* -a AGENT, given and a slug. */
+static int
+need_agent(const struct cmdline *cl, const char *usage)
+{
+	if (cl->agent == NULL)
+		return usage_error("usage: %s", usage);
+	if (check_slug("agent", cl->agent) == -1)
+		return EX_USAGE;
+	return EX_OK;
+}
+
+/* The formats print services: --json, the reply as is, is another. */
+static int
+one_format(const struct cmdline *cl)
+{
+	if (cl->format_set && cl->json)
+		return usage_error("%s", "give --json (the reply as is) or "
+		    "--format, not both");
+	request_format = cl->format;
+	return EX_OK;
+}
+
 static int
 cmd_ping(const struct cmdline *cl)
 {
 	struct sbxc_req req = { .op = "ping" };
 	int rc;
 
-	if ((rc = no_extra(cl, 0, 0, 0)) != EX_OK)
+	if ((rc = no_extra(cl, 0, 0)) != EX_OK)
 		return rc;
-	return run(cl, &req, sbxf_ping);
+	return run(cl, &req, NULL, sbxf_ping);
 }
 
 static int
@@ -444,7 +567,7 @@ cmd_available(const struct cmdline *cl)
 	struct sbxc_req req = { .op = "available" };
 	int rc;
 
-	if ((rc = no_extra(cl, 0, 1, 1)) != EX_OK)
+	if ((rc = no_extra(cl, TAKES_PROJECT, 1)) != EX_OK)
 		return rc;
 	if (cl->nargs == 1 && cl->project != NULL)
 		return usage_error("%s", "give PROJECT once: as an argument "
@@ -454,15 +577,20 @@ cmd_available(const struct cmdline *cl)
 		return usage_error("%s", "usage: sbx available PROJECT");
 	if (check_slug("project", req.project) == -1)
 		return EX_USAGE;
-	return run(cl, &req, sbxf_available);
+	return run(cl, &req, NULL, sbxf_available);
 }
 
 static int
 cmd_request(const struct cmdline *cl)
 {
 	struct sbxc_req req = { .op = "request_sandbox" };
+	struct sbxc_req_ext x = { .bind_pid = cl->bind_pid };
 	size_t i, j;
+	int rc;
 
+	if ((rc = no_extra(cl, TAKES_AGENT | TAKES_PROJECT | TAKES_FORMAT |
+	    TAKES_BIND_PID, cl->nargs)) != EX_OK)
+		return rc;
 	if (cl->agent == NULL || cl->project == NULL)
 		return usage_error("%s", "usage: sbx request -a AGENT "
 		    "-p PROJECT SERVICE...");
@@ -477,15 +605,51 @@ cmd_request(const struct cmdline *cl)
 				return usage_error("service '%s' is named "
 				    "twice", cl->args[i]);
 	}
-	if (cl->format_set && cl->json)
-		return usage_error("%s", "give --json (the reply as is) or "
-		    "--format, not both");
+	if ((rc = one_format(cl)) != EX_OK)
+		return rc;
 	req.agent = cl->agent;
 	req.project = cl->project;
 	req.services = cl->args;
 	req.nservices = cl->nargs;
-	request_format = cl->format;
-	return run(cl, &req, request_fmt);
+	return run(cl, &req, &x, request_fmt);
+}
+
+static int
+cmd_reset(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "reset" };
+	struct sbxc_req_ext x = { .to = cl->to };
+	int rc;
+
+	if ((rc = no_extra(cl, TAKES_AGENT | TAKES_FORMAT | TAKES_TO, 0)) !=
+	    EX_OK ||
+	    (rc = need_agent(cl, "sbx reset -a AGENT [--to NAME]")) != EX_OK)
+		return rc;
+	if (cl->to != NULL && check_slug("snapshot name", cl->to) == -1)
+		return EX_USAGE;
+	if ((rc = one_format(cl)) != EX_OK)
+		return rc;
+	req.agent = cl->agent;
+	return run(cl, &req, &x, request_fmt);
+}
+
+static int
+cmd_snapshot(const struct cmdline *cl)
+{
+	struct sbxc_req req = { .op = "snapshot" };
+	struct sbxc_req_ext x = { 0 };
+	int rc;
+
+	if ((rc = no_extra(cl, TAKES_AGENT, 1)) != EX_OK ||
+	    (rc = need_agent(cl, "sbx snapshot -a AGENT NAME")) != EX_OK)
+		return rc;
+	if (cl->nargs != 1)
+		return usage_error("%s", "usage: sbx snapshot -a AGENT NAME");
+	if (check_slug("snapshot name", cl->args[0]) == -1)
+		return EX_USAGE;
+	req.agent = cl->agent;
+	x.name = cl->args[0];
+	return run(cl, &req, &x, sbxf_snapshot);
 }
 
 static int
@@ -494,25 +658,24 @@ cmd_release(const struct cmdline *cl)
 	struct sbxc_req req = { .op = "release" };
 	int rc;
 
-	if ((rc = no_extra(cl, 1, 0, 0)) != EX_OK)
+	if ((rc = no_extra(cl, TAKES_AGENT, 0)) != EX_OK ||
+	    (rc = need_agent(cl, "sbx release -a AGENT")) != EX_OK)
 		return rc;
-	if (cl->agent == NULL)
-		return usage_error("%s", "usage: sbx release -a AGENT");
-	if (check_slug("agent", cl->agent) == -1)
-		return EX_USAGE;
 	req.agent = cl->agent;
-	return run(cl, &req, sbxf_release);
+	return run(cl, &req, NULL, sbxf_release);
 }
 
+/* Anyone may ask: the server answers with the caller's own sandboxes,
+ * and root's with everyone's. */
 static int
 cmd_status(const struct cmdline *cl)
 {
 	struct sbxc_req req = { .op = "status" };
 	int rc;
 
-	if ((rc = no_extra(cl, 0, 0, 0)) != EX_OK)
+	if ((rc = no_extra(cl, 0, 0)) != EX_OK)
 		return rc;
-	return run(cl, &req, sbxf_status);
+	return run(cl, &req, NULL, sbxf_status);
 }
 
 static const struct {
@@ -522,9 +685,28 @@ static const struct {
 	{ "ping",	cmd_ping },
 	{ "available",	cmd_available },
 	{ "request",	cmd_request },
+	{ "reset",	cmd_reset },
+	{ "snapshot",	cmd_snapshot },
 	{ "release",	cmd_release },
 	{ "status",	cmd_status },
 };
+
+/*
+ * `eval "$(sbx request ...)"` runs nothing when sbx fails, and an empty
+ * eval succeeds: a set -e script would go on without its variables.  So
+ * request and reset in the env format (the default) end a failure with
+ * "false" on stdout, whatever failed, a usage error included.  Not on a
+ * terminal, where nobody evals it.
+ */
+static void
+owe_false(const struct cmdline *cl)
+{
+	if (cl->cmd == NULL || cl->json || isatty(STDOUT_FILENO) ||
+	    (strcmp(cl->cmd, "request") != 0 && strcmp(cl->cmd, "reset") != 0))
+		return;
+	sbxf_request_failed(stdout, cl->format);
+	(void)fflush(stdout);
+}
 
 int
 main(int argc, char **argv)
@@ -533,6 +715,10 @@ main(int argc, char **argv)
 	int rc;
 
 	rc = parse_cmdline(argc, argv, &cl);
+	if (rc == -1) {
+		free(cl.args);
+		return finish_output();		/* -h, -V */
+	}
 	if (rc == EX_OK && strcmp(cl.cmd, "help") == 0) {	/* NOLINT: EX_OK means cmd is set */
 		fputs(usage_text, stdout);
 		rc = finish_output();
@@ -551,8 +737,9 @@ main(int argc, char **argv)
 			fputs("\nTry 'sbx -h' for help.\n", stderr);
 			rc = EX_USAGE;
 		}
-	} else if (rc == -1)
-		rc = finish_output();		/* -h, -V */
+	}
+	if (rc != EX_OK)
+		owe_false(&cl);
 	free(cl.args);
 	return rc;
 }

@@ -68,28 +68,42 @@ pack_cstr(msgpack_packer *pk, const char *s)
 	msgpack_pack_str_body(pk, s, n);
 }
 
+/* A key and its string value; none when v is NULL. */
+static void
+pack_kv(msgpack_packer *pk, const char *k, const char *v)
+{
+	if (v == NULL)
+		return;
+	pack_cstr(pk, k);
+	pack_cstr(pk, v);
+}
+
 int
 sbxc_pack_request(msgpack_sbuffer *sb, const struct sbxc_req *r)
 {
+	return sbxc_pack_request_ext(sb, r, NULL);
+}
+
+int
+sbxc_pack_request_ext(msgpack_sbuffer *sb, const struct sbxc_req *r,
+    const struct sbxc_req_ext *x)
+{
+	static const struct sbxc_req_ext none;
 	msgpack_packer pk;
 	size_t n;
 
-	if (r == NULL || r->op == NULL)
+	if (x == NULL)
+		x = &none;
+	if (r == NULL || r->op == NULL || x->bind_pid < 0)
 		return -1;
 	n = 1 + (r->agent != NULL) + (r->project != NULL) +
-	    (r->services != NULL);
+	    (r->services != NULL) + (x->to != NULL) + (x->name != NULL) +
+	    (x->bind_pid > 0);
 	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
 	msgpack_pack_map(&pk, n);
-	pack_cstr(&pk, "op");
-	pack_cstr(&pk, r->op);
-	if (r->agent != NULL) {
-		pack_cstr(&pk, "agent");
-		pack_cstr(&pk, r->agent);
-	}
-	if (r->project != NULL) {
-		pack_cstr(&pk, "project");
-		pack_cstr(&pk, r->project);
-	}
+	pack_kv(&pk, "op", r->op);
+	pack_kv(&pk, "agent", r->agent);
+	pack_kv(&pk, "project", r->project);
 	if (r->services != NULL) {
 		size_t i;
 
@@ -97,6 +111,12 @@ sbxc_pack_request(msgpack_sbuffer *sb, const struct sbxc_req *r)
 		msgpack_pack_array(&pk, r->nservices);
 		for (i = 0; i < r->nservices; i++)
 			pack_cstr(&pk, r->services[i]);
+	}
+	pack_kv(&pk, "to", x->to);
+	pack_kv(&pk, "name", x->name);
+	if (x->bind_pid > 0) {
+		pack_cstr(&pk, "bind_pid");
+		msgpack_pack_int64(&pk, x->bind_pid);
 	}
 	return 0;
 }
@@ -366,6 +386,14 @@ sbxc_call(const char *path, const struct sbxc_req *r,
     const struct sbxc_opts *opts, msgpack_unpacked *reply,
     struct sbxc_error *err)
 {
+	return sbxc_call_ext(path, r, NULL, opts, reply, err);
+}
+
+enum sbxc_status
+sbxc_call_ext(const char *path, const struct sbxc_req *r,
+    const struct sbxc_req_ext *x, const struct sbxc_opts *opts,
+    msgpack_unpacked *reply, struct sbxc_error *err)
+{
 	struct sbxc_opts o;
 	msgpack_sbuffer sb;
 	enum sbxc_status st;
@@ -375,8 +403,11 @@ sbxc_call(const char *path, const struct sbxc_req *r,
 	opts_defaults(opts, &o);
 	deadline = sbxc_now_ms() + o.timeout_ms;
 	msgpack_unpacked_init(reply);
+	if (x != NULL && x->bind_pid < 0)
+		return fail(err, SBXC_EREQUEST, 0, "bind_pid %lld is not a "
+		    "positive integer", (long long)x->bind_pid);
 	msgpack_sbuffer_init(&sb);
-	if (sbxc_pack_request(&sb, r) == -1) {
+	if (sbxc_pack_request_ext(&sb, r, x) == -1) {
 		msgpack_sbuffer_destroy(&sb);
 		return fail(err, SBXC_EREQUEST, 0, "the request has no op");
 	}
@@ -397,6 +428,37 @@ sbxc_call(const char *path, const struct sbxc_req *r,
 	close(fd);
 	msgpack_sbuffer_destroy(&sb);
 	return st;
+}
+
+enum sbxc_status
+sbxc_reset(const char *path, const char *agent, const char *to,
+    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	struct sbxc_req r = { .op = "reset", .agent = agent };
+	struct sbxc_req_ext x = { .to = to };
+
+	if (agent == NULL) {
+		msgpack_unpacked_init(reply);
+		return fail(err, SBXC_EREQUEST, 0, "reset needs an agent");
+	}
+	return sbxc_call_ext(path, &r, &x, opts, reply, err);
+}
+
+enum sbxc_status
+sbxc_snapshot(const char *path, const char *agent, const char *name,
+    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+    struct sbxc_error *err)
+{
+	struct sbxc_req r = { .op = "snapshot", .agent = agent };
+	struct sbxc_req_ext x = { .name = name };
+
+	if (agent == NULL || name == NULL) {
+		msgpack_unpacked_init(reply);
+		return fail(err, SBXC_EREQUEST, 0, "snapshot needs an agent "
+		    "and a name");
+	}
+	return sbxc_call_ext(path, &r, &x, opts, reply, err);
 }
 
 const msgpack_object *
@@ -560,4 +622,77 @@ sbxc_service_parse(const msgpack_object *key, const msgpack_object *val,
 		err->msg[0] = '\0';
 	}
 	return SBXC_OK;
+}
+
+/* ---- refusals ---- */
+
+/* In the order of enum sbxc_code, from SBXC_CODE_NONE. */
+static const char *const code_names[] = {
+	"ok", "bad_request", "disabled", "unknown_project", "not_opted_in",
+	"forbidden", "conflict", "runtime_failed", "timeout", "busy",
+	"internal", "no_sandbox", "unknown_snapshot", "seed_failed",
+};
+#define NCODES	(sizeof(code_names) / sizeof(code_names[0]))
+
+const char *
+sbxc_code_name(enum sbxc_code c)
+{
+	if ((int)c < 0 || (size_t)c >= NCODES)
+		return "unknown";
+	return code_names[c];
+}
+
+enum sbxc_code
+sbxc_code_parse(const char *s, size_t len)
+{
+	size_t i;
+
+	/* from 1: "ok" is no refusal's code */
+	for (i = 1; s != NULL && i < NCODES; i++)
+		if (strlen(code_names[i]) == len &&
+		    memcmp(code_names[i], s, len) == 0)
+			return (enum sbxc_code)i;
+	return SBXC_CODE_UNKNOWN;
+}
+
+/* Copies a string object, cut to cap, each NUL as '?'. */
+static void
+copy_cut(char *dst, size_t cap, const msgpack_object *o)
+{
+	size_t i, n = 0;
+
+	if (o != NULL && o->type == MSGPACK_OBJECT_STR)
+		n = o->via.str.size < cap - 1 ? o->via.str.size : cap - 1;
+	for (i = 0; i < n; i++) {
+		dst[i] = o->via.str.ptr[i];
+		if (dst[i] == '\0')
+			dst[i] = '?';
+	}
+	dst[n] = '\0';
+}
+
+int
+sbxc_refusal_parse(const msgpack_object *reply, struct sbxc_refusal *out)
+{
+	const msgpack_object *ok = sbxc_map_get(reply, "ok"), *o;
+
+	memset(out, 0, sizeof(*out));
+	out->code = SBXC_CODE_NONE;
+	out->retry_after_ms = -1;
+	if (ok == NULL || ok->type != MSGPACK_OBJECT_BOOLEAN)
+		return -1;
+	if (ok->via.boolean)
+		return 1;
+	o = sbxc_map_get(reply, "error");
+	copy_cut(out->error, sizeof(out->error), o);
+	out->code = o != NULL && o->type == MSGPACK_OBJECT_STR ?
+	    sbxc_code_parse(o->via.str.ptr, o->via.str.size) :
+	    SBXC_CODE_UNKNOWN;
+	copy_cut(out->message, sizeof(out->message),
+	    sbxc_map_get(reply, "message"));
+	o = sbxc_map_get(reply, "retry_after_ms");
+	if (o != NULL && o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		out->retry_after_ms = o->via.u64 > INT64_MAX ? INT64_MAX :
+		    (int64_t)o->via.u64;
+	return 0;
 }

@@ -144,6 +144,101 @@ int		sbxc_str_eq(const msgpack_object *o, const char *s);
 
 const char	*sbxc_status_name(enum sbxc_status);
 
+/*
+ * ---- Since API 2: reset, snapshot, bind_pid, the server's codes ----
+ *
+ * Additive only: the structs above keep their sizes (programs built
+ * against API 1 allocate them), so what is new comes in new structs and
+ * functions, exported under the LIBSBX_0.2 version node.
+ */
+#define SBXC_API		2	/* 1: 0.1.0's; 2: what follows */
+
+/*
+ * The codes of a refusal, {ok: false, error: CODE} (CONTRACT.md), in the
+ * contract's order: new ones are appended, no value ever changes.
+ * SBXC_CODE_UNKNOWN: no code, or one this library does not know (a newer
+ * server's); struct sbxc_refusal's error keeps what was sent.
+ */
+enum sbxc_code {
+	SBXC_CODE_UNKNOWN = -1,
+	SBXC_CODE_NONE = 0,		/* not a refusal */
+	SBXC_CODE_BAD_REQUEST,
+	SBXC_CODE_DISABLED,
+	SBXC_CODE_UNKNOWN_PROJECT,
+	SBXC_CODE_NOT_OPTED_IN,
+	SBXC_CODE_FORBIDDEN,
+	SBXC_CODE_CONFLICT,
+	SBXC_CODE_RUNTIME_FAILED,
+	SBXC_CODE_TIMEOUT,
+	SBXC_CODE_BUSY,
+	SBXC_CODE_INTERNAL,
+	SBXC_CODE_NO_SANDBOX,		/* reset, snapshot: no sandbox */
+	SBXC_CODE_UNKNOWN_SNAPSHOT,	/* reset --to: nothing changed */
+	SBXC_CODE_SEED_FAILED,		/* the message names file and line */
+};
+
+/* "bad_request", ...; "ok" for NONE, "unknown" for anything else. */
+const char	*sbxc_code_name(enum sbxc_code);
+/* The code named by the len bytes at s; SBXC_CODE_UNKNOWN if none. */
+enum sbxc_code	 sbxc_code_parse(const char *s, size_t len);
+
+/* What a refusal says.  Strings are NUL-terminated, cut to fit. */
+struct sbxc_refusal {
+	enum sbxc_code	 code;
+	char		 error[64];	/* the code as sent; "" if none */
+	char		 message[1024];	/* as sent (a NUL as '?'); "" if none */
+	int64_t		 retry_after_ms; /* busy's hint, >= 0; -1: none */
+};
+
+/*
+ * Reads the ok key of a reply map.  1: ok is true (out says
+ * SBXC_CODE_NONE).  0: ok is false, out says what the refusal carries.
+ * -1: no ok boolean (out as for 1).  retry_after_ms is taken from any
+ * refusal that carries it as a non-negative integer.
+ */
+int		 sbxc_refusal_parse(const msgpack_object *reply,
+		    struct sbxc_refusal *out);
+
+/*
+ * The keys of the ops added in API 2, beside a struct sbxc_req: NULL
+ * (or 0) means "key not sent".
+ */
+struct sbxc_req_ext {
+	const char	*to;		/* reset: the snapshot to go back to */
+	const char	*name;		/* snapshot: the name to save under */
+	int64_t		 bind_pid;	/* request_sandbox: > 0 is sent */
+};
+
+/*
+ * sbxc_pack_request with x's keys too (x may be NULL).  -1 (nothing
+ * useful in sb) without op, or with a negative bind_pid.
+ */
+int		 sbxc_pack_request_ext(msgpack_sbuffer *sb,
+		    const struct sbxc_req *r, const struct sbxc_req_ext *x);
+
+/* sbxc_call with x's keys too (x may be NULL): how to send bind_pid. */
+enum sbxc_status sbxc_call_ext(const char *socket_path,
+		    const struct sbxc_req *r, const struct sbxc_req_ext *x,
+		    const struct sbxc_opts *opts, msgpack_unpacked *reply,
+		    struct sbxc_error *err);
+
+/*
+ * {op: reset, agent, to?}: to NULL sends no "to" (back to the state at
+ * hand-out).  The reply, on success, is request_sandbox's: its services
+ * go through sbxc_service_parse.  SBXC_EREQUEST if agent is NULL.
+ */
+enum sbxc_status sbxc_reset(const char *socket_path, const char *agent,
+		    const char *to, const struct sbxc_opts *opts,
+		    msgpack_unpacked *reply, struct sbxc_error *err);
+
+/*
+ * {op: snapshot, agent, name}; the reply on success is {ok: true, name}.
+ * SBXC_EREQUEST if agent or name is NULL.
+ */
+enum sbxc_status sbxc_snapshot(const char *socket_path, const char *agent,
+		    const char *name, const struct sbxc_opts *opts,
+		    msgpack_unpacked *reply, struct sbxc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,8 @@ $(O)/test_$(1): $$(sort $$(call objs,$$(test_$(1)_SRC) $(UNIT_BASE),test))
 	$$(CC) $$(CFLAGS) $$(XLDFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(call pl,$(TEST_PKGS))
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call test_rule,$(t))))
+# test_client runs the sbx built beside it (its cli tests).
+$(O)/test_client: | $(O)/sbx
 
 check: $(TEST_BINS)
 	@tests/version.sh $(VERSION)

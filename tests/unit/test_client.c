@@ -9,9 +9,11 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1423,15 +1425,27 @@ complete_words(const char *pre, const char *words)
 
 Test(completion, commands_options_formats)
 {
-	COMPLETES(":", "sbx \"\"", "[ping available request release status "
-	    "help]");
-	COMPLETES(":", "sbx re", "[request release]");
+	COMPLETES(":", "sbx \"\"", "[ping available request reset snapshot "
+	    "release status help]");
+	COMPLETES(":", "sbx re", "[request reset release]");
+	COMPLETES(":", "sbx sn", "[snapshot]");
 	COMPLETES(":", "sbx -S /x.sock st", "[status]");
 	COMPLETES(":", "sbx --t", "[--timeout]");
 	COMPLETES(":", "sbx request -a a1 --f", "[--format]");
 	COMPLETES(":", "sbx release -", "[-a --agent -S --socket -t --timeout "
 	    "-j --json -h --help -V --version]");
 	COMPLETES(":", "sbx request -f \"\"", "[env dotenv json]");
+	/* the new commands' and options' */
+	COMPLETES(":", "sbx request -a a1 --b", "[--bind-pid]");
+	COMPLETES(":", "sbx reset --", "[--agent --format --to --socket "
+	    "--timeout --json --help --version]");
+	COMPLETES(":", "sbx reset -a a1 -f \"\"", "[env dotenv json]");
+	COMPLETES(":", "sbx snapshot -", "[-a --agent -S --socket -t --timeout "
+	    "-j --json -h --help -V --version]");
+	COMPLETES(":", "sbx reset --to \"\"", "[]");
+	COMPLETES(":", "sbx request --bind-pid \"\"", "[]");
+	/* an option's value is no command: --to's is not taken for one */
+	COMPLETES(":", "sbx --to s1 re", "[request reset release]");
 	COMPLETES(":", "sbx request -a a1 --format d", "[dotenv]");
 	/* `=` breaks words: --format=j is --format = j, and --format= */
 	COMPLETES(":", "sbx request --format = j", "[json]");
@@ -1553,6 +1567,297 @@ Test(reply, status_table)
 	pk(&o.p, "m s T", 1, "ok");
 	cr_expect_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
 	    -1);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* A BIND_PID column only when a sandbox carries one; "-" for the others. */
+Test(reply, status_bind_pid)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a", 2, "ok", "sandboxes", 3);
+	pk(&o.p, "m s u s s s s s a s s u s u s u", 7, "uid", (uint64_t)1000,
+	    "agent", "a1", "project", "shop", "services", 1, "postgres",
+	    "age_s", (uint64_t)5, "idle_s", (uint64_t)1, "bind_pid",
+	    (uint64_t)4242);
+	pk(&o.p, "m s u s s s s s a s s u s u s n", 7, "uid", (uint64_t)1000,
+	    "agent", "a2", "project", "shop", "services", 1, "redis",
+	    "age_s", (uint64_t)61, "idle_s", (uint64_t)2, "bind_pid");
+	pk(&o.p, "m s u s s s s s a s s u s u s s", 7, "uid", (uint64_t)1000,
+	    "agent", "a3", "project", "shop", "services", 1, "redis",
+	    "age_s", (uint64_t)7, "idle_s", (uint64_t)3, "bind_pid", "x");
+	cr_assert_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    0);
+	cr_expect_str_eq(mem_text(&m),
+	    "UID   AGENT  PROJECT  SERVICES  AGE    IDLE  BIND_PID\n"
+	    "1000  a1     shop     postgres  5s     1s    4242\n"
+	    "1000  a2     shop     redis     1m01s  2s    -\n"
+	    "1000  a3     shop     redis     7s     3s    ?\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	/* nil everywhere: no column */
+	obj_begin(&o);
+	pk(&o.p, "m s T s a", 2, "ok", "sandboxes", 1);
+	pk(&o.p, "m s u s s s s s a s s u s u s n", 7, "uid", (uint64_t)7,
+	    "agent", "a", "project", "p", "services", 1, "redis",
+	    "age_s", (uint64_t)0, "idle_s", (uint64_t)0, "bind_pid");
+	cr_assert_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    0);
+	cr_expect_str_eq(mem_text(&m),
+	    "UID  AGENT  PROJECT  SERVICES  AGE  IDLE\n"
+	    "7    a      p        redis     0s   0s\n");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* The warm line's names are the server's strings: made safe too. */
+Test(reply, status_warm_line)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s a s m s u s u", 3, "ok", "sandboxes", 0, "warm", 2,
+	    "postgres", (uint64_t)2, "re\x1b[2Jdis", (uint64_t)1);
+	cr_assert_eq(sbxf_status(mem_open(&m), obj_end(&o), err, sizeof(err)),
+	    0);
+	cr_expect_str_eq(mem_text(&m),
+	    "UID  AGENT  PROJECT  SERVICES  AGE  IDLE\n"
+	    "warm containers ready: postgres 2, re?[2Jdis 1\n");
+	mem_free(&m);
+	obj_free(&o);
+}
+
+Test(reply, snapshot)
+{
+	char err[128];
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s s", 2, "ok", "name", "before-migration");
+	cr_expect_eq(sbxf_snapshot(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), 0);
+	cr_expect_str_eq(mem_text(&m), "saved snapshot before-migration\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s T s u", 2, "ok", "name", (uint64_t)1);
+	cr_expect_eq(sbxf_snapshot(mem_open(&m), obj_end(&o), err,
+	    sizeof(err)), -1);
+	cr_expect_str_eq(mem_text(&m), "");
+	cr_expect(strstr(err, "'name'") != NULL, "%s", err);
+	mem_free(&m);
+	obj_free(&o);
+}
+
+/* What stdout gets when request or reset fails: env is eval'd. */
+Test(format, request_failed)
+{
+	struct mem m;
+
+	sbxf_request_failed(mem_open(&m), SBXF_FMT_ENV);
+	cr_expect_str_eq(mem_text(&m), "false\n");
+	mem_free(&m);
+	sbxf_request_failed(mem_open(&m), SBXF_FMT_DOTENV);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+	sbxf_request_failed(mem_open(&m), SBXF_FMT_JSON);
+	cr_expect_str_eq(mem_text(&m), "");
+	mem_free(&m);
+}
+
+/*
+ * The 'false' stops a set -e script at the eval, as a shell runs it,
+ * where the empty output of a failure did not (the trap it closes).
+ */
+#define SET_E_EVAL "sh -c 'set -e; eval \"$1\"; echo survived' sh \"$1\"; " \
+	"echo \"rc=$?\""
+
+Test(format, request_failed_stops_set_e)
+{
+	struct mem m;
+	char *out;
+
+	sbxf_request_failed(mem_open(&m), SBXF_FMT_ENV);
+	out = sh_run(SET_E_EVAL, mem_text(&m));
+	cr_expect_str_eq(out, "rc=1\n");
+	free(out);
+	mem_free(&m);
+	out = sh_run(SET_E_EVAL, "");
+	cr_expect_str_eq(out, "survived\nrc=0\n");
+	free(out);
+}
+
+/* ---- refusals: codes, retry_after_ms (sbxc_refusal_parse) ------------- */
+
+Test(code, values_and_names)
+{
+	static const struct {
+		enum sbxc_code	 c;
+		int		 v;
+		const char	*name;
+	} codes[] = {
+		{ SBXC_CODE_NONE, 0, "ok" },
+		{ SBXC_CODE_BAD_REQUEST, 1, "bad_request" },
+		{ SBXC_CODE_DISABLED, 2, "disabled" },
+		{ SBXC_CODE_UNKNOWN_PROJECT, 3, "unknown_project" },
+		{ SBXC_CODE_NOT_OPTED_IN, 4, "not_opted_in" },
+		{ SBXC_CODE_FORBIDDEN, 5, "forbidden" },
+		{ SBXC_CODE_CONFLICT, 6, "conflict" },
+		{ SBXC_CODE_RUNTIME_FAILED, 7, "runtime_failed" },
+		{ SBXC_CODE_TIMEOUT, 8, "timeout" },
+		{ SBXC_CODE_BUSY, 9, "busy" },
+		{ SBXC_CODE_INTERNAL, 10, "internal" },
+		{ SBXC_CODE_NO_SANDBOX, 11, "no_sandbox" },
+		{ SBXC_CODE_UNKNOWN_SNAPSHOT, 12, "unknown_snapshot" },
+		{ SBXC_CODE_SEED_FAILED, 13, "seed_failed" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		/* the values are ABI: appended, never renumbered */
+		cr_expect_eq((int)codes[i].c, codes[i].v, "%s",
+		    codes[i].name);
+		cr_expect_str_eq(sbxc_code_name(codes[i].c), codes[i].name);
+		if (codes[i].c == SBXC_CODE_NONE)
+			continue;
+		cr_expect_eq(sbxc_code_parse(codes[i].name,
+		    strlen(codes[i].name)), codes[i].c, "%s", codes[i].name);
+	}
+	cr_expect_eq((int)SBXC_CODE_UNKNOWN, -1);
+	cr_expect_str_eq(sbxc_code_name(SBXC_CODE_UNKNOWN), "unknown");
+	cr_expect_str_eq(sbxc_code_name((enum sbxc_code)14), "unknown");
+	/* "ok" is no refusal; prefixes and longer names are not codes */
+	cr_expect_eq(sbxc_code_parse("ok", 2), SBXC_CODE_UNKNOWN);
+	cr_expect_eq(sbxc_code_parse("busy", 3), SBXC_CODE_UNKNOWN);
+	cr_expect_eq(sbxc_code_parse("busyy", 5), SBXC_CODE_UNKNOWN);
+	cr_expect_eq(sbxc_code_parse("no_sandbox!", 10), SBXC_CODE_NO_SANDBOX);
+	cr_expect_eq(sbxc_code_parse(NULL, 0), SBXC_CODE_UNKNOWN);
+	cr_expect_eq(SBXC_API, 2);
+}
+
+Test(refusal, parse)
+{
+	struct sbxc_refusal rf;
+	struct obj o;
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s s s u", 4, "ok", "error", "busy", "message",
+	    "uid 1000 holds 4 sandboxes, its limit.", "retry_after_ms",
+	    (uint64_t)1500);
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(rf.code, SBXC_CODE_BUSY);
+	cr_expect_str_eq(rf.error, "busy");
+	cr_expect_str_eq(rf.message, "uid 1000 holds 4 sandboxes, its limit.");
+	cr_expect_eq(rf.retry_after_ms, 1500);
+	obj_free(&o);
+
+	/* the new codes; no retry_after_ms is -1 */
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s s", 3, "ok", "error", "seed_failed", "message",
+	    "myproj.sql:12: syntax error");
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(rf.code, SBXC_CODE_SEED_FAILED);
+	cr_expect_str_eq(rf.message, "myproj.sql:12: syntax error");
+	cr_expect_eq(rf.retry_after_ms, -1);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s", 2, "ok", "error", "no_sandbox");
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(rf.code, SBXC_CODE_NO_SANDBOX);
+	cr_expect_str_eq(rf.message, "");
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s u", 3, "ok", "error", "unknown_snapshot",
+	    "retry_after_ms", (uint64_t)0);
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(rf.code, SBXC_CODE_UNKNOWN_SNAPSHOT);
+	cr_expect_eq(rf.retry_after_ms, 0);
+	obj_free(&o);
+
+	/* retry_after_ms that is no non-negative integer is none; a
+	 * newer server's code is UNKNOWN but kept as sent; a NUL is '?' */
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s S s i", 4, "ok", "error", "quota", "message",
+	    "a\0b", (size_t)3, "retry_after_ms", (int64_t)-5);
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(rf.code, SBXC_CODE_UNKNOWN);
+	cr_expect_str_eq(rf.error, "quota");
+	cr_expect_str_eq(rf.message, "a?b");
+	cr_expect_eq(rf.retry_after_ms, -1);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s u s s", 3, "ok", "error", (uint64_t)3,
+	    "retry_after_ms", "1500");
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(rf.code, SBXC_CODE_UNKNOWN);
+	cr_expect_str_eq(rf.error, "");
+	cr_expect_eq(rf.retry_after_ms, -1);
+	obj_free(&o);
+
+	/* success, and no ok at all */
+	obj_begin(&o);
+	pk(&o.p, "m s T s u", 2, "ok", "retry_after_ms", (uint64_t)9);
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 1);
+	cr_expect_eq(rf.code, SBXC_CODE_NONE);
+	cr_expect_eq(rf.retry_after_ms, -1);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s s", 1, "error", "busy");
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), -1);
+	obj_free(&o);
+}
+
+/* A long message is cut to fit, NUL-terminated. */
+Test(refusal, long_message_cut)
+{
+	struct sbxc_refusal rf;
+	char big[3000];
+	struct obj o;
+
+	memset(big, 'm', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s s", 3, "ok", "error", "internal", "message", big);
+	cr_expect_eq(sbxc_refusal_parse(obj_end(&o), &rf), 0);
+	cr_expect_eq(strlen(rf.message), sizeof(rf.message) - 1);
+	obj_free(&o);
+}
+
+/* The CLI's error line: busy's retry_after_ms at its end, when sent. */
+Test(reply, check_ok_retry_after)
+{
+	struct obj o;
+	struct mem m;
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s s s u", 4, "ok", "error", "busy", "message",
+	    "uid 1000: too many provisions running.", "retry_after_ms",
+	    (uint64_t)250);
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), 0);
+	cr_expect_str_eq(mem_text(&m), "sbx: busy: uid 1000: too many "
+	    "provisions running. (retry after 250 ms)\n");
+	mem_free(&m);
+	obj_free(&o);
+
+	obj_begin(&o);
+	pk(&o.p, "m s F s s s s", 3, "ok", "error", "unknown_snapshot",
+	    "message", "no snapshot 'x'.");
+	cr_expect_eq(sbxf_check_ok(mem_open(&m), obj_end(&o)), 0);
+	cr_expect_str_eq(mem_text(&m),
+	    "sbx: unknown_snapshot: no snapshot 'x'.\n");
 	mem_free(&m);
 	obj_free(&o);
 }
@@ -1841,6 +2146,108 @@ Test(request, pack)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* Unpacks sb's one map into up (the caller destroys both). */
+static const msgpack_object *
+unpack_sb(const msgpack_sbuffer *sb, msgpack_unpacked *up)
+{
+	size_t off = 0;
+
+	msgpack_unpacked_init(up);
+	cr_assert_eq(msgpack_unpack_next(up, sb->data, sb->size, &off),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(off, sb->size);
+	cr_assert_eq(up->data.type, MSGPACK_OBJECT_MAP);
+	return &up->data;
+}
+
+Test(request, pack_ext)
+{
+	struct sbxc_req r = { .op = "reset", .agent = "a1" };
+	struct sbxc_req_ext x = { .to = "clean" };
+	const msgpack_object *o;
+	msgpack_sbuffer sb;
+	msgpack_unpacked up;
+
+	/* reset with to */
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request_ext(&sb, &r, &x), 0);
+	o = unpack_sb(&sb, &up);
+	cr_expect_eq(o->via.map.size, 3);
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "op"), "reset"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "agent"), "a1"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "to"), "clean"));
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&sb);
+
+	/* reset without: no to key at all; NULL x is API 1's request */
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request_ext(&sb, &r, NULL), 0);
+	o = unpack_sb(&sb, &up);
+	cr_expect_eq(o->via.map.size, 2);
+	cr_expect_null(sbxc_map_get(o, "to"));
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&sb);
+
+	/* snapshot */
+	r = (struct sbxc_req){ .op = "snapshot", .agent = "a1" };
+	x = (struct sbxc_req_ext){ .name = "s1" };
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request_ext(&sb, &r, &x), 0);
+	o = unpack_sb(&sb, &up);
+	cr_expect_eq(o->via.map.size, 3);
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "op"), "snapshot"));
+	cr_expect(sbxc_str_eq(sbxc_map_get(o, "name"), "s1"));
+	cr_expect_null(sbxc_map_get(o, "to"));
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+Test(request, pack_bind_pid)
+{
+	static const char *const svcs[] = { "postgres" };
+	struct sbxc_req r = { .op = "request_sandbox", .agent = "a1",
+	    .project = "p1", .services = svcs, .nservices = 1 };
+	struct sbxc_req_ext x = { .bind_pid = 4194304 };
+	const msgpack_object *o, *v;
+	msgpack_sbuffer sb;
+	msgpack_unpacked up;
+
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request_ext(&sb, &r, &x), 0);
+	o = unpack_sb(&sb, &up);
+	cr_expect_eq(o->via.map.size, 5);
+	v = sbxc_map_get(o, "bind_pid");
+	cr_assert_not_null(v);
+	cr_expect_eq(v->type, MSGPACK_OBJECT_POSITIVE_INTEGER);
+	cr_expect_eq(v->via.u64, 4194304);
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&sb);
+
+	/* 0: not sent, the request is API 1's byte for byte */
+	x.bind_pid = 0;
+	msgpack_sbuffer_init(&sb);
+	cr_assert_eq(sbxc_pack_request_ext(&sb, &r, &x), 0);
+	{
+		msgpack_sbuffer sb1;
+
+		msgpack_sbuffer_init(&sb1);
+		cr_assert_eq(sbxc_pack_request(&sb1, &r), 0);
+		cr_expect_eq(sb.size, sb1.size);
+		cr_expect_eq(memcmp(sb.data, sb1.data, sb.size), 0);
+		msgpack_sbuffer_destroy(&sb1);
+	}
+	o = unpack_sb(&sb, &up);
+	cr_expect_null(sbxc_map_get(o, "bind_pid"));
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&sb);
+
+	/* negative: refused */
+	x.bind_pid = -1;
+	msgpack_sbuffer_init(&sb);
+	cr_expect_eq(sbxc_pack_request_ext(&sb, &r, &x), -1);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 /* ---- fake servers ----------------------------------------------------- */
 
 enum fake {
@@ -1858,6 +2265,8 @@ enum fake {
 	F_OVER_MAX,	/* a reply that does not end within SBXC_REPLY_MAX */
 	F_TRAILING,	/* a reply, then junk that must be ignored */
 	F_CONN_ECHO,	/* F_ECHO after a delay, to outlast an EINTR storm */
+	F_BUSY,		/* busy, with retry_after_ms 250 */
+	F_SANDBOX,	/* a request_sandbox reply: one postgres on a socket */
 };
 
 static void
@@ -1989,6 +2398,19 @@ serve(int fd, enum fake how)
 	case F_EARLY:
 		pk(&p, "m s F s s s s", 3, "ok", "error", "bad_request",
 		    "message", "the request is larger than 64 KiB.");
+		write_all(fd, rep.data, rep.size);
+		break;
+	case F_BUSY:
+		pk(&p, "m s F s s s s s u", 4, "ok", "error", "busy",
+		    "message", "uid 0 has 2 provisions running, its limit.",
+		    "retry_after_ms", (uint64_t)250);
+		write_all(fd, rep.data, rep.size);
+		break;
+	case F_SANDBOX:
+		pk(&p, "m s T s m s m s s s s s s s s", 2, "ok", "services", 1,
+		    "postgres", 4, "socket",
+		    "/run/sbx/0/a1/postgres/.s.PGSQL.5432", "user", "sbx",
+		    "password", "it's", "database", "sbx");
 		write_all(fd, rep.data, rep.size);
 		break;
 	case F_EXACT_MAX:
@@ -2495,4 +2917,281 @@ Test(call, null_err_is_fine)
 	cr_expect_eq(sbxc_call("/nonexistent/sock", &r, NULL, &reply, NULL),
 	    SBXC_ECONNECT);
 	cr_expect_str_eq(sbxc_status_name(SBXC_ETIMEOUT), "timeout");
+}
+
+/* ---- reset, snapshot, bind_pid through sbxc_call_ext ----------------- */
+
+/* The echo of the request the fake listener got, as JSON. */
+static char *
+echo_json(const msgpack_unpacked *reply)
+{
+	const msgpack_object *e = sbxc_map_get(&reply->data, "echo");
+	struct mem m;
+
+	cr_assert_not_null(e);
+	sbxf_json(mem_open(&m), e);
+	(void)mem_text(&m);
+	return m.buf;
+}
+
+Test(call, reset_snapshot_bind_pid)
+{
+	static const char *const svcs[] = { "postgres" };
+	struct sbxc_req r = { .op = "request_sandbox", .agent = "a1",
+	    .project = "shop", .services = svcs, .nservices = 1 };
+	struct sbxc_req_ext x = { .bind_pid = 31337 };
+	struct sbxc_opts o = { .timeout_ms = 5000 };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+	struct sockdir d;
+	char *j;
+	pid_t pid;
+
+	sockdir_make(&d);
+	pid = fake_listener(d.path, F_ECHO);
+	cr_assert_eq(sbxc_call_ext(d.path, &r, &x, &o, &reply, &err), SBXC_OK,
+	    "%s", err.msg);
+	j = echo_json(&reply);
+	cr_expect_str_eq(j, "{\"op\":\"request_sandbox\",\"agent\":\"a1\","
+	    "\"project\":\"shop\",\"services\":[\"postgres\"],"
+	    "\"bind_pid\":31337}");
+	free(j);
+	msgpack_unpacked_destroy(&reply);
+	reap(pid);
+	unlink(d.path);
+
+	pid = fake_listener(d.path, F_ECHO);
+	cr_assert_eq(sbxc_reset(d.path, "a1", "clean", &o, &reply, &err),
+	    SBXC_OK, "%s", err.msg);
+	j = echo_json(&reply);
+	cr_expect_str_eq(j, "{\"op\":\"reset\",\"agent\":\"a1\","
+	    "\"to\":\"clean\"}");
+	free(j);
+	msgpack_unpacked_destroy(&reply);
+	reap(pid);
+	unlink(d.path);
+
+	pid = fake_listener(d.path, F_ECHO);
+	cr_assert_eq(sbxc_reset(d.path, "a1", NULL, &o, &reply, &err),
+	    SBXC_OK, "%s", err.msg);
+	j = echo_json(&reply);
+	cr_expect_str_eq(j, "{\"op\":\"reset\",\"agent\":\"a1\"}");
+	free(j);
+	msgpack_unpacked_destroy(&reply);
+	reap(pid);
+	unlink(d.path);
+
+	pid = fake_listener(d.path, F_ECHO);
+	cr_assert_eq(sbxc_snapshot(d.path, "a1", "s1", &o, &reply, &err),
+	    SBXC_OK, "%s", err.msg);
+	j = echo_json(&reply);
+	cr_expect_str_eq(j, "{\"op\":\"snapshot\",\"agent\":\"a1\","
+	    "\"name\":\"s1\"}");
+	free(j);
+	msgpack_unpacked_destroy(&reply);
+	reap(pid);
+	sockdir_remove(&d);
+}
+
+/* What cannot be a request is refused before connecting. */
+Test(call, ext_refusals)
+{
+	struct sbxc_req r = { .op = "request_sandbox", .agent = "a" };
+	struct sbxc_req_ext x = { .bind_pid = -7 };
+	struct sbxc_error err;
+	msgpack_unpacked reply;
+
+	cr_expect_eq(sbxc_call_ext("/nonexistent/sock", &r, &x, NULL, &reply,
+	    &err), SBXC_EREQUEST);
+	cr_expect(strstr(err.msg, "bind_pid") != NULL, "%s", err.msg);
+	msgpack_unpacked_destroy(&reply);
+	cr_expect_eq(sbxc_reset("/nonexistent/sock", NULL, "x", NULL, &reply,
+	    &err), SBXC_EREQUEST);
+	msgpack_unpacked_destroy(&reply);
+	cr_expect_eq(sbxc_snapshot("/nonexistent/sock", "a", NULL, NULL,
+	    &reply, &err), SBXC_EREQUEST);
+	msgpack_unpacked_destroy(&reply);
+	cr_expect_eq(sbxc_snapshot("/nonexistent/sock", NULL, "s", NULL,
+	    &reply, NULL), SBXC_EREQUEST);
+	msgpack_unpacked_destroy(&reply);
+	/* a well-formed one gets as far as the socket */
+	cr_expect_eq(sbxc_reset("/nonexistent/sock", "a", NULL, NULL, &reply,
+	    &err), SBXC_ECONNECT);
+	msgpack_unpacked_destroy(&reply);
+}
+
+/* ---- the sbx command (client/sbx.c), run beside this binary ---------- */
+
+/* The sbx built with this test binary ($(O)/sbx; tests.mk builds it). */
+static const char *
+sbx_bin(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - 5);
+	cr_assert(n > 0);
+	path[n] = '\0';
+	cr_assert_not_null(slash = strrchr(path, '/'));
+	strcpy(slash + 1, "sbx");
+	cr_assert_eq(access(path, X_OK), 0, "%s: build it (make %s)", path,
+	    path);
+	return path;
+}
+
+/*
+ * Runs sbx ARGS in sh with a fake listener (how; none if how < 0) at the
+ * socket, stderr to stdout when err is set (else to /dev/null); returns
+ * the output, then "rc=N".
+ */
+static char *
+sbx_run(int how, bool err, const char *args)
+{
+	char script[1024];
+	struct sockdir d;
+	char *out;
+	pid_t pid = -1;
+
+	sockdir_make(&d);
+	if (how >= 0)
+		pid = fake_listener(d.path, (enum fake)how);
+	snprintf(script, sizeof(script), "%s -S %s %s %s; echo \"rc=$?\"",
+	    sbx_bin(), d.path, args, err ? "2>&1" : "2>/dev/null");
+	out = sh_run(script, "");
+	if (pid != -1)
+		reap(pid);
+	sockdir_remove(&d);
+	return out;
+}
+
+#define SBX_SAYS(how, err, args, expect) do {				\
+	char *o_ = sbx_run((how), (err), (args));			\
+	cr_expect_str_eq(o_, (expect), "sbx %s: got [%s]", (args), o_); \
+	free(o_);							\
+} while (0)
+
+/* -f env: every failure ends in 'false' on stdout; others print nothing. */
+Test(cli, false_on_failure)
+{
+	/* a refusal, no socket, a usage error before and after the command */
+	SBX_SAYS(F_BUSY, false, "request -a a1 -p shop postgres",
+	    "false\nrc=1\n");
+	SBX_SAYS(-1, false, "request -a a1 -p shop postgres",
+	    "false\nrc=3\n");
+	SBX_SAYS(-1, false, "--bogus request -a a1 -p shop",
+	    "false\nrc=2\n");
+	SBX_SAYS(-1, false, "request -a A1 -p shop -f env", "false\nrc=2\n");
+	SBX_SAYS(-1, false, "request --bind-pid -3 -a a1 -p shop",
+	    "false\nrc=2\n");
+	/* a bad reply (the echo has no services) */
+	SBX_SAYS(F_ECHO, false, "request -a a1 -p shop", "false\nrc=4\n");
+	/* reset prints as request does, and fails as it does */
+	SBX_SAYS(F_BUSY, false, "reset -a a1 --to s1", "false\nrc=1\n");
+	/* data formats, --json and other commands: nothing */
+	SBX_SAYS(F_BUSY, false, "request -a a1 -p shop -f dotenv",
+	    "rc=1\n");
+	SBX_SAYS(F_BUSY, false, "request -a a1 -p shop -f json", "rc=1\n");
+	SBX_SAYS(-1, false, "reset -f json -a a1 --bogus", "rc=2\n");
+	SBX_SAYS(-1, false, "snapshot -a a1 s1", "rc=3\n");
+	SBX_SAYS(-1, false, "release -a a1", "rc=3\n");
+}
+
+/* The man page's idiom: set -e stops at a failed eval, goes on after a
+ * good one. */
+Test(cli, set_e_eval)
+{
+	char script[1024];
+	struct sockdir d;
+	char *out;
+	pid_t pid;
+
+	sockdir_make(&d);
+	snprintf(script, sizeof(script), "sh -c 'set -e; eval \"$(%s -S %s "
+	    "request -a a1 -p shop -f env postgres 2>/dev/null)\"; "
+	    "echo \"survived $POSTGRES_PASSWORD\"'; echo \"rc=$?\"",
+	    sbx_bin(), d.path);
+	out = sh_run(script, "");
+	cr_expect_str_eq(out, "rc=1\n");
+	free(out);
+
+	pid = fake_listener(d.path, F_SANDBOX);
+	out = sh_run(script, "");
+	cr_expect_str_eq(out, "survived it's\nrc=0\n");
+	free(out);
+	reap(pid);
+	sockdir_remove(&d);
+}
+
+/* busy's retry_after_ms ends the error line. */
+Test(cli, busy_retry_after)
+{
+	SBX_SAYS(F_BUSY, true, "snapshot -a a1 s1", "sbx: busy: uid 0 has 2 "
+	    "provisions running, its limit. (retry after 250 ms)\nrc=1\n");
+}
+
+/* What the new options send, seen in the fake's echo (--json). */
+Test(cli, sends)
+{
+	SBX_SAYS(F_ECHO, false, "--json request -a a1 -p shop --bind-pid 42 "
+	    "postgres", "{\"ok\":true,\"echo\":{\"op\":\"request_sandbox\","
+	    "\"agent\":\"a1\",\"project\":\"shop\",\"services\":[\"postgres\"],"
+	    "\"bind_pid\":42}}\nrc=0\n");
+	SBX_SAYS(F_ECHO, false, "--json request -a a1 -p shop",
+	    "{\"ok\":true,\"echo\":{\"op\":\"request_sandbox\","
+	    "\"agent\":\"a1\",\"project\":\"shop\",\"services\":[]}}\nrc=0\n");
+	SBX_SAYS(F_ECHO, false, "reset -j -a a1 --to s1",
+	    "{\"ok\":true,\"echo\":{\"op\":\"reset\",\"agent\":\"a1\","
+	    "\"to\":\"s1\"}}\nrc=0\n");
+	SBX_SAYS(F_ECHO, false, "reset -j -a a1",
+	    "{\"ok\":true,\"echo\":{\"op\":\"reset\",\"agent\":\"a1\"}}\n"
+	    "rc=0\n");
+	SBX_SAYS(F_ECHO, false, "snapshot -j -a a1 s1",
+	    "{\"ok\":true,\"echo\":{\"op\":\"snapshot\",\"agent\":\"a1\","
+	    "\"name\":\"s1\"}}\nrc=0\n");
+	SBX_SAYS(F_ECHO, false, "status -j",
+	    "{\"ok\":true,\"echo\":{\"op\":\"status\"}}\nrc=0\n");
+	SBX_SAYS(F_SANDBOX, false, "reset -a a1 -f dotenv",
+	    "POSTGRES_SOCKET=/run/sbx/0/a1/postgres/.s.PGSQL.5432\n"
+	    "POSTGRES_USER=sbx\n"
+	    "POSTGRES_PASSWORD=\"it's\"\n"
+	    "POSTGRES_DATABASE=sbx\n"
+	    "POSTGRES_URL='postgresql://sbx:it%27s@/sbx?host=%2Frun%2Fsbx%2F0"
+	    "%2Fa1%2Fpostgres&port=5432'\n"
+	    "PGHOST=/run/sbx/0/a1/postgres\n"
+	    "PGPORT=5432\n"
+	    "PGUSER=sbx\n"
+	    "PGPASSWORD=\"it's\"\n"
+	    "PGDATABASE=sbx\n"
+	    "DATABASE_URL='postgresql://sbx:it%27s@/sbx?host=%2Frun%2Fsbx%2F0"
+	    "%2Fa1%2Fpostgres&port=5432'\n"
+	    "rc=0\n");
+}
+
+/* Who takes what: misplaced new options are usage errors. */
+Test(cli, usage)
+{
+	SBX_SAYS(-1, true, "status --to s1", "sbx: 'status' takes no --to: "
+	    "it is reset's\nTry 'sbx -h' for help.\nrc=2\n");
+	SBX_SAYS(-1, true, "reset -a a1 --bind-pid 1", "sbx: 'reset' takes "
+	    "no --bind-pid: it is request's\nTry 'sbx -h' for help.\n"
+	    "false\nrc=2\n");
+	SBX_SAYS(-1, true, "snapshot -a a1", "sbx: usage: sbx snapshot -a "
+	    "AGENT NAME\nTry 'sbx -h' for help.\nrc=2\n");
+	SBX_SAYS(-1, true, "snapshot -a a1 Bad", "sbx: invalid snapshot name "
+	    "'Bad': must match [a-z0-9][a-z0-9._-]{0,62}\nrc=2\n");
+	SBX_SAYS(-1, true, "request -a a1 -p p --bind-pid 2147483648",
+	    "sbx: invalid pid '2147483648': expected an integer from 1 to "
+	    "2147483647\nTry 'sbx -h' for help.\nfalse\nrc=2\n");
+	SBX_SAYS(-1, true, "request -a a1 -p p --bind-pid",
+	    "sbx: option '--bind-pid' needs an argument\n"
+	    "Try 'sbx -h' for help.\nfalse\nrc=2\n");
+	/* the help names the new commands; status is no longer root's */
+	SBX_SAYS(-1, true, "-h | grep -E '^  (reset|snapshot|status) '",
+	    "  reset -a AGENT [--to NAME] [-f FORMAT]\n"
+	    "  snapshot -a AGENT NAME                save the sandbox's state "
+	    "as NAME\n"
+	    "  status                                your sandboxes (root: "
+	    "everyone's)\n"
+	    "rc=0\n");
 }
