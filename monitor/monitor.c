@@ -451,24 +451,23 @@ open_fds(void)
 static void
 write_metrics(struct monitor *m, int64_t now)
 {
-	const char *names[SBX_MAX_SERVICES];
-	struct metrics_gauges g;
+	static struct metrics_snap g;	/* 16 KB: not on the stack */
 	struct rlimit rl;
 	size_t i;
 
 	if (m->cfg.metrics_file[0] == '\0' || now < m->metrics_at)
 		return;
 	m->metrics_at = now + METRICS_EVERY_MS;
+	memset(&g, 0, sizeof(g));
+	g.sandboxes = m->cache.count;
+	g.fds_open = open_fds();
+	g.uid_ranges = m->rt.idmap.inuse;
+	g.uid_ranges_max = m->rt.idmap.nslots;
 	for (i = 0; i < m->cfg.nservices; i++)
-		names[i] = m->cfg.services[i].name;
-	g = (struct metrics_gauges){ .sandboxes = m->cache.count,
-	    .fds_open = open_fds(), .uid_ranges = m->rt.idmap.inuse,
-	    .uid_ranges_max = m->rt.idmap.nslots };
-	for (i = 0; i < m->cfg.nservices; i++)
-		g.warm[i] = warm_ready(&m->rt, i);
+		g.svc[i].warm = warm_ready(&m->rt, i);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		g.fds_limit = (size_t)rl.rlim_cur;
-	metrics_write(m->cfg.metrics_file, names, m->cfg.nservices, &g);
+		g.fds_limit = (uint64_t)rl.rlim_cur;
+	metrics_write(&m->pool, &m->cfg, &g);
 }
 
 static void

@@ -42,6 +42,7 @@ enum job_type {
 	JOB_ADOPT,		/* nothing; writes adopt_head, adopt_found[],
 				 * adopt_gone[] to fd 3, a memfd */
 	JOB_CONFIG,		/* job_config; writes config_result to fd 3 */
+	JOB_METRICS,		/* metrics_snap; answers a uint32_t code */
 	JOB_NTYPES
 };
 

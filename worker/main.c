@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "metrics_snap.h"
 #include "work.h"
 
 #define JOB_SEALS	(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
@@ -44,6 +45,7 @@ static const struct {
 	[JOB_REMOVE] = { sizeof(struct rt_gone), 1, remove_gone_body },
 	[JOB_ADOPT] = { 0, 0, adopt_body },
 	[JOB_CONFIG] = { sizeof(struct job_config), 0, config_body },
+	[JOB_METRICS] = { sizeof(struct metrics_snap), 0, metrics_body },
 };
 
 /* The memfd on stdin, whole, if it is sealed and at most max bytes. */

@@ -97,5 +97,7 @@ int	remove_gone_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	config_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	metrics_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 
 #endif
