@@ -1,16 +1,15 @@
 #!/bin/sh
-# loc.sh - lines of C without blanks and comments, the way issue #12
-# counts privsep/: gcc's preprocessor, told the file is already
-# preprocessed, drops the comments and expands nothing; grep counts the
-# lines left that are not blank.
+# loc.sh - lines of C without blanks and comments: gcc's preprocessor,
+# told the file is already preprocessed, drops the comments and expands
+# nothing; grep counts the lines left that are not blank.
 #
-#   contrib/loc.sh                 privsep/, a line per file, then the total
+#   contrib/loc.sh                 monitor/, a line per file, then the total
 #   contrib/loc.sh FILE|DIR ...    the same for those files, or *.c and *.h
 #                                  of each directory
 set -eu
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/.."
-	set -- privsep
+	set -- monitor
 fi
 
 files=

@@ -13,7 +13,7 @@
 #include "pack.h"
 
 void
-answer_error(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
+answer_init(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code,
     const char *fmt, ...)
 {
 	va_list ap;

@@ -36,7 +36,7 @@ struct sbx_status_rec {
 };
 
 /* An answer of code and message only (every reply: ok or an error). */
-void	answer_error(struct sbx_ans *, enum sbx_req_type, enum sbx_code,
+void	answer_init(struct sbx_ans *, enum sbx_req_type, enum sbx_code,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /*

@@ -195,7 +195,7 @@ reply_error(struct sbx_reply r, enum sbx_req_type type, enum sbx_code code,
 {
 	struct sbx_ans a;
 
-	answer_error(&a, type, code, "%s", msg);
+	answer_init(&a, type, code, "%s", msg);
 	reply_send(r, &a);
 }
 
@@ -205,7 +205,7 @@ reply_sandbox(struct sbx_sandbox *sb, struct sbx_reply r)
 	struct sbx_ans a;
 	size_t i;
 
-	answer_error(&a, SBX_REQ_SANDBOX, SBX_OK, "ok");
+	answer_init(&a, SBX_REQ_SANDBOX, SBX_OK, "ok");
 	a.nservices = (uint32_t)sb->nservices;
 	for (i = 0; i < sb->nservices; i++)
 		a.services[i] = sb->svc[i].conn;
@@ -218,7 +218,7 @@ reply_released(struct sbx_reply r, bool released)
 {
 	struct sbx_ans a;
 
-	answer_error(&a, SBX_REQ_RELEASE, SBX_OK, "ok");
+	answer_init(&a, SBX_REQ_RELEASE, SBX_OK, "ok");
 	a.released = released;
 	reply_send(r, &a);
 }
@@ -309,7 +309,7 @@ start_provision(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 }
 
 static ssize_t
-svc_index(const struct sbx_svc *v, size_t n, const char *name)
+svc_find(const struct sbx_svc *v, size_t n, const char *name)
 {
 	size_t i;
 
@@ -363,7 +363,7 @@ start_reshape(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	if ((nv = calloc(w->nservices, sizeof(*nv))) == NULL)
 		return false;
 	for (i = 0; i < w->nservices; i++) {
-		if ((j = svc_index(sb->svc, sb->nservices,
+		if ((j = svc_find(sb->svc, sb->nservices,
 		    w->services[i])) >= 0) {
 			nv[i] = sb->svc[j];
 			nv[i].keep = true;

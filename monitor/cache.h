@@ -1,8 +1,8 @@
 /*
  * cache.h - the per-(uid, agent) sandbox cache and its serialisation.
  *
- * The cache does no I/O. It decides; the runtime (struct sbx_runtime) acts
- * and reports back through cache_provisioned() and cache_torn_down(). Each
+ * The cache decides and answers (through struct sbx_reply); the runtime
+ * (struct sbx_runtime) acts and reports back through cache_provisioned() and cache_torn_down(). Each
  * entry has a queue of waiting operations; the head of the queue is the
  * operation being served, so operations on one agent run one at a time
  * while different agents never wait for each other.

@@ -301,7 +301,7 @@ dispatch_handle(const struct handler_env *e, uid_t uid,
 		table[type].handle(e, uid, rq, r);
 		return;
 	}
-	answer_error(&a, (enum sbx_req_type)type, SBX_E_INTERNAL,
+	answer_init(&a, (enum sbx_req_type)type, SBX_E_INTERNAL,
 	    "unknown request type.");
 	r.fn(r.ctx, &a);
 }

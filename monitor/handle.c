@@ -22,7 +22,7 @@ send_ans(struct sbx_reply r, const struct sbx_ans *a)
 static void
 answer_ok(struct sbx_ans *a, enum sbx_req_type type)
 {
-	answer_error(a, type, SBX_OK, "ok");
+	answer_init(a, type, SBX_OK, "ok");
 }
 
 /*
@@ -86,7 +86,7 @@ refuse(struct sbx_reply r, uid_t uid, const struct sbx_req_sandbox *rq,
 
 	audit_refuse(SBX_REQ_SANDBOX, uid, rq->agent, rq->project,
 	    (const char (*)[SBX_SLUG_MAX])rq->services, rq->nservices, code);
-	answer_error(&a, SBX_REQ_SANDBOX, code, "%s", msg);
+	answer_init(&a, SBX_REQ_SANDBOX, code, "%s", msg);
 	send_ans(r, &a);
 }
 
@@ -165,7 +165,7 @@ handle_status(const struct handler_env *e, uid_t uid,
 	if (uid != 0) {
 		audit_refuse(SBX_REQ_STATUS, uid, NULL, NULL, NULL, 0,
 		    SBX_E_FORBIDDEN);
-		answer_error(&a, SBX_REQ_STATUS, SBX_E_FORBIDDEN,
+		answer_init(&a, SBX_REQ_STATUS, SBX_E_FORBIDDEN,
 		    "status is for root only.");
 		send_ans(r, &a);
 		return;

@@ -1,12 +1,13 @@
 /*
- * monitor.c - sbx-monitor: the privileged half.
- * runs in: the monitor (root, unfiltered): its start, then its loop
+ * monitor.c - sbx-monitor: the privileged half, root and unfiltered.
  *
- * It reads the config, binds the agent socket, reaps orphaned containers,
- * starts the broker and then lives in one poll loop: broker messages in,
- * worker results in, answers out, written to the agents' sockets by the
- * monitor itself (answer.c packs them). It never parses msgpack, never
- * reads from an agent's socket, and never waits on the runtime.
+ * At start it has workers read the config, the projects and what the last
+ * monitor left (config_take.c, reload.c, adopt.c), binds the agent socket
+ * and starts the broker; then it lives in one poll loop: broker messages
+ * in, worker results in, answers out, written to the agents' sockets by
+ * the monitor itself (answer.c packs them). It never parses msgpack or a
+ * file of its config, never reads from an agent's socket, and never
+ * waits on the runtime.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -192,7 +193,7 @@ reply_to_agent(void *ctx, const struct sbx_ans *a)
 
 	if ((buf = pack_for(m, a, &len)) == NULL) {
 		log_warnx("%s answer: out of memory", sbx_req_name((int)a->type));
-		answer_error(&oom, (enum sbx_req_type)a->type, SBX_E_INTERNAL,
+		answer_init(&oom, (enum sbx_req_type)a->type, SBX_E_INTERNAL,
 		    "the monitor is out of memory.");
 		a = &oom;
 		buf = pack_for(m, a, &len);

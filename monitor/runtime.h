@@ -45,6 +45,9 @@ void	reach(const struct sbx_config *, const struct sbx_sandbox *,
 /* A worker's outcome of sb's provision, checked as hostile. */
 bool	outcome_valid(const struct job_outcome *, const struct sbx_config *,
 	    const struct sbx_sandbox *);
+/* A warm start's result, checked as hostile. */
+bool	warm_started_sound(const struct warm_started *,
+	    const struct service_cfg *);
 /* A hit's check (liveness.c). */
 bool	rt_is_live(void *impl, struct sbx_sandbox *);
 /* The first host uid of service s's range in slot (idmap.c's layout). */

@@ -209,35 +209,6 @@ dropped(const struct sbx_sandbox *sb, size_t i)
 	return true;
 }
 
-/*
- * A worker's outcome, checked as hostile: a known code, a message that
- * ends, and on success a live pid for each service started and, for a
- * tcp one, a port. Nothing else of it is taken.
- */
-bool
-outcome_valid(const struct job_outcome *o, const struct sbx_config *cfg,
-    const struct sbx_sandbox *sb)
-{
-	const struct service_cfg *s;
-	size_t i;
-
-	if (o->code >= SBX_CODE_MAX ||
-	    memchr(o->message, '\0', sizeof(o->message)) == NULL ||
-	    o->dropped_gone >> (sb->prev != NULL ? sb->nprev : 0) != 0)
-		return false;
-	if (o->code != SBX_OK)
-		return true;
-	for (i = 0; i < sb->nservices; i++) {
-		if (sb->svc[i].keep)
-			continue;
-		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL ||
-		    o->svc[i].pid <= 0 || o->svc[i].port > 65535 ||
-		    ((s->transport & TRANSPORT_TCP) && o->svc[i].port == 0))
-			return false;
-	}
-	return true;
-}
-
 /* The sandbox as the agent gets it: the kept services as they are, the
  * new ones with the monitor's names, paths and credentials, and the
  * worker's pid and port. */
@@ -681,7 +652,7 @@ rt_forget(void *impl, struct sbx_sandbox *sb)
 /* The entry is freed after a failed provision (the worker removed what
  * it started) or after its teardown (the range is back already). */
 static void
-rt_gone(void *impl, struct sbx_sandbox *sb)
+rt_freed(void *impl, struct sbx_sandbox *sb)
 {
 	idmap_done(impl, sb, true);
 }
@@ -691,6 +662,6 @@ const struct sbx_runtime_ops rt_cli_ops = {
 	.is_live = rt_is_live,
 	.teardown = rt_teardown,
 	.forget = rt_forget,
-	.gone = rt_gone,
+	.gone = rt_freed,
 	.claim = rt_claim,
 };

@@ -57,7 +57,7 @@ warm_init(struct rt_cli *rt)
 }
 
 static ssize_t
-svc_index(const struct rt_cli *rt, const char *service)
+config_index(const struct rt_cli *rt, const char *service)
 {
 	const struct service_cfg *s = config_service(rt->cfg, service);
 
@@ -150,9 +150,8 @@ started(void *arg, const void *result, size_t len)
 	struct rt_cli *rt = j->rt;
 	const struct service_cfg *s = &rt->cfg->services[j->svc];
 	struct warm_member *m = member_of(rt, j->svc, j->w.slot);
-	bool ok = r != NULL && len == sizeof(*r) && r->code == SBX_OK &&
-	    r->pid > 0 && r->port <= 65535 &&
-	    memchr(r->message, '\0', sizeof(r->message)) != NULL;
+	bool sound = r != NULL && len == sizeof(*r) &&
+	    warm_started_sound(r, s), ok = sound && r->code == SBX_OK;
 	char dir[SBX_SOCKET_MAX];
 
 	rt->warm.starting--;
@@ -180,8 +179,7 @@ started(void *arg, const void *result, size_t len)
 	backoff(&rt->warm.svc[j->svc], !ok);
 	if (!ok) {
 		log_warnx("warm %s-%u: not started: %s", s->name, m->slot,
-		    r != NULL && len == sizeof(*r) && memchr(r->message, '\0',
-		    sizeof(r->message)) ? r->message : "the worker failed");
+		    sound ? r->message : "the worker failed");
 		discard(rt, j->svc, m);
 	} else {
 		m->ready = true;
@@ -240,7 +238,7 @@ start_one(struct rt_cli *rt, size_t svc)
 struct warm_member *
 warm_take(struct rt_cli *rt, const char *service)
 {
-	ssize_t svc = svc_index(rt, service);
+	ssize_t svc = config_index(rt, service);
 	struct warm_svc *w;
 	unsigned i;
 
@@ -264,7 +262,7 @@ warm_take(struct rt_cli *rt, const char *service)
 void
 warm_taken(struct rt_cli *rt, struct warm_member *m)
 {
-	ssize_t svc = svc_index(rt, m->svc.conn.name);
+	ssize_t svc = config_index(rt, m->svc.conn.name);
 
 	if (svc < 0)
 		return;
@@ -430,7 +428,7 @@ int
 warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
     const struct sbx_conn *c, int pid, int pidfd)
 {
-	ssize_t svc = svc_index(rt, service);
+	ssize_t svc = config_index(rt, service);
 	struct warm_svc *w;
 	unsigned i;
 

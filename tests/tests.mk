@@ -8,7 +8,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe
+	     brokerlog spare child probe results pool
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -33,10 +33,22 @@ test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
 test_probe_SRC    = tests/unit/test_probe.c worker/probe.c shared/drop.c \
 		    shared/scfilter.c
+test_results_SRC  = tests/unit/test_results.c monitor/config_take.c \
+		    monitor/reload.c monitor/results.c monitor/adopt_check.c \
+		    monitor/worker.c shared/record_fmt.c shared/proc.c \
+		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
+test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
+		    shared/job.c shared/scfilter.c shared/service.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
 
 TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
+
+# test_pool's stand-in for sbx-worker, by its path.
+$(O)/fake-worker: $(call objs,tests/unit/fake_worker.c,test)
+	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^
+$(O)/obj/test/tests/unit/test_pool.o: XCFLAGS += -DFAKE_WORKER='"$(O)/fake-worker"'
+$(O)/test_pool: | $(O)/fake-worker
 
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.

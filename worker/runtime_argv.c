@@ -1,6 +1,6 @@
 /*
  * runtime_argv.c - the argv and environment of every runtime call.
- * runs in: workers (root, runtime deny filter), and the monitor: pure
+ * runs in: sbx-worker (root, runtime deny filter): pure
  *
  * The only variable parts are the peer uid (a number), slugs that
  * dispatch.c and cache.c have validated, paths the monitor made, and

@@ -1,0 +1,47 @@
+/*
+ * results.c - runtime jobs' results, checked before runtime_cli.c and
+ * warm.c take anything of them: a worker talks to the runtime and to
+ * tenants' services, and may have been subverted.
+ */
+#include <string.h>
+
+#include "runtime.h"
+
+/*
+ * A worker's outcome, checked as hostile: a known code, a message that
+ * ends, and on success a live pid for each service started and, for a
+ * tcp one, a port. Nothing else of it is taken.
+ */
+bool
+outcome_valid(const struct job_outcome *o, const struct sbx_config *cfg,
+    const struct sbx_sandbox *sb)
+{
+	const struct service_cfg *s;
+	size_t i;
+
+	if (o->code >= SBX_CODE_MAX ||
+	    memchr(o->message, '\0', sizeof(o->message)) == NULL ||
+	    o->dropped_gone >> (sb->prev != NULL ? sb->nprev : 0) != 0)
+		return false;
+	if (o->code != SBX_OK)
+		return true;
+	for (i = 0; i < sb->nservices; i++) {
+		if (sb->svc[i].keep)
+			continue;
+		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL ||
+		    o->svc[i].pid <= 0 || o->svc[i].port > 65535 ||
+		    ((s->transport & TRANSPORT_TCP) && o->svc[i].port == 0))
+			return false;
+	}
+	return true;
+}
+
+/* A warm start's result: a pid on success, a tcp service's port. */
+bool
+warm_started_sound(const struct warm_started *r, const struct service_cfg *s)
+{
+	return r->code < SBX_CODE_MAX &&
+	    memchr(r->message, '\0', sizeof(r->message)) != NULL &&
+	    (r->code != SBX_OK || (r->pid > 0 && r->port <= 65535 &&
+	    (!(s->transport & TRANSPORT_TCP) || r->port > 0)));
+}

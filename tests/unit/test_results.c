@@ -1,0 +1,397 @@
+/*
+ * test_results.c - the monitor's checks of what its workers send, each
+ * with hostile input: a subverted worker (or a file on disk) may send any
+ * bytes, and every check must refuse what no honest worker writes, and
+ * take what one does.
+ *
+ *   config_sound        JOB_CONFIG's sbx.conf (config_take.c)
+ *   reload_result_ok    JOB_RELOAD's projects and ranges (reload.c)
+ *   outcome_valid       a provision's outcome (results.c)
+ *   warm_started_sound  a warm start's result (results.c)
+ *   adopt_found_sound   JOB_ADOPT's records (adopt.c)
+ *   adopt_gone_sound    JOB_ADOPT's orphans (adopt.c)
+ *   record_sound        a record (shared/record_fmt.c)
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adopt.h"
+#include "config_take.h"
+#include "reload.h"
+#include "runtime.h"
+#include "work.h"
+
+static struct sbx_config cfg;
+
+/* policy/local.conf as the worker reads it: a real config. */
+static void
+setup_cfg(void)
+{
+	char err[512];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cr_assert_eq(config_load("policy/local.conf", &cfg, err, sizeof(err)),
+	    0, "%s", err);
+	cr_assert_geq(cfg.nservices, 2);
+}
+
+TestSuite(results, .init = setup_cfg);
+
+/* ---- config_sound ------------------------------------------------------- */
+
+Test(results, config_as_read_is_sound)
+{
+	cr_assert(config_sound(&cfg));
+}
+
+Test(results, config_refused_for_each_broken_field)
+{
+	static struct sbx_config c;
+
+	c = cfg;
+	memset(c.socket, 'x', sizeof(c.socket));
+	cr_assert_not(config_sound(&c), "a socket path that does not end");
+	c = cfg;
+	memset(c.services[1].image, 'x', sizeof(c.services[1].image));
+	cr_assert_not(config_sound(&c), "an image that does not end");
+	c = cfg;
+	c.nservices = SBX_MAX_SERVICES + 1;
+	cr_assert_not(config_sound(&c), "more sections than there is room for");
+	c = cfg;
+	strlcpy(c.services[1].name, c.services[0].name, SBX_SLUG_MAX);
+	cr_assert_not(config_sound(&c), "two sections of one name");
+	c = cfg;
+	strlcpy(c.services[0].name, "../etc", SBX_SLUG_MAX);
+	cr_assert_not(config_sound(&c), "a name that is no slug");
+	c = cfg;
+	c.services[0].probe = (enum probe_kind)7;
+	cr_assert_not(config_sound(&c), "a probe no parser makes");
+	c = cfg;
+	c.services[0].transport = (enum transport)0;
+	cr_assert_not(config_sound(&c), "no transport");
+	c = cfg;
+	c.services[0].nenv = CFG_MAX_ENV + 1;
+	cr_assert_not(config_sound(&c), "more env than fits");
+	c = cfg;
+	c.services[0].port = 70000;
+	cr_assert_not(config_sound(&c), "a port past 65535");
+	c = cfg;
+	strlcpy(c.runtime, "podman", sizeof(c.runtime));
+	cr_assert_not(config_sound(&c), "a runtime that is not a path");
+	c = cfg;
+	c.socket_mode = 010000;
+	cr_assert_not(config_sound(&c), "a mode past 07777");
+	c = cfg;
+	c.userns_base = UINT32_MAX - 65536;
+	cr_assert_not(config_sound(&c), "uid ranges past 2^32");
+	c = cfg;
+	c.max_workers = 0;
+	cr_assert_not(config_sound(&c), "no worker at all");
+}
+
+/* ---- reload_result_ok --------------------------------------------------- */
+
+static struct reload_result *
+reload_good(void)
+{
+	struct reload_result *r = calloc(1, sizeof(*r));
+
+	cr_assert_not_null(r);
+	r->magic = RELOAD_MAGIC;
+	r->projects_ok = r->subuid_ok = 1;
+	r->nprojects = 2;
+	strlcpy(r->projects[0].slug, "alpha", SBX_SLUG_MAX);
+	strlcpy(r->projects[1].slug, "beta", SBX_SLUG_MAX);
+	r->projects[0].valid = r->projects[1].valid = true;
+	r->projects[0].nservices = 1;
+	strlcpy(r->projects[0].services[0], cfg.services[0].name,
+	    SBX_SLUG_MAX);
+	r->nranges = 2;
+	r->ranges[0] = (struct subuid_range){ .start = 100000, .count = 65536,
+	    .owner = 1000 };
+	r->ranges[1] = (struct subuid_range){ .start = 165536, .count = 65536,
+	    .owner = 1001 };
+	return r;
+}
+
+Test(results, reload_as_written_is_taken)
+{
+	struct reload_result *r = reload_good();
+
+	cr_assert(reload_result_ok(&cfg, r));
+	free(r);
+}
+
+Test(results, reload_refused_for_each_broken_field)
+{
+	struct reload_result *r = reload_good();
+
+	r->magic = 0;
+	cr_assert_not(reload_result_ok(&cfg, r), "no magic");
+	free(r);
+	r = reload_good();
+	r->nprojects = RELOAD_MAX_PROJECTS + 1;
+	cr_assert_not(reload_result_ok(&cfg, r), "more projects than fit");
+	free(r);
+	r = reload_good();
+	strlcpy(r->projects[0].slug, "zulu", SBX_SLUG_MAX);
+	cr_assert_not(reload_result_ok(&cfg, r), "not sorted: bsearch fails");
+	free(r);
+	r = reload_good();
+	strlcpy(r->projects[1].slug, "Beta/..", SBX_SLUG_MAX);
+	cr_assert_not(reload_result_ok(&cfg, r), "a slug that is no slug");
+	free(r);
+	r = reload_good();
+	strlcpy(r->projects[0].services[0], "mongodb", SBX_SLUG_MAX);
+	cr_assert_not(reload_result_ok(&cfg, r),
+	    "a service sbx.conf does not offer");
+	free(r);
+	r = reload_good();
+	memset(r->projects[0].why, 'x', sizeof(r->projects[0].why));
+	cr_assert_not(reload_result_ok(&cfg, r), "a why that does not end");
+	free(r);
+	r = reload_good();
+	r->projects[0].nuids = PROJECT_MAX_UIDS + 1;
+	cr_assert_not(reload_result_ok(&cfg, r), "more uids than fit");
+	free(r);
+	r = reload_good();
+	r->ranges[1].start = 100001;
+	cr_assert_not(reload_result_ok(&cfg, r), "overlapping ranges");
+	free(r);
+	r = reload_good();
+	memset(r->err, 'x', sizeof(r->err));
+	cr_assert_not(reload_result_ok(&cfg, r), "an error that does not end");
+	free(r);
+}
+
+/* ---- outcome_valid ------------------------------------------------------ */
+
+static struct sbx_svc svcs[2];
+static struct sbx_sandbox sb = { .svc = svcs };
+
+static void
+outcome_good(struct job_outcome *o)
+{
+	memset(svcs, 0, sizeof(svcs));
+	strlcpy(svcs[0].conn.name, cfg.services[0].name, SBX_SLUG_MAX);
+	strlcpy(svcs[1].conn.name, cfg.services[1].name, SBX_SLUG_MAX);
+	sb.nservices = 2;
+	sb.prev = NULL;
+	sb.nprev = 0;
+	memset(o, 0, sizeof(*o));
+	o->code = SBX_OK;
+	strlcpy(o->message, "ready", sizeof(o->message));
+	o->svc[0].pid = 100;
+	o->svc[1].pid = 101;
+}
+
+Test(results, outcome_as_written_is_taken)
+{
+	struct job_outcome o;
+
+	outcome_good(&o);
+	cr_assert(outcome_valid(&o, &cfg, &sb));
+	o.code = SBX_E_RUNTIME_FAILED;
+	o.svc[0].pid = 0;
+	cr_assert(outcome_valid(&o, &cfg, &sb), "a failure carries no pid");
+}
+
+Test(results, outcome_refused_for_each_broken_field)
+{
+	struct job_outcome o;
+
+	outcome_good(&o);
+	o.code = SBX_CODE_MAX;
+	cr_assert_not(outcome_valid(&o, &cfg, &sb), "a code past the last");
+	outcome_good(&o);
+	memset(o.message, 'x', sizeof(o.message));
+	cr_assert_not(outcome_valid(&o, &cfg, &sb), "a message that does not end");
+	outcome_good(&o);
+	o.svc[1].pid = 0;
+	cr_assert_not(outcome_valid(&o, &cfg, &sb), "a started service with no pid");
+	outcome_good(&o);
+	o.svc[0].pid = -1;
+	cr_assert_not(outcome_valid(&o, &cfg, &sb), "a negative pid");
+	outcome_good(&o);
+	o.svc[0].port = 65536;
+	cr_assert_not(outcome_valid(&o, &cfg, &sb), "a port past 65535");
+	outcome_good(&o);
+	o.dropped_gone = 1;
+	cr_assert_not(outcome_valid(&o, &cfg, &sb),
+	    "a dropped service that no reshape had");
+	outcome_good(&o);
+	strlcpy(svcs[1].conn.name, "gone", SBX_SLUG_MAX);
+	cr_assert_not(outcome_valid(&o, &cfg, &sb),
+	    "a service the config does not have");
+}
+
+Test(results, outcome_of_a_tcp_service_needs_its_port)
+{
+	static struct sbx_config c;
+	struct job_outcome o;
+
+	c = cfg;
+	c.services[1].transport = TRANSPORT_TCP;
+	outcome_good(&o);
+	cr_assert_not(outcome_valid(&o, &c, &sb), "tcp with no port");
+	o.svc[1].port = 40000;
+	cr_assert(outcome_valid(&o, &c, &sb));
+}
+
+Test(results, warm_start_checked)
+{
+	struct warm_started r = { .code = SBX_OK, .message = "ready", .pid = 9 };
+	static struct service_cfg s;
+
+	s = cfg.services[0];
+	s.transport = TRANSPORT_UNIX;
+	cr_assert(warm_started_sound(&r, &s));
+	r.pid = 0;
+	cr_assert_not(warm_started_sound(&r, &s), "ready, with no pid");
+	r.pid = 9;
+	s.transport = TRANSPORT_BOTH;
+	cr_assert_not(warm_started_sound(&r, &s), "tcp, with no port");
+	r.port = 41000;
+	cr_assert(warm_started_sound(&r, &s));
+	r.port = 65536;
+	cr_assert_not(warm_started_sound(&r, &s), "a port past 65535");
+	r.port = 41000;
+	memset(r.message, 'x', sizeof(r.message));
+	cr_assert_not(warm_started_sound(&r, &s), "a message that does not end");
+	memset(&r, 0, sizeof(r));
+	r.code = SBX_CODE_MAX;
+	cr_assert_not(warm_started_sound(&r, &s), "a code past the last");
+	r.code = SBX_E_RUNTIME_FAILED;
+	cr_assert(warm_started_sound(&r, &s), "a failure carries nothing more");
+}
+
+/* ---- record_sound, adopt_found_sound, adopt_gone_sound ------------------ */
+
+static void
+found_good(struct adopt_found *a)
+{
+	memset(a, 0, sizeof(*a));
+	strlcpy(a->file, "1000-agent-1", sizeof(a->file));
+	a->r.magic = RECORD_MAGIC;
+	a->r.version = RECORD_VERSION;
+	a->r.uid = 1000;
+	a->r.nservices = 1;
+	a->r.idmap = 3;
+	strlcpy(a->r.agent, "agent-1", SBX_SLUG_MAX);
+	strlcpy(a->r.project, "demo", SBX_SLUG_MAX);
+	strlcpy(a->r.svc[0].conn.name, "redis", SBX_SLUG_MAX);
+	strlcpy(a->r.svc[0].conn.password, "0123456789abcdef", SBX_SECRET_MAX);
+	a->pid[0] = 4242;
+	a->why = ADOPT_WHOLE;
+}
+
+Test(results, found_as_written_is_taken)
+{
+	struct adopt_found a;
+
+	found_good(&a);
+	cr_assert(record_sound(&a.r));
+	cr_assert(adopt_found_sound(&a));
+	a.why = ADOPT_CONTAINER_MISSING;
+	a.pid[0] = 0;
+	cr_assert(adopt_found_sound(&a), "not whole: no pid needed");
+	found_good(&a);
+	strlcpy(a.file, "pool-redis-7", sizeof(a.file));
+	a.r.uid = RECORD_POOL_UID;
+	a.r.idmap = a.r.svc[0].warm = 7;
+	cr_assert(adopt_found_sound(&a), "a warm container's record");
+}
+
+Test(results, found_refused_for_each_broken_field)
+{
+	struct adopt_found a;
+
+	found_good(&a);
+	strlcpy(a.file, "../../etc/passwd", sizeof(a.file));
+	cr_assert_not(adopt_found_sound(&a), "a file outside the records");
+	found_good(&a);
+	strlcpy(a.file, ".1000-agent-1.tmp", sizeof(a.file));
+	cr_assert_not(adopt_found_sound(&a), "a temporary file");
+	found_good(&a);
+	memset(a.file, 'a', sizeof(a.file));
+	cr_assert_not(adopt_found_sound(&a), "a name that does not end");
+	found_good(&a);
+	a.r.magic = 0;
+	cr_assert_not(adopt_found_sound(&a), "no record's magic");
+	found_good(&a);
+	a.r.nservices = 0;
+	cr_assert_not(adopt_found_sound(&a), "a record of nothing");
+	found_good(&a);
+	a.r.nservices = SBX_MAX_SERVICES + 1;
+	cr_assert_not(adopt_found_sound(&a), "more services than fit");
+	found_good(&a);
+	strlcpy(a.r.agent, "../x", SBX_SLUG_MAX);
+	cr_assert_not(adopt_found_sound(&a), "an agent that is no slug");
+	found_good(&a);
+	a.r.svc[0].conn.password[0] = '\0';
+	cr_assert_not(adopt_found_sound(&a), "a service with no password");
+	found_good(&a);
+	memset(a.r.svc[0].conn.socket, 'x', SBX_SOCKET_MAX);
+	cr_assert_not(adopt_found_sound(&a), "a socket that does not end");
+	found_good(&a);
+	a.r.svc[0].conn.port = 70000;
+	cr_assert_not(adopt_found_sound(&a), "a port past 65535");
+	found_good(&a);
+	a.pid[0] = 0;
+	cr_assert_not(adopt_found_sound(&a), "whole, with no pid");
+	found_good(&a);
+	a.why = ADOPT_NO_RECORD;
+	cr_assert_not(adopt_found_sound(&a), "an orphan's reason on a record");
+	found_good(&a);
+	a.pool_named = 2;
+	cr_assert_not(adopt_found_sound(&a), "a service it does not have");
+	found_good(&a);
+	a.r.uid = RECORD_POOL_UID;
+	a.r.svc[0].warm = 9;
+	cr_assert_not(adopt_found_sound(&a), "a warm record of another slot");
+}
+
+static void
+gone_good(struct adopt_gone *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->why = ADOPT_NO_RECORD;
+	g->g.key.uid = 1000;
+	strlcpy(g->g.key.agent, "a1", SBX_SLUG_MAX);
+	strlcpy(g->container, "sbx-1000-a1-redis", sizeof(g->container));
+}
+
+Test(results, gone_checked)
+{
+	struct adopt_gone g;
+
+	gone_good(&g);
+	cr_assert(adopt_gone_sound(&g));
+	g.why = ADOPT_NOT_IN_SANDBOX;
+	cr_assert_not(adopt_gone_sound(&g), "not in the sandbox, but no service");
+	strlcpy(g.g.service, "redis", SBX_SLUG_MAX);
+	cr_assert(adopt_gone_sound(&g));
+	strlcpy(g.g.service, "re dis", SBX_SLUG_MAX);
+	cr_assert_not(adopt_gone_sound(&g), "a service that is no slug");
+	gone_good(&g);
+	g.why = ADOPT_WHOLE;
+	cr_assert_not(adopt_gone_sound(&g), "a record's reason on an orphan");
+	gone_good(&g);
+	g.why = ADOPT_NWHY;
+	cr_assert_not(adopt_gone_sound(&g), "a reason past the last");
+	gone_good(&g);
+	strlcpy(g.g.key.agent, "A;rm", SBX_SLUG_MAX);
+	cr_assert_not(adopt_gone_sound(&g), "an agent that is no slug");
+	gone_good(&g);
+	memset(g.container, 'x', sizeof(g.container));
+	cr_assert_not(adopt_gone_sound(&g), "a container that does not end");
+	gone_good(&g);
+	g.why = ADOPT_POOL_NO_RECORD;
+	cr_assert_not(adopt_gone_sound(&g), "a warm container with a key");
+	g.g.key.uid = (uid_t)-1;
+	strlcpy(g.g.name, "sbx-pool-redis-3", sizeof(g.g.name));
+	cr_assert(adopt_gone_sound(&g));
+}
