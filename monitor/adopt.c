@@ -45,6 +45,8 @@ struct adoption {
 	struct rt_gone			*gone;		/* to tear down */
 	size_t				 ngone;
 	size_t				 adopted, warm;
+	uint32_t			*held;		/* discarded ranges */
+	size_t				 nheld;
 	bitstr_t			*claimed;	/* slots sandbox
 							 * records name */
 };
@@ -99,34 +101,110 @@ policy_refuses(const struct adoption *ad, const struct record *r)
 	return NULL;
 }
 
-/* The uid ranges of a record: the sandbox's and its claimed services'. */
-static int
-claim_slots(struct adoption *ad, const struct record *r)
+/* Where the layout puts service s's range in slot, or 0. */
+static uint32_t
+layout_uid(const struct adoption *ad, unsigned slot, const char *service)
 {
-	struct idmap *m = &ad->rt->idmap;
-	uint32_t i, j;
+	const struct service_cfg *s = config_service(ad->cfg, service);
 
-	if (r->idmap != 0 && idmap_claim(m, r->idmap) == -1)
-		return -1;
-	for (i = 0; i < r->nservices; i++)
-		if (r->svc[i].warm != 0 && idmap_claim(m, r->svc[i].warm) == -1)
-			break;
-	if (i == r->nservices)
-		return 0;
-	for (j = 0; j < i; j++)
-		idmap_put(m, r->svc[j].warm);
-	idmap_put(m, r->idmap);
-	return -1;
+	return s == NULL ? 0 : rt_host_uid(ad->rt, slot, s);
 }
 
-static void
-put_slots(struct adoption *ad, const struct record *r)
+/* Are the sandbox's own containers where the layout puts its slot's
+ * ranges (sbx.conf's services and userns_base as they were)? */
+static bool
+in_layout(const struct adoption *ad, const struct record *r)
 {
 	uint32_t i;
 
-	idmap_put(&ad->rt->idmap, r->idmap);
-	for (i = 0; i < r->nservices; i++)
+	for (i = 0; r->idmap != 0 && i < r->nservices; i++)
+		if (r->svc[i].warm == 0 && r->svc[i].host_uid != 0 &&
+		    r->svc[i].host_uid != layout_uid(ad, r->idmap,
+		    r->svc[i].conn.name))
+			return false;
+	return r->idmap != 0;
+}
+
+/* The ranges of services 0..n-1 and the slot, given back. */
+static void
+unclaim(struct adoption *ad, const struct record *r, uint32_t n,
+    unsigned slot)
+{
+	uint32_t i;
+
+	idmap_put(&ad->rt->idmap, slot);
+	for (i = 0; i < n; i++) {
 		idmap_put(&ad->rt->idmap, r->svc[i].warm);
+		idmap_put_range(&ad->rt->idmap, r->svc[i].host_uid);
+	}
+}
+
+/*
+ * The uid ranges a record's containers run in: its slot where the layout
+ * still puts them there, else each container's own range; a claimed warm
+ * container's slot (its name) and, where the layout no longer puts it
+ * there, its range. All, or none and -1. *slot: the sandbox's slot.
+ */
+static int
+claim_ranges(struct adoption *ad, const struct record *r, unsigned *slot)
+{
+	struct idmap *m = &ad->rt->idmap;
+	bool layout = in_layout(ad, r);
+	uint32_t i, h;
+
+	*slot = layout ? r->idmap : 0;
+	if (layout && idmap_claim(m, r->idmap) == -1)
+		return -1;
+	for (i = 0; i < r->nservices; i++) {
+		h = r->svc[i].host_uid;
+		if (r->svc[i].warm != 0 && idmap_claim(m, r->svc[i].warm) == -1)
+			break;
+		if (h != 0 && (r->svc[i].warm != 0 ? h != layout_uid(ad,
+		    r->svc[i].warm, r->svc[i].conn.name) : !layout) &&
+		    idmap_claim_range(m, h) == -1) {
+			idmap_put(m, r->svc[i].warm);
+			break;
+		}
+	}
+	if (i == r->nservices)
+		return 0;
+	unclaim(ad, r, i, *slot);
+	return -1;
+}
+
+/* A warm container's slot (its name) and, where the layout no longer
+ * puts it there, its range. */
+static int
+claim_warm(struct adoption *ad, const struct record *r)
+{
+	uint32_t h = r->svc[0].host_uid;
+
+	if (idmap_claim(&ad->rt->idmap, r->idmap) == -1)
+		return -1;
+	if (h == 0 || h == layout_uid(ad, r->idmap, r->svc[0].conn.name) ||
+	    idmap_claim_range(&ad->rt->idmap, h) == 0)
+		return 0;
+	idmap_put(&ad->rt->idmap, r->idmap);
+	return -1;
+}
+
+/* A discarded record's running containers keep their ranges until the
+ * runtime says they are gone (adopt_sandboxes). */
+static void
+hold_ranges(struct adoption *ad, const uint32_t *h, size_t n)
+{
+	uint32_t *v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (h[i] == 0 || idmap_claim_range(&ad->rt->idmap, h[i]) == -1)
+			continue;	/* none, or held already */
+		if ((v = reallocarray(ad->held, ad->nheld + 1,
+		    sizeof(*v))) == NULL)
+			fatal("adoption");
+		ad->held = v;
+		ad->held[ad->nheld++] = h[i];
+	}
 }
 
 /* Each service as recorded, with a pidfd of its container; NULL, or
@@ -140,6 +218,7 @@ open_services(const struct adopt_found *a, struct sbx_svc *svc)
 		svc[i].conn = a->r.svc[i].conn;
 		svc[i].pid = a->pid[i];
 		svc[i].warm = a->r.svc[i].warm;
+		svc[i].host_uid = a->r.svc[i].host_uid;
 		if ((svc[i].pidfd = proc_pidfd(a->pid[i])) == -1) {
 			for (j = 0; j < i; j++)
 				close(svc[j].pidfd);
@@ -179,28 +258,29 @@ adopt_one(struct adoption *ad, const struct adopt_found *a)
 	struct sbx_sandbox *sb = NULL;
 	const char *why = adopt_why_name(a->why);
 	int64_t now = now_ms(), wall = wall_ms();
-	uint32_t i;
+	unsigned slot = 0;
+	uint32_t i, h[SBX_MAX_SERVICES];
 
 	for (i = 0; i < r->nservices; i++)
 		if (r->svc[i].warm != 0 && r->svc[i].warm <= ad->rt->idmap.nslots)
 			bit_set(ad->claimed, (int)r->svc[i].warm - 1);
 	memset(svc, 0, sizeof(svc));
 	if (a->why == ADOPT_WHOLE && (why = policy_refuses(ad, r)) == NULL &&
-	    claim_slots(ad, r) == -1)
+	    claim_ranges(ad, r, &slot) == -1)
 		why = "uid_range_taken";
 	if (why == NULL && (why = open_services(a, svc)) != NULL)
-		put_slots(ad, r);
+		unclaim(ad, r, r->nservices, slot);
 	if (why == NULL && (sb = cache_adopt(ad->cache, r->uid, r->agent,
 	    r->project, svc, r->nservices, now - (wall - r->created_wall_ms),
 	    now - (wall - a->used_wall_ms))) == NULL) {
 		why = "duplicate";
-		put_slots(ad, r);
+		unclaim(ad, r, r->nservices, slot);
 		for (i = 0; i < r->nservices; i++)
 			close(svc[i].pidfd);
 	}
 	claimed_names(ad, a, why == NULL);
 	if (why == NULL) {
-		sb->idmap = r->idmap;
+		sb->idmap = slot;
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)(wall - a->used_wall_ms) / 1000);
 		ad->adopted++;
@@ -209,6 +289,9 @@ adopt_one(struct adoption *ad, const struct adopt_found *a)
 		    SBX_OK, "reason=%s", why);
 		gone_key(ad, r->uid, r->agent);
 		unlinkat(record_dirfd(), a->file, 0);
+		for (i = 0; i < r->nservices; i++)
+			h[i] = r->svc[i].host_uid;
+		hold_ranges(ad, h, r->nservices);
 	}
 	explicit_bzero(svc, sizeof(svc));
 }
@@ -230,15 +313,18 @@ adopt_warm(struct adoption *ad, const struct adopt_found *a)
 	if ((r->idmap <= ad->rt->idmap.nslots &&
 	    bit_test(ad->claimed, (int)r->idmap - 1)) ||
 	    rt_pool_name(name, sizeof(name), r->svc[0].conn.name,
-	    r->idmap) == -1 || idmap_claim(&ad->rt->idmap, r->idmap) == -1) {
+	    r->idmap) == -1) {
 		unlinkat(record_dirfd(), a->file, 0);	/* claimed */
 		return;
 	}
-	if (a->why == ADOPT_WHOLE && (pidfd = proc_pidfd(a->pid[0])) == -1)
+	if (a->why == ADOPT_WHOLE && claim_warm(ad, r) == -1)
+		why = "uid_range_taken";
+	else if (a->why == ADOPT_WHOLE &&
+	    (pidfd = proc_pidfd(a->pid[0])) == -1)
 		why = "container_stopped";
 	else if (a->why == ADOPT_WHOLE && warm_adopt(ad->rt,
-	    r->svc[0].conn.name, r->idmap, &r->svc[0].conn, a->pid[0],
-	    pidfd) == -1)
+	    r->svc[0].conn.name, r->idmap, &r->svc[0].conn,
+	    r->svc[0].host_uid, a->pid[0], pidfd) == -1)
 		why = "warm_lowered";
 	else if (a->why == ADOPT_WHOLE) {
 		ad->warm++;
@@ -247,7 +333,9 @@ adopt_warm(struct adoption *ad, const struct adopt_found *a)
 	log_info("adoption: warm container %s discarded: %s", name, why);
 	if (pidfd != -1)
 		close(pidfd);
-	idmap_put(&ad->rt->idmap, r->idmap);
+	if (a->why == ADOPT_WHOLE && strcmp(why, "uid_range_taken") != 0)
+		unclaim(ad, r, 1, 0);
+	hold_ranges(ad, &r->svc[0].host_uid, 1);
 	gone_name(ad, name);
 	unlinkat(record_dirfd(), a->file, 0);
 }
@@ -261,6 +349,7 @@ orphans(struct adoption *ad, const struct adopt_gone *g, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
+		hold_ranges(ad, &g[i].host_uid, 1);
 		if (g[i].why == ADOPT_POOL_NO_RECORD) {
 			log_info("adoption: warm container %s has no record: "
 			    "removed", g[i].container);
@@ -383,14 +472,21 @@ adopt_sandboxes(const struct sbx_config *cfg,
 		if (f[i].r.uid == RECORD_POOL_UID)
 			adopt_warm(&ad, &f[i]);
 	orphans(&ad, (const void *)(f + h->nfound), h->ngone);
+	/* The ranges of what was discarded come back once it is gone;
+	 * else they stay taken, rather than be shared. */
 	if (runtime_remove(cfg, ad.gone, ad.ngone) == -1)
 		log_warnx("adoption: some of %zu discarded containers could "
-		    "not be removed (see above)", ad.ngone);
+		    "not be removed (see above); their %zu uid ranges stay "
+		    "taken", ad.ngone, ad.nheld);
+	else
+		for (i = 0; i < ad.nheld; i++)
+			idmap_put_range(&rt->idmap, ad.held[i]);
 	prune_dirs(&ad);
 	log_info("adopted %zu sandboxes and %zu warm containers, discarded "
 	    "%zu", ad.adopted, ad.warm, ad.ngone);
 	munmap((void *)(uintptr_t)h, len);
 	free(ad.gone);
+	free(ad.held);
 	free(ad.claimed);
 	return 0;
 }

@@ -30,6 +30,7 @@ struct sbx_svc {
 	int64_t		port_seen_ms;	/* runtime's: last connect that worked */
 	bool		keep;		/* reshape: running already, not started */
 	unsigned	warm;		/* a warm pool's container: its slot */
+	uint32_t	host_uid;	/* its container's uid range, 0 none */
 };
 
 enum sbx_state {

@@ -6,6 +6,7 @@
 #ifndef SBX_IDMAP_H
 #define SBX_IDMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define IDMAP_SLOT_UIDS	65536u	/* uids 0-65535 inside the container */
@@ -14,19 +15,32 @@ struct idmap {
 	unsigned char	*used;		/* a bitstring of nslots */
 	unsigned	 nslots;
 	unsigned	 inuse;
+	uint32_t	 base;		/* userns_base */
+	unsigned	 nsvc;		/* ranges per slot: the services */
+	uint32_t	*foreign;	/* live ranges outside the slots' layout */
+	size_t		 nforeign, capforeign;
 };
 
-int		idmap_init(struct idmap *, unsigned nslots);
-unsigned	idmap_take(struct idmap *);	/* 1..nslots, 0 when none */
+int		idmap_init(struct idmap *, uint32_t base, unsigned nslots,
+		    unsigned nsvc);
+/* A slot none of whose ranges any live range touches: 1..nslots, 0
+ * when none. */
+unsigned	idmap_take(struct idmap *);
 void		idmap_put(struct idmap *, unsigned slot);
-/* Take this very slot (an adopted sandbox's): -1 if out of range or taken. */
+/* Take this very slot (an adopted sandbox's): -1 if out of range, taken,
+ * or a live range touches it. */
 int		idmap_claim(struct idmap *, unsigned slot);
+/* A live range that is not where the layout puts its slot's (adopted
+ * after sbx.conf changed): -1 if it touches any range held. */
+int		idmap_claim_range(struct idmap *, uint32_t host_uid);
+/* The range is gone (no-op for one inside a slot). */
+void		idmap_put_range(struct idmap *, uint32_t host_uid);
 /*
- * The first host uid for service number svc (its index in sbx.conf, of
- * nsvc) of the sandbox holding slot: a slot is nsvc ranges of
- * IDMAP_SLOT_UIDS, laid from base, so no two containers share a uid.
+ * The first host uid for service number svc (its index in sbx.conf) of
+ * the sandbox holding slot: a slot is nsvc ranges of IDMAP_SLOT_UIDS,
+ * laid from base.
  */
-uint32_t	idmap_host_uid(uint32_t base, unsigned slot, unsigned nsvc,
+uint32_t	idmap_host_uid(const struct idmap *, unsigned slot,
 		    unsigned svc);
 
 #endif

@@ -833,7 +833,8 @@ setup(struct monitor *m, const char *path, int fg)
 	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
 	reload_wait(&m->cfg, start_take, m);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
-	if (idmap_init(&m->rt.idmap, m->cfg.userns_slots) == -1 ||
+	if (idmap_init(&m->rt.idmap, m->cfg.userns_base, m->cfg.userns_slots,
+	    (unsigned)m->cfg.nservices) == -1 ||
 	    warm_init(&m->rt) == -1)
 		fatal("uid ranges");
 	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },

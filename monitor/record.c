@@ -129,6 +129,7 @@ record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		    sizeof(r.svc[i].conn.password));
 		r.svc[i].confhash = s != NULL ? s->hash : 0;
 		r.svc[i].warm = o->svc[i].warm;
+		r.svc[i].host_uid = o->svc[i].host_uid;
 	}
 	rc = put_file(name, &r);
 	explicit_bzero(&r, sizeof(r));
@@ -147,9 +148,10 @@ pool_name(char *out, size_t cap, const char *service, unsigned slot)
 }
 
 int
-record_write_pool(const struct sbx_config *cfg, const struct sbx_conn *c,
+record_write_pool(const struct sbx_config *cfg, const struct sbx_svc *v,
     unsigned slot)
 {
+	const struct sbx_conn *c = &v->conn;
 	const struct service_cfg *s = config_service(cfg, c->name);
 	char name[SBX_SLUG_MAX + 16];
 	struct record r;
@@ -162,6 +164,7 @@ record_write_pool(const struct sbx_config *cfg, const struct sbx_conn *c,
 	r.svc[0].conn = *c;
 	r.svc[0].confhash = s->hash;
 	r.svc[0].warm = slot;
+	r.svc[0].host_uid = v->host_uid;
 	rc = put_file(name, &r);
 	explicit_bzero(&r, sizeof(r));
 	if (rc == -1)

@@ -20,7 +20,7 @@ int	record_write(const struct sbx_config *, const struct sbx_sandbox *,
 void	record_remove(uid_t, const char *agent);
 /* A warm container (uid RECORD_POOL_UID, idmap and svc[0].warm = slot,
  * project = its service), named pool-<service>-<slot>. */
-int	record_write_pool(const struct sbx_config *, const struct sbx_conn *,
+int	record_write_pool(const struct sbx_config *, const struct sbx_svc *,
 	    unsigned slot);
 void	record_remove_pool(const char *service, unsigned slot);
 void	record_touch(struct sbx_sandbox *, int64_t now);

@@ -32,6 +32,7 @@ struct prov_job {
 /* The removal of a claimed warm container of an evicted sandbox. */
 struct evict_job {
 	struct rt_cli		*rt;
+	uint32_t		 host_uid;	/* its range */
 	struct job_evict	 e;
 };
 
@@ -176,8 +177,8 @@ uint32_t
 rt_host_uid(const struct rt_cli *rt, unsigned slot,
     const struct service_cfg *s)
 {
-	return slot == 0 ? 0 : idmap_host_uid(rt->cfg->userns_base, slot,
-	    (unsigned)rt->cfg->nservices, (unsigned)(s - rt->cfg->services));
+	return idmap_host_uid(&rt->idmap, slot,
+	    (unsigned)(s - rt->cfg->services));
 }
 
 /* The longest ready_timeout of sb's services; 0: one is not configured. */
@@ -230,6 +231,7 @@ outcome_take(const struct rt_cli *rt, const struct sbx_sandbox *sb,
 		    (s = config_service(rt->cfg, sb->svc[i].conn.name)) == NULL)
 			continue;
 		o->svc[i].pid = jo->svc[i].pid;
+		o->svc[i].host_uid = rt_host_uid(rt, sb->idmap, s);
 		o->svc[i].port_seen_ms = 0;
 		strlcpy(o->svc[i].conn.user, s->user, SBX_SLUG_MAX);
 		strlcpy(o->svc[i].conn.database, s->database, SBX_SLUG_MAX);
@@ -330,9 +332,12 @@ dropped_done(struct rt_cli *rt, struct sbx_sandbox *sb,
 	size_t i;
 
 	for (i = 0; o->code == SBX_OK && i < sb->nprev; i++)
-		if (dropped(sb, i) && sb->prev[i].warm != 0) {
+		if (dropped(sb, i)) {
 			slot_done(rt, sb, sb->prev[i].warm,
 			    (o->dropped_gone >> i) & 1);
+			if ((o->dropped_gone >> i) & 1)
+				idmap_put_range(&rt->idmap,
+				    sb->prev[i].host_uid);
 			sb->prev[i].warm = 0;
 		}
 }
@@ -388,6 +393,8 @@ idmap_done(struct rt_cli *rt, struct sbx_sandbox *sb, bool removed)
 	sb->idmap = 0;
 	for (i = 0; sb->svc != NULL && i < sb->nservices; i++) {
 		slot_done(rt, sb, sb->svc[i].warm, removed);
+		if (removed)
+			idmap_put_range(&rt->idmap, sb->svc[i].host_uid);
 		sb->svc[i].warm = 0;
 	}
 }
@@ -444,6 +451,7 @@ job_svc_of(const struct rt_cli *rt, const struct sbx_sandbox *sb,
 	j->pid = v->pid;
 	j->keep = v->keep;
 	j->warm = v->warm;
+	j->host_uid = v->host_uid;
 	if (s != NULL) {
 		*mask |= 1U << (s - rt->cfg->services);
 		if (!v->keep)
@@ -599,9 +607,10 @@ evict_done(void *arg, const void *result, size_t len)
 	struct evict_job *j = arg;
 	const uint32_t *code = result;
 
-	if (result != NULL && len == sizeof(*code) && *code == SBX_OK)
+	if (result != NULL && len == sizeof(*code) && *code == SBX_OK) {
 		warm_slot_free(j->rt, j->e.slot);
-	else
+		idmap_put_range(&j->rt->idmap, j->host_uid);
+	} else
 		log_warnx("uid=%u agent=%s: the evicted warm container of %s "
 		    "could not be removed; uid range %u stays taken",
 		    (unsigned)j->e.key.uid, j->e.key.agent, j->e.service, j->e.slot);
@@ -620,6 +629,7 @@ evict_claimed(struct rt_cli *rt, const struct sbx_sandbox *sb,
 	j->e.key = sb->key;
 	strlcpy(j->e.service, svc->conn.name, sizeof(j->e.service));
 	j->e.slot = svc->warm;
+	j->host_uid = svc->host_uid;
 	if (worker_spawn(rt->pool, JOB_EVICT, 0, &j->e, sizeof(j->e),
 	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
 	    1000, evict_done, j) == -1) {

@@ -98,9 +98,10 @@ removed(void *arg, const void *result, size_t len)
 	struct warm_job *j = arg;
 	const uint32_t *code = result;
 
-	if (result != NULL && len == sizeof(*code) && *code == SBX_OK)
+	if (result != NULL && len == sizeof(*code) && *code == SBX_OK) {
 		idmap_put(&j->rt->idmap, j->w.slot);
-	else
+		idmap_put_range(&j->rt->idmap, j->w.host_uid);
+	} else
 		log_warnx("warm %s-%u: its container could not be removed; "
 		    "its uid range stays taken", j->w.conn.name, j->w.slot);
 	free(j);
@@ -119,7 +120,9 @@ discard(struct rt_cli *rt, size_t svc, struct warm_member *m)
 	record_remove_pool(rt->cfg->services[svc].name, m->slot);
 	if (m->svc.pidfd >= 0)
 		close(m->svc.pidfd);
-	if ((j = job_new(rt, svc, m->slot)) == NULL ||
+	if ((j = job_new(rt, svc, m->slot)) != NULL)
+		j->w.host_uid = m->svc.host_uid;
+	if (j == NULL ||
 	    worker_spawn(rt->pool, JOB_WARM_REMOVE, 0, &j->w, sizeof(j->w),
 	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
 	    1000, removed, j) == -1) {
@@ -174,7 +177,7 @@ started(void *arg, const void *result, size_t len)
 			ok = false;
 		m->svc.pidfd = ok ? (int)syscall(SYS_pidfd_open, r->pid, 0) : -1;
 		ok = m->svc.pidfd >= 0 &&
-		    record_write_pool(rt->cfg, &m->svc.conn, m->slot) == 0;
+		    record_write_pool(rt->cfg, &m->svc, m->slot) == 0;
 	}
 	backoff(&rt->warm.svc[j->svc], !ok);
 	if (!ok) {
@@ -216,7 +219,8 @@ start_one(struct rt_cli *rt, size_t svc)
 	secret_fill(m->svc.conn.password, sizeof(m->svc.conn.password));
 	memcpy(j->w.conn.password, m->svc.conn.password,
 	    sizeof(j->w.conn.password));
-	j->w.host_uid = rt_host_uid(rt, slot, &rt->cfg->services[svc]);
+	j->w.host_uid = m->svc.host_uid = rt_host_uid(rt, slot,
+	    &rt->cfg->services[svc]);
 	if (worker_spawn(rt->pool, JOB_WARM_START, 1U << svc, &j->w,
 	    sizeof(j->w),
 	    sizeof(struct warm_started), now_ms() +
@@ -426,7 +430,7 @@ warm_work(struct rt_cli *rt, size_t provisions)
 
 int
 warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
-    const struct sbx_conn *c, int pid, int pidfd)
+    const struct sbx_conn *c, uint32_t host_uid, int pid, int pidfd)
 {
 	ssize_t svc = config_index(rt, service);
 	struct warm_svc *w;
@@ -442,6 +446,7 @@ warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
 		w->m[i].svc.conn = *c;
 		w->m[i].svc.pid = pid;
 		w->m[i].svc.pidfd = pidfd;
+		w->m[i].svc.host_uid = host_uid;
 		w->nready++;
 		return 0;
 	}

@@ -75,7 +75,7 @@ void	warm_work(struct rt_cli *, size_t provisions);
 void	warm_unrecord(struct rt_cli *);
 /* Adoption: a warm container that outlived the last monitor. */
 int	warm_adopt(struct rt_cli *, const char *service, unsigned slot,
-	    const struct sbx_conn *, int pid, int pidfd);
+	    const struct sbx_conn *, uint32_t host_uid, int pid, int pidfd);
 /* Its socket directory (sockdir_prune's keep). */
 bool	warm_owns_dir(const struct rt_cli *, const char *path);
 unsigned warm_ready(const struct rt_cli *, size_t svc);

@@ -24,6 +24,7 @@ static const char *const whys[ADOPT_NWHY] = {
 	[ADOPT_CONTAINER_STOPPED] = "container_stopped",
 	[ADOPT_PORT_CHANGED] = "port_changed",
 	[ADOPT_NOT_LISTENING] = "not_listening",
+	[ADOPT_RANGE_CHANGED] = "range_changed",
 	[ADOPT_NO_RECORD] = "no_record",
 	[ADOPT_NOT_IN_SANDBOX] = "not_in_sandbox",
 	[ADOPT_POOL_NO_RECORD] = "no_record",

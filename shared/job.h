@@ -172,6 +172,7 @@ enum adopt_why {
 	ADOPT_CONTAINER_STOPPED,
 	ADOPT_PORT_CHANGED,
 	ADOPT_NOT_LISTENING,
+	ADOPT_RANGE_CHANGED,	/* its uid_map is not its record's range */
 	ADOPT_NO_RECORD,	/* gone: the containers of a key no record has */
 	ADOPT_NOT_IN_SANDBOX,	/* gone: a service its record lacks */
 	ADOPT_POOL_NO_RECORD,	/* gone: a warm container with no record */
@@ -188,6 +189,8 @@ struct adopt_head {
 	uint32_t	pad;
 };
 
+/* In r, each running container's host_uid is its /proc/PID/uid_map's
+ * (a record of version 3 or older has none of its own). */
 struct adopt_found {
 	char		file[RECORD_NAME_MAX];	/* in state_dir/sandboxes */
 	int64_t		used_wall_ms;		/* its mtime: the idle clock */
@@ -201,6 +204,7 @@ struct adopt_found {
 struct adopt_gone {
 	struct rt_gone	g;
 	uint32_t	why;			/* enum adopt_why */
+	uint32_t	host_uid;		/* its uid_map's range, 0 none */
 	char		container[SBX_SLUG_MAX * 3];	/* the one seen */
 };
 

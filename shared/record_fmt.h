@@ -16,7 +16,8 @@
 #include "conn.h"
 
 #define RECORD_MAGIC	0x73627872u	/* "sbxr" */
-#define RECORD_VERSION	3	/* 1: without warm; 1, 2: the old hash */
+#define RECORD_VERSION	4	/* 1: without warm; 1, 2: the old hash;
+				 * 1-3: without host_uid */
 #define RECORD_POOL_UID	UINT32_MAX	/* a warm container's, unclaimed */
 #define RECORD_NAME_MAX	(SBX_SLUG_MAX + 16)	/* <uid>-<agent>, pool-<svc>-<slot> */
 
@@ -25,7 +26,8 @@ struct record_svc {
 	uint64_t	confhash;	/* its [service] section's hash (config.c)
 					 * when started */
 	uint32_t	warm;		/* claimed from the pool: its slot */
-	uint32_t	pad;
+	uint32_t	host_uid;	/* its container's uid range (0: none,
+					 * or a record of version 3 or older) */
 };
 
 struct record {

@@ -123,6 +123,55 @@ svc_seen(const struct found *f, const struct record *r, uint32_t i,
 	return c;
 }
 
+/*
+ * The host uid range a container runs in, from its main process's
+ * uid_map: "0 HOST 65536" for a range of its own; 0 for the host's own
+ * uids (docker: no user namespace); UINT32_MAX for anything else.
+ */
+static uint32_t
+uid_range(int pid)
+{
+	char path[32], line[128];
+	unsigned long in, out, n;
+	FILE *f;
+	int k = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return UINT32_MAX;
+	if (fgets(line, sizeof(line), f) != NULL)
+		k = sscanf(line, "%lu %lu %lu", &in, &out, &n);
+	fclose(f);
+	if (k != 3 || in != 0)
+		return UINT32_MAX;
+	if (out == 0 && n == 4294967295UL)
+		return 0;
+	return n == JOB_RANGE_UIDS && out > 0 && out <= UINT32_MAX -
+	    JOB_RANGE_UIDS ? (uint32_t)out : UINT32_MAX;
+}
+
+/* Each running container's range, as the kernel has it; a record that
+ * says another (version 4 on) has changed under us. */
+static bool
+ranges(const struct found *f, struct adopt_found *a)
+{
+	const struct rt_seen *c;
+	bool pool_named, same = true;
+	uint32_t i, h;
+
+	for (i = 0; i < a->r.nservices; i++) {
+		if ((c = svc_seen(f, &a->r, i, &pool_named)) == NULL ||
+		    c->pid <= 0 || (h = uid_range(c->pid)) == 0)
+			continue;	/* docker: the record's range */
+		if (h == UINT32_MAX || (a->r.svc[i].host_uid != 0 &&
+		    a->r.svc[i].host_uid != h))
+			same = false;
+		else
+			a->r.svc[i].host_uid = h;
+	}
+	return same;
+}
+
 /* Each service: configured as it was, its container running, listening. */
 static unsigned
 whole(const struct sbx_config *cfg, const struct found *f,
@@ -151,7 +200,7 @@ whole(const struct sbx_config *cfg, const struct found *f,
 		a->pid[i] = c->pid;
 		a->pool_named |= (uint32_t)pool_named << i;
 	}
-	return ADOPT_WHOLE;
+	return ranges(f, a) ? ADOPT_WHOLE : ADOPT_RANGE_CHANGED;
 }
 
 static void *
@@ -188,7 +237,8 @@ found_add(const struct sbx_config *cfg, struct found *f, int dir,
 		explicit_bzero(a, sizeof(*a));
 		return;
 	}
-	a->why = whole(cfg, f, a);
+	if ((a->why = whole(cfg, f, a)) != ADOPT_WHOLE)
+		(void)ranges(f, a);	/* what runs holds its range still */
 	f->n++;
 }
 
@@ -280,6 +330,8 @@ gone_add(struct found *f, const struct rt_seen *c, unsigned why,
 	g = &f->gone[f->ngone++];
 	memset(g, 0, sizeof(*g));
 	g->why = why;
+	if (c->pid > 0 && (g->host_uid = uid_range(c->pid)) == UINT32_MAX)
+		g->host_uid = 0;
 	strlcpy(g->container, c->name, sizeof(g->container));
 	if (why == ADOPT_POOL_NO_RECORD) {
 		g->g.key.uid = (uid_t)-1;

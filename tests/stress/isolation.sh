@@ -216,6 +216,44 @@ out=$(tcp_as $UB wrong ping)
 check "on the port, B without the password is refused by redis" grep -Eq "WRONGPASS|NOAUTH" <<<"$out"
 sbx_as $UA release -a both-a >/dev/null 2>&1
 
+echo "# uid ranges: a routine edit of sbx.conf between starts"
+# A section before postgres, then none: every service's position moves,
+# and with it where the layout puts each slot's ranges; then userns_slots
+# changes too. Containers of adopted sandboxes keep the ranges they run
+# in (/proc/PID/uid_map); no new container may share one.
+stop_monitor
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+write_conf yes
+set_conf runtime "$GATE/podman"
+sed -i '/^\[service postgres\]$/i [service aaa]\nimage = localhost/sbx-redis:7\nport = 6379\nprobe = redis\nuser = default\ndatabase = 0\nenv = SBX_PASSWORD={password}\ntmpfs = /srv/redis:rw,size=16m,mode=1777\nenv = SBX_RUN_DIR=/srv/redis\n' "$CONF"
+start_monitor || exit 1
+eA=$(sbx_as $UA request -a rng-a -p demo postgres 2>&1)
+eB=$(sbx_as $UB request -a rng-b -p demo postgres 2>&1)
+stop_monitor
+sed -i '/^\[service aaa\]$/,/^\[/{/^\[service aaa\]$/d;/^\[/!d}' "$CONF"
+set_conf userns_slots 300
+start_monitor || exit 1
+check "the edited sbx.conf has no section aaa" test "$(grep -c '^\[service aaa\]' "$CONF")" -eq 0
+eA2=$(sbx_as $UA request -a rng-a -p demo postgres 2>&1)
+eB2=$(sbx_as $UB request -a rng-b -p demo postgres 2>&1)
+check "A's and B's sandboxes were adopted (the same credentials)" test -n "$(pw POSTGRES "$eA")" -a "$(pw POSTGRES "$eA2")" = "$(pw POSTGRES "$eA")" -a "$(pw POSTGRES "$eB2")" = "$(pw POSTGRES "$eB")"
+sbx_as $UA request -a rng-a-new -p demo postgres >/dev/null 2>&1
+sbx_as $UB request -a rng-b-new -p demo postgres >/dev/null 2>&1
+# Every sbx container's host range, from its main process's uid_map.
+ranges=$($RT ps -q --filter label=sbx.uid | while read -r id; do
+	p=$($RT inspect --format '{{.State.Pid}}' "$id")
+	awk 'NR == 1 { print $2, $3 }' "/proc/$p/uid_map"
+done | sort -n)
+n=$(wc -l <<<"$ranges")
+check "eight containers of four sandboxes, two uids ($n)" test "$n" -eq 8
+disjoint() {
+	awk 'BEGIN { end = -1 } { if ($1 < end) exit 1; end = $1 + $2 }' <<<"$ranges"
+}
+check "no two of them share a host uid" disjoint
+note "$(tr '\n' ' ' <<<"$ranges")"
+for a in rng-a rng-a-new; do sbx_as $UA release -a $a >/dev/null 2>&1; done
+for a in rng-b rng-b-new; do sbx_as $UB release -a $a >/dev/null 2>&1; done
+
 echo "# socket_mode"
 # Last: a restart reaps every labelled container.
 set_conf socket_mode 0660

@@ -398,7 +398,7 @@ Test(idmap, every_slot_once_then_none)
 	struct idmap m;
 	unsigned seen[9] = { 0 }, i, s;
 
-	cr_assert_eq(idmap_init(&m, 8), 0);
+	cr_assert_eq(idmap_init(&m, 2147483648u, 8, 2), 0);
 	for (i = 0; i < 8; i++) {
 		s = idmap_take(&m);
 		cr_assert(s >= 1 && s <= 8, "slot %u", s);
@@ -418,13 +418,68 @@ Test(idmap, every_slot_once_then_none)
 
 Test(idmap, ranges_do_not_overlap)
 {
+	struct idmap m;
+
 	/* Two services configured: slot 1 is services 0 and 1, then slot 2. */
-	cr_assert_eq(idmap_host_uid(2147483648u, 1, 2, 0), 2147483648u);
-	cr_assert_eq(idmap_host_uid(2147483648u, 1, 2, 1), 2147483648u + 65536);
-	cr_assert_eq(idmap_host_uid(2147483648u, 2, 2, 0),
-	    2147483648u + 2 * 65536);
-	cr_assert_eq(idmap_host_uid(2147483648u, 1024, 16, 15),
+	cr_assert_eq(idmap_init(&m, 2147483648u, 1024, 2), 0);
+	cr_assert_eq(idmap_host_uid(&m, 1, 0), 2147483648u);
+	cr_assert_eq(idmap_host_uid(&m, 1, 1), 2147483648u + 65536);
+	cr_assert_eq(idmap_host_uid(&m, 2, 0), 2147483648u + 2 * 65536);
+	cr_assert_eq(idmap_host_uid(&m, 0, 0), 0, "no slot, no range");
+	free(m.used);
+	cr_assert_eq(idmap_init(&m, 2147483648u, 1024, 16), 0);
+	cr_assert_eq(idmap_host_uid(&m, 1024, 15),
 	    2147483648u + (1023u * 16 + 15) * 65536);
+	free(m.used);
+}
+
+/*
+ * sbx.conf changed between starts (a section removed, userns_base moved):
+ * adopted containers keep the ranges they run in, which the layout no
+ * longer puts where their slot is. No slot that touches one is handed
+ * out, and no two live ranges overlap.
+ */
+Test(idmap, a_changed_layout_never_overlaps_a_live_range)
+{
+	const uint32_t base = 2147483648u;
+	struct idmap m;
+	unsigned s;
+	uint32_t lo, hi;
+
+	/* Three services were configured; now two. The old slot 2 of
+	 * three ran postgres at base + 4 * 65536: in the new layout that is
+	 * slot 3's first range. */
+	cr_assert_eq(idmap_init(&m, base, 8, 2), 0);
+	cr_assert_eq(idmap_claim_range(&m, base + 4 * 65536), 0);
+	cr_assert_eq(idmap_claim_range(&m, base + 4 * 65536), -1,
+	    "the same range twice");
+	cr_assert_eq(idmap_claim_range(&m, base + 4 * 65536 + 100), -1,
+	    "a range that overlaps one held");
+	cr_assert_eq(idmap_claim(&m, 3), -1, "a slot that touches it");
+	while ((s = idmap_take(&m)) != 0) {
+		lo = idmap_host_uid(&m, s, 0);
+		hi = lo + 2 * 65536;
+		cr_assert(hi <= base + 4 * 65536 || lo >= base + 5 * 65536,
+		    "slot %u touches the live range", s);
+	}
+	cr_assert_eq(m.inuse, 8, "seven slots and the range");
+	/* A range inside a slot taken cannot be claimed, whatever it is. */
+	cr_assert_eq(idmap_claim_range(&m, base + 65536), -1);
+	idmap_put_range(&m, base + 4 * 65536);
+	cr_assert_eq(idmap_claim(&m, 3), 0, "gone: its slot is free again");
+	/* userns_base moved down by half a range: an old range straddles
+	 * two new ones. */
+	free(m.used);
+	free(m.foreign);
+	cr_assert_eq(idmap_init(&m, base, 4, 1), 0);
+	cr_assert_eq(idmap_claim_range(&m, base + 65536 + 32768), 0);
+	cr_assert_eq(idmap_claim(&m, 2), -1);
+	cr_assert_eq(idmap_claim(&m, 3), -1);
+	cr_assert_eq(idmap_take(&m), 1);
+	cr_assert_eq(idmap_take(&m), 4);
+	cr_assert_eq(idmap_take(&m), 0);
+	free(m.used);
+	free(m.foreign);
 }
 
 /* What podman ps --format prints for rt_argv_list, one line each kind. */
