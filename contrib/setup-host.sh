@@ -19,7 +19,10 @@
 #     publishing on 127.0.0.1, a socket directory bound in), connect to it
 #     over both transports, also as an unprivileged uid through a
 #     per-uid ACL directory, and remove it. Any step that fails ends the
-#     script with one line naming what is missing.
+#     script with one line naming what is missing;
+#  5. hide every uid's processes from the others (/proc hidepid=invisible,
+#     now and in /etc/fstab): the runtime's and conmon's arguments name
+#     the uid and agent each sandbox serves (sbx-monitor(8), SECURITY).
 #
 #  setup-host.sh --once   skip everything when this version of the script
 #                         has already run here and every package is still
@@ -233,5 +236,16 @@ owner=$(stat -c %u "$W/uid/svc/check.sock")
 podman rm -f -t 0 "$CTR" >/dev/null 2> "$W/err" ||
     die "podman cannot remove a container: $(first_line "$W/err")"
 echo "setup-host.sh: the runtime works (own uid range from $owner, unix socket, 127.0.0.1:$hport)."
+
+# 5. Other uids see none of root's processes, nor each other's.
+if ! grep -Eq '^proc /proc proc .*hidepid=(2|invisible)' /proc/mounts; then
+	mount -o remount,hidepid=invisible /proc ||
+	    die "cannot remount /proc with hidepid=invisible"
+	echo "setup-host.sh: /proc remounted with hidepid=invisible."
+fi
+if [ -f /etc/fstab ] && ! grep -Eq '^[^#]*[[:space:]]/proc[[:space:]]' /etc/fstab; then
+	echo 'proc /proc proc defaults,hidepid=invisible 0 0' >> /etc/fstab
+	echo "setup-host.sh: /etc/fstab mounts /proc with hidepid=invisible."
+fi
 mkdir -p "$(dirname "$STAMP")"
 echo "$sum" > "$STAMP"

@@ -109,6 +109,11 @@ config_read(const char *path, struct sbx_config *cfg, char *err,
 	else {
 		memcpy(cfg, &r->cfg, sizeof(*cfg));
 		rc = 0;
+		if (!r->proc_hidden)
+			log_warnx("/proc does not hide processes from other "
+			    "uids (mount it with hidepid=invisible): any local "
+			    "user can read which uid and agent each sandbox "
+			    "serves from the runtime's arguments");
 	}
 	munmap(r, sizeof(*r));
 	return rc;

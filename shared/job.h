@@ -227,6 +227,7 @@ struct job_config {
 struct config_result {
 	uint32_t	magic;
 	uint32_t	ok;
+	uint32_t	proc_hidden;	/* /proc hides uids' processes (hidepid) */
 	char		err[CFG_STR * 2];	/* !ok: file:line: cause */
 	struct sbx_config cfg;
 };

@@ -12,6 +12,26 @@
 #include "iox.h"
 #include "work.h"
 
+/* Does /proc hide every uid's processes from the others (hidepid=2,
+ * invisible)? podman's and conmon's arguments name a sandbox's uid and
+ * agent. */
+static uint32_t
+proc_hidden(void)
+{
+	char line[512];
+	FILE *f;
+	uint32_t hidden = 0;
+
+	if ((f = fopen("/proc/mounts", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "proc /proc proc ", 16) == 0)
+			hidden = strstr(line, "hidepid=2") != NULL ||
+			    strstr(line, "hidepid=invisible") != NULL;
+	fclose(f);
+	return hidden;
+}
+
 /* sbx-monitor -t: every file, every problem; 0 when there is none. */
 static int
 check_all(const struct sbx_config *cfg)
@@ -51,6 +71,7 @@ config_body(int fd, const struct sbx_config *env, const void *job,
 		return 1;
 	r->magic = CONFIG_MAGIC;
 	r->ok = config_load(j.path, &r->cfg, r->err, sizeof(r->err)) == 0;
+	r->proc_hidden = proc_hidden();
 	if (j.check) {
 		if (!r->ok)
 			fprintf(stderr, "%s\n", r->err);

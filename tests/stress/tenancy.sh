@@ -112,6 +112,20 @@ check "two sandboxes' main processes run as different host uids ($ua, $ub)" test
 check "and two services of one sandbox too ($ua, $up)" test "$ua" != "$up"
 check "none runs as host root, nor as any uid below 65536" test "$ua" -ge 65536 -a "$ub" -ge 65536 -a "$up" -ge 65536
 
+echo "# the process list: nothing of A's for B"
+# podman's and conmon's arguments name A's uid and agent (container name,
+# labels); with /proc mounted hidepid=invisible (contrib/setup-host.sh)
+# B sees none of root's processes.
+cpid=
+for p in $(pgrep -x conmon); do
+	grep -q "sbx-$uid_a-" "/proc/$p/cmdline" 2>/dev/null && cpid=$p
+done
+seen=$(as $UB ps -eo args 2>&1)
+check "there is a conmon whose arguments name A's container (${cpid:-none})" test -n "$cpid"
+check "B's ps lists no process that names A's uid or agent" lacks "sbx-$uid_a-" "$seen"
+check "B's ps lists no process of root's at all" test -z "$(as $UB ps -o user= -e 2>&1 | grep -x root)"
+check "B cannot read conmon's arguments by its pid" bash -c "! runuser -u $UB -- cat /proc/${cpid:-0}/cmdline >/dev/null 2>&1"
+
 echo "# a process storm in A's redis"
 $RT exec "$ra" sh -c 'i=0; while [ $i -lt 500 ]; do sleep 300 & i=$((i+1)); done; wait' >/dev/null 2>&1 &
 STORM=$!
