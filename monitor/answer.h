@@ -21,6 +21,8 @@ struct sbx_ans {
 	uint32_t	nservices;	/* available, status: names only; sandbox: full */
 	struct sbx_conn	services[SBX_MAX_SERVICES];
 	uint32_t	nstatus;	/* status: at most this many sandboxes */
+	uint32_t	status_all;	/* status: of every uid (root asked) */
+	uint32_t	status_uid;	/* status: else of this uid only */
 	/* status: warm containers ready, for services[i].name (nservices) */
 	uint32_t	warm[SBX_MAX_SERVICES];
 };

@@ -890,6 +890,13 @@ cache_teardown_failed(struct sbx_sandbox *sb, const char *why)
 size_t
 cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
 {
+	return cache_status_of(c, NULL, out, max);
+}
+
+size_t
+cache_status_of(struct cache *c, const uid_t *only, struct sbx_status_rec *out,
+    size_t max)
+{
 	struct sbx_sandbox *sb;
 	int64_t now = c->clock();
 	size_t n = 0, i;
@@ -897,7 +904,8 @@ cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
 	RB_FOREACH(sb, sbx_tree, &c->tree) {
 		if (n == max)
 			break;
-		if (sb->state != SB_READY)
+		if (sb->state != SB_READY ||
+		    (only != NULL && sb->key.uid != *only))
 			continue;
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].uid = (uint32_t)sb->key.uid;

@@ -173,7 +173,8 @@ pack_for(struct monitor *m, const struct sbx_ans *a, size_t *len)
 	if (a->type == SBX_REQ_STATUS && a->code == SBX_OK && a->nstatus > 0) {
 		if ((recs = calloc(a->nstatus, sizeof(*recs))) == NULL)
 			return NULL;
-		n = cache_status(&m->cache, recs, a->nstatus);
+		n = cache_status_of(&m->cache, a->status_all ? NULL :
+		    &(uid_t){ a->status_uid }, recs, a->nstatus);
 	}
 	if (answer_pack(a, recs, n, &buf, len) == -1)
 		buf = NULL;
