@@ -867,9 +867,15 @@ setup(struct monitor *m, const char *path, int fg)
 static void
 daemonize(void)
 {
+	/* Where the daemon's lines will go, asked while stderr is still the
+	 * caller's: with no syslog daemon, log_init says so there, once. */
+	log_init("sbx-monitor", LOG_TO_SYSLOG);
+	if (log_foreground())
+		log_warnx("in the background, stderr is /dev/null: start a "
+		    "syslog daemon, or run sbx-monitor -d, to keep the log");
 	if (daemon(1, 0) == -1)
 		fatal("cannot go into the background");
-	log_init("sbx-monitor", 0);
+	log_init("sbx-monitor", LOG_TO_SYSLOG);
 	/* Not inherited across fork: the daemon asks again. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");

@@ -159,6 +159,10 @@ rm -f "$WORK/projects/typo.conf" "$WORK/projects/indent.conf"
 timeout 60 "$B/sbx-monitor" -f "$CONF" > "$WORK/daemon.out" 2>&1; rc=$?
 check "without -d, the command exits 0 once the socket is bound (the start-up lines on stderr: $(wc -l < "$WORK/daemon.out"))" test "$rc" -eq 0 -a -S "$SOCK"
 check "the daemon serves$([ -e /dev/log ] || echo ', with no syslog daemon on this host')" pings
+if [ ! -e /dev/log ]; then
+	check "with no syslog daemon, it says so on stderr before it goes" grep -q "^sbx-monitor: no syslog daemon listens on /dev/log: logging to stderr$" "$WORK/daemon.out"
+	check "and that it is said once" test "$(grep -c 'no syslog daemon listens' "$WORK/daemon.out")" -eq 1
+fi
 # Read once it serves: daemon(3)'s parent exits before the daemon has put
 # its own pid in the lock, and the broker, which answered, starts after.
 dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
@@ -173,8 +177,9 @@ check "SIGTERM ends it" wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
 # serves.
 if [ ! -e /dev/log ]; then
 	syslogd "$WORK/syslog"
-	timeout 60 "$B/sbx-monitor" -f "$CONF" > /dev/null 2>&1
+	timeout 60 "$B/sbx-monitor" -f "$CONF" > "$WORK/daemon2.out" 2>&1
 	check "with a syslog daemon, the daemon serves" pings
+	check "and says nothing of a missing one" lacks "no syslog daemon" "$(cat "$WORK/daemon2.out")"
 	dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
 	check "the broker's lines are in syslog" wait_until 5 'grep -q "sbx-broker\[[0-9]*\]: serving as" "$WORK/syslog"'
 	check "and the monitor's" grep -q "sbx-monitor\[$dpid\]: serving $SOCK" "$WORK/syslog"
