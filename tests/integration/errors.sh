@@ -151,6 +151,29 @@ check "not_opted_in names the service" grep -qF "not_opted_in: postgres is not i
 stop_monitor
 rm -f "$WORK/projects/typo.conf" "$WORK/projects/indent.conf"
 
+echo "# busy: the reply says when to ask again (retry_after_ms)"
+CONF_EXTRA='' write_conf yes
+set_conf max_sandboxes_per_uid 1
+set_conf max_connections_per_uid 1
+start_monitor
+out=$(sbx_as nobody request -a b1 -p cache-only redis 2>&1)
+check "nobody's first sandbox, within max_sandboxes_per_uid 1" grep -q REDIS_PASSWORD= <<<"$out"
+out=$(sbx_as nobody request -a b2 -p cache-only redis 2>&1)
+check "its second: busy naming max_sandboxes_per_uid, retry_after_ms 10000" grep -q "^sbx: busy: .*(max_sandboxes_per_uid).* (retry after 10000 ms)$" <<<"$out"
+note "$out"
+# One connection of nobody's held open (a child waits for its request),
+# then another: the broker answers it busy itself.
+runuser -u nobody -- python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(4)' "$SOCK" &
+holder=$!
+sleep 1
+out=$(sbx_as nobody ping 2>&1)
+check "past max_connections_per_uid 1: busy from the broker, retry_after_ms 200" grep -q "^sbx: busy: too many connections open for your uid.* (retry after 200 ms)$" <<<"$out"
+note "$out"
+wait "$holder"
+check "nobody releases its sandbox" grep -qx released <<<"$(sbx_as nobody release -a b1)"
+stop_monitor
+
 # Without -d: the command returns once the socket is bound and the
 # sandboxes adopted, and the daemon serves.
 # The broker logs to syslog then: with no syslog daemon on the host, its
