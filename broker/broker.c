@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "busy.h"
 #include "child.h"
 #include "conntab.h"
 #include "drop.h"
@@ -76,19 +77,6 @@ struct broker {
 	struct subuid_range *subuids;	/* from the monitor, fd 5 */
 	size_t		nsubuids;
 };
-
-/* {ok: false, error: "busy", message: ...}, encoded once by hand-checked
- * msgpack so the parent never runs the encoder; the message names the
- * limit, since only one of them is worth retrying soon for this uid. */
-#define BUSY_ALL	"too many connections, try again soon"
-#define BUSY_UID	"too many connections open for your uid, " \
-			"close one or try again later"
-#define BUSY_HEAD	"\x83\xa2ok\xc2\xa5" "error" "\xa4" "busy" "\xa7" \
-			"message" "\xd9"
-static const char busy_all_reply[] = BUSY_HEAD "\x24" BUSY_ALL;
-static const char busy_uid_reply[] = BUSY_HEAD "\x44" BUSY_UID;
-_Static_assert(sizeof(BUSY_ALL) - 1 == 0x24, "str8 length of BUSY_ALL");
-_Static_assert(sizeof(BUSY_UID) - 1 == 0x44, "str8 length of BUSY_UID");
 
 static void __attribute__((noreturn))
 usage(void)

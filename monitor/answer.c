@@ -147,7 +147,10 @@ answer_pack(const struct sbx_ans *a, const struct sbx_status_rec *recs,
 		return -1;
 	o.sb.alloc = ANSWER_ROOM;
 	msgpack_packer_init(&pk, &o, outbuf_write);
-	if (a->code != SBX_OK)
+	if (a->code != SBX_OK && a->retry_after_ms > 0)
+		pack_error_retry(&pk, (enum sbx_code)a->code, a->message,
+		    a->retry_after_ms);
+	else if (a->code != SBX_OK)
 		pack_error(&pk, (enum sbx_code)a->code, a->message);
 	else
 		pack_ok(&pk, a, recs, nrecs);

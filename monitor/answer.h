@@ -17,9 +17,12 @@ struct sbx_ans {
 	uint32_t	code;		/* enum sbx_code */
 	uint32_t	released;	/* release: 1 if a sandbox was torn down */
 	char		message[SBX_MESSAGE_MAX];
+	uint32_t	retry_after_ms;	/* an error: > 0, the reply's hint */
 	uint32_t	nservices;	/* available, status: names only; sandbox: full */
 	struct sbx_conn	services[SBX_MAX_SERVICES];
 	uint32_t	nstatus;	/* status: at most this many sandboxes */
+	uint32_t	status_all;	/* status: of every uid (root asked) */
+	uint32_t	status_uid;	/* status: else of this uid only */
 	/* status: warm containers ready, for services[i].name (nservices) */
 	uint32_t	warm[SBX_MAX_SERVICES];
 };

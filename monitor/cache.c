@@ -17,6 +17,7 @@
  *    The monitor sizes max_fds from its descriptor budget, so that a
  *    release, an expiry and a teardown always have descriptors left.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,48 @@ reply_error(struct sbx_reply r, enum sbx_req_type type, enum sbx_code code,
 	struct sbx_ans a;
 
 	answer_init(&a, type, code, "%s", msg);
+	reply_send(r, &a);
+}
+
+/*
+ * A refusal for a limit: the sentence that names it, and how long a
+ * client should wait before it asks again (retry_after_ms in the reply,
+ * docs/protocol.md, "Errors"). The hint grows with what must happen
+ * for the limit to free: a provision ends in seconds, a sandbox goes
+ * only when it is released or expires.
+ */
+struct busy {
+	char		msg[SBX_MESSAGE_MAX];
+	uint32_t	retry_ms;
+};
+
+#define RETRY_PROVISIONS_MS	2000	/* a provision ends */
+#define RETRY_REQUESTS_UID_MS	1000	/* this uid's waiting requests go */
+#define RETRY_REQUESTS_MS	2000	/* the host's queue drains */
+#define RETRY_SANDBOXES_UID_MS	10000	/* a release or an expiry of its own */
+#define RETRY_SANDBOXES_MS	30000	/* anyone's release or expiry */
+
+static void busy_set(struct busy *, uint32_t, const char *, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+busy_set(struct busy *b, uint32_t retry_ms, const char *fmt, ...)
+{
+	va_list ap;
+
+	b->retry_ms = retry_ms;
+	va_start(ap, fmt);
+	vsnprintf(b->msg, sizeof(b->msg), fmt, ap);
+	va_end(ap);
+}
+
+static void
+reply_busy(struct sbx_reply r, enum sbx_req_type type, const struct busy *b)
+{
+	struct sbx_ans a;
+
+	answer_init(&a, type, SBX_E_BUSY, "%s", b->msg);
+	a.retry_after_ms = b->retry_ms;
 	reply_send(r, &a);
 }
 
@@ -418,43 +461,45 @@ same_set(const struct sbx_sandbox *sb, const struct sbx_waiter *w)
 }
 
 /*
- * May a provision of w's set start for sb now? NULL if so, else why not.
- * The entry's own descriptors go when it is provisioned again.
+ * May a provision of w's set start for sb now? false if so, else true
+ * and why not in *b. The entry's own descriptors go when it is
+ * provisioned again.
  */
-static const char *
+static bool
 provision_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
-    char *msg, size_t len)
+    struct busy *b)
 {
 	const struct cache *c = sb->cache;
 	const struct cache_limits *l = &c->lim;
 
 	if (l->max_provisions_per_uid > 0 &&
 	    sb->quota->provisions >= l->max_provisions_per_uid)
-		snprintf(msg, len, "this user already has %u sandboxes being "
-		    "provisioned, the most one user may "
+		busy_set(b, RETRY_PROVISIONS_MS, "this user already has %u "
+		    "sandboxes being provisioned, the most one user may "
 		    "(max_provisions_per_uid); try again soon.",
 		    sb->quota->provisions);
 	else if (l->max_provisions > 0 && c->nprovisions >= l->max_provisions)
-		snprintf(msg, len, "the host is provisioning %zu sandboxes, "
-		    "the most it runs at once (max_provisions); try again soon.",
-		    c->nprovisions);
+		busy_set(b, RETRY_PROVISIONS_MS, "the host is provisioning "
+		    "%zu sandboxes, the most it runs at once (max_provisions); "
+		    "try again soon.", c->nprovisions);
 	else if (l->max_fds > 0 &&
 	    c->nfds - sb->fds + w->nservices > l->max_fds)
-		snprintf(msg, len, "the monitor's descriptor budget for "
-		    "sandboxes is spent (%zu of %u held); try again after a "
-		    "release.", c->nfds, l->max_fds);
+		busy_set(b, RETRY_SANDBOXES_MS, "the monitor's descriptor "
+		    "budget for sandboxes is spent (%zu of %u held); try "
+		    "again after a release.", c->nfds, l->max_fds);
 	else
-		return NULL;
-	return msg;
+		return false;
+	return true;
 }
 
 static void
-refuse_head(struct sbx_sandbox *sb, struct sbx_waiter *w, const char *msg)
+refuse_head(struct sbx_sandbox *sb, struct sbx_waiter *w,
+    const struct busy *b)
 {
 	audit_refuse(w->op, sb->key.uid, sb->key.agent, w->project,
 	    (const char (*)[SBX_SLUG_MAX])w->services, w->nservices,
 	    SBX_E_BUSY);
-	reply_error(w->reply, w->op, SBX_E_BUSY, msg);
+	reply_busy(w->reply, w->op, b);
 	waiter_done(sb, w);
 }
 
@@ -533,7 +578,7 @@ static bool
 serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 {
 	struct cache *c = sb->cache;
-	char why[SBX_MESSAGE_MAX];
+	struct busy b;
 
 	if (w->op == SBX_REQ_RELEASE) {
 		if (sb->state == SB_EMPTY) {
@@ -563,8 +608,8 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		int64_t now = c->clock(), idle = now - sb->used_ms;
 
 		if (!same_set(sb, w)) {
-			if (provision_refused(sb, w, why, sizeof(why))) {
-				refuse_head(sb, w, why);
+			if (provision_refused(sb, w, &b)) {
+				refuse_head(sb, w, &b);
 				return true;
 			}
 			if (start_reshape(sb, w))
@@ -587,8 +632,8 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	 * removes what is left of it first, a claim would not. */
 	if (sb->state != SB_READY && try_claim(sb, w))
 		return true;
-	if (provision_refused(sb, w, why, sizeof(why)) != NULL) {
-		refuse_head(sb, w, why);
+	if (provision_refused(sb, w, &b)) {
+		refuse_head(sb, w, &b);
 		return true;
 	}
 	if (sb->state == SB_READY)
@@ -620,44 +665,46 @@ cache_run(struct sbx_sandbox *sb)
 }
 
 /*
- * May w wait in the monitor? NULL if so, else why not. q is what the
- * owner holds (NULL: nothing), sb the entry (NULL: none yet). A release
- * is never refused for the host's totals: it gives back.
+ * May w wait in the monitor? false if so, else true and why not in *b.
+ * q is what the owner holds (NULL: nothing), sb the entry (NULL: none
+ * yet). A release is never refused for the host's totals: it gives back.
  */
-static const char *
+static bool
 enqueue_refused(const struct cache *c, const struct sbx_quota *q,
-    const struct sbx_sandbox *sb, const struct sbx_waiter *w, char *msg,
-    size_t len)
+    const struct sbx_sandbox *sb, const struct sbx_waiter *w,
+    struct busy *b)
 {
 	const struct cache_limits *l = &c->lim;
 	bool takes = w->op == SBX_REQ_SANDBOX;
 
 	if (l->max_requests_per_uid > 0 && q != NULL &&
 	    q->requests >= l->max_requests_per_uid)
-		snprintf(msg, len, "this user already has %u requests waiting, "
-		    "the most one user may (max_requests_per_uid).",
-		    q->requests);
+		busy_set(b, RETRY_REQUESTS_UID_MS, "this user already has %u "
+		    "requests waiting, the most one user may "
+		    "(max_requests_per_uid).", q->requests);
 	else if (sb != NULL && l->max_waiters > 0 &&
 	    sb->nwaiters >= l->max_waiters)
-		snprintf(msg, len, "%u requests already wait for this agent's "
-		    "sandbox, the most one may have (max_waiters).",
-		    sb->nwaiters);
+		busy_set(b, RETRY_REQUESTS_UID_MS, "%u requests already wait "
+		    "for this agent's sandbox, the most one may have "
+		    "(max_waiters).", sb->nwaiters);
 	else if (takes && l->max_requests > 0 &&
 	    c->nrequests >= l->max_requests)
-		snprintf(msg, len, "the monitor holds %zu requests, the most it "
-		    "takes at once (max_requests); try again soon.",
-		    c->nrequests);
+		busy_set(b, RETRY_REQUESTS_MS, "the monitor holds %zu "
+		    "requests, the most it takes at once (max_requests); try "
+		    "again soon.", c->nrequests);
 	else if (takes && sb == NULL && l->max_per_uid > 0 && q != NULL &&
 	    q->sandboxes >= l->max_per_uid)
-		snprintf(msg, len, "this user already holds %u sandboxes, the "
-		    "most one user may (max_sandboxes_per_uid).", q->sandboxes);
+		busy_set(b, RETRY_SANDBOXES_UID_MS, "this user already holds "
+		    "%u sandboxes, the most one user may "
+		    "(max_sandboxes_per_uid).", q->sandboxes);
 	else if (takes && sb == NULL && l->max_sandboxes > 0 &&
 	    c->count >= l->max_sandboxes)
-		snprintf(msg, len, "the host holds %zu sandboxes, the most it "
-		    "may (max_sandboxes); try again later.", c->count);
+		busy_set(b, RETRY_SANDBOXES_MS, "the host holds %zu "
+		    "sandboxes, the most it may (max_sandboxes); try again "
+		    "later.", c->count);
 	else
-		return NULL;
-	return msg;
+		return false;
+	return true;
 }
 
 static void
@@ -665,14 +712,14 @@ enqueue(struct cache *c, uid_t uid, uid_t owner, const char *agent,
     struct sbx_waiter *w)
 {
 	struct sbx_sandbox *sb = cache_find(c, uid, agent);
-	char why[SBX_MESSAGE_MAX];
+	struct busy b;
 
 	if (enqueue_refused(c, sb != NULL ? sb->quota : quota_find(c, owner),
-	    sb, w, why, sizeof(why)) != NULL) {
+	    sb, w, &b)) {
 		audit_refuse(w->op, uid, agent, w->project,
 		    (const char (*)[SBX_SLUG_MAX])w->services, w->nservices,
 		    SBX_E_BUSY);
-		reply_error(w->reply, w->op, SBX_E_BUSY, why);
+		reply_busy(w->reply, w->op, &b);
 		free(w);
 		return;
 	}
@@ -843,6 +890,13 @@ cache_teardown_failed(struct sbx_sandbox *sb, const char *why)
 size_t
 cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
 {
+	return cache_status_of(c, NULL, out, max);
+}
+
+size_t
+cache_status_of(struct cache *c, const uid_t *only, struct sbx_status_rec *out,
+    size_t max)
+{
 	struct sbx_sandbox *sb;
 	int64_t now = c->clock();
 	size_t n = 0, i;
@@ -850,7 +904,8 @@ cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
 	RB_FOREACH(sb, sbx_tree, &c->tree) {
 		if (n == max)
 			break;
-		if (sb->state != SB_READY)
+		if (sb->state != SB_READY ||
+		    (only != NULL && sb->key.uid != *only))
 			continue;
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].uid = (uint32_t)sb->key.uid;

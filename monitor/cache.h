@@ -175,7 +175,11 @@ void	cache_release(struct cache *, uid_t, uid_t owner, const char *agent,
 	    struct sbx_reply);
 void	cache_retry(struct cache *);
 struct sbx_sandbox *cache_find(struct cache *, uid_t, const char *agent);
+/* The ready sandboxes, at most max; of one uid only (*only), or of
+ * every uid (only NULL, or cache_status). */
 size_t	cache_status(struct cache *, struct sbx_status_rec *, size_t max);
+size_t	cache_status_of(struct cache *, const uid_t *only,
+	    struct sbx_status_rec *, size_t max);
 size_t	cache_expire(struct cache *);
 size_t	cache_busy(const struct cache *);
 

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <libgen.h>
 #include <poll.h>
@@ -102,7 +103,8 @@ struct pending {
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: sbx-monitor [-dt] [-f config]\n");
+	fprintf(stderr, "usage: sbx-monitor [-dt] [-f config]\n"
+	    "       sbx-monitor --purge [-f config]\n");
 	exit(2);
 }
 
@@ -173,7 +175,8 @@ pack_for(struct monitor *m, const struct sbx_ans *a, size_t *len)
 	if (a->type == SBX_REQ_STATUS && a->code == SBX_OK && a->nstatus > 0) {
 		if ((recs = calloc(a->nstatus, sizeof(*recs))) == NULL)
 			return NULL;
-		n = cache_status(&m->cache, recs, a->nstatus);
+		n = cache_status_of(&m->cache, a->status_all ? NULL :
+		    &(uid_t){ a->status_uid }, recs, a->nstatus);
 	}
 	if (answer_pack(a, recs, n, &buf, len) == -1)
 		buf = NULL;
@@ -867,32 +870,59 @@ setup(struct monitor *m, const char *path, int fg)
 static void
 daemonize(void)
 {
+	/* Where the daemon's lines will go, asked while stderr is still the
+	 * caller's: with no syslog daemon, log_init says so there, once. */
+	log_init("sbx-monitor", LOG_TO_SYSLOG);
+	if (log_foreground())
+		log_warnx("in the background, stderr is /dev/null: start a "
+		    "syslog daemon, or run sbx-monitor -d, to keep the log");
 	if (daemon(1, 0) == -1)
 		fatal("cannot go into the background");
-	log_init("sbx-monitor", 0);
+	log_init("sbx-monitor", LOG_TO_SYSLOG);
 	/* Not inherited across fork: the daemon asks again. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	runtime_lock_moved();
 }
 
+/* sbx-monitor --purge: the config, then runtime_purge's worker. */
+static int
+purge(const char *path)
+{
+	static struct sbx_config cfg;	/* large: not on the stack */
+	static struct worker_pool pool;
+	char err[512];
+
+	if (geteuid() != 0)
+		fatalx("must be run as root");
+	if (config_read(path, &cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	workers_init(&pool, 1, &cfg);
+	return runtime_purge(&cfg);
+}
+
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "purge", no_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 }
+	};
 	static struct monitor m;
 	const char *path = "/etc/sbx/sbx.conf";
 	char worker[PATH_MAX], err[512];
-	int ch, fg = 0, test = 0;
+	int ch, fg = 0, test = 0, purging = 0;
 
-	while ((ch = getopt(argc, argv, "df:t")) != -1) {
+	while ((ch = getopt_long(argc, argv, "df:t", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
 		case 'f': path = optarg; break;
 		case 't': test = 1; break;
+		case 'P': purging = 1; break;
 		default: usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (purging && (fg || test)))
 		usage();
 	/* Errors before the loop go to stderr, whatever the mode. */
 	log_init("sbx-monitor", 1);
@@ -902,6 +932,8 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	if (test)
 		return config_check(path);
+	if (purging)
+		return purge(path);
 	setup(&m, path, fg);
 	if (!fg)
 		daemonize();

@@ -2,7 +2,7 @@
  * rt_start.c - the runtime at the monitor's start, before its loop, when
  * waiting is allowed: the host's lock (one monitor per host and runtime),
  * and adoption's removals (adopt.c), a job in a worker that the monitor
- * waits for.
+ * waits for; and sbx-monitor --purge, which takes the same lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,4 +101,34 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 		return 0;
 	return worker_run(JOB_REMOVE, 0, gone, n * sizeof(*gone), -1,
 	    now_ms() + (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
+}
+
+/*
+ * sbx-monitor --purge: every container, record and socket directory of
+ * sbx's on this host, removed by a worker (JOB_PURGE) that says each on
+ * our stdout. Only with the host's lock: a monitor that serves would be
+ * left with sandboxes that are no more. The exit status.
+ */
+int
+runtime_purge(const struct sbx_config *cfg)
+{
+	char err[512];
+	int out, rc;
+
+	if (runtime_lock_host(cfg, err, sizeof(err)) == -1) {
+		log_warnx("%s: stop it before --purge", err);
+		return 1;
+	}
+	/* The worker's fd 3: its stdout is /dev/null, ours is the admin's. */
+	if ((out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) == -1) {
+		log_warn("stdout");
+		return 1;
+	}
+	rc = worker_run(JOB_PURGE, 0, NULL, 0, out, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000 * PURGE_CALLS);
+	close(out);
+	if (rc == -1)
+		log_warnx("the purge did not finish (what failed is said "
+		    "above); run it again");
+	return rc == 0 ? 0 : 1;
 }

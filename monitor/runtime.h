@@ -26,6 +26,8 @@ int	runtime_lock_host(const struct sbx_config *, char *err, size_t errlen);
 void	runtime_lock_moved(void);
 int	runtime_remove(const struct sbx_config *, const struct rt_gone *,
 	    size_t);
+/* sbx-monitor --purge, with the host's lock: the exit status. */
+int	runtime_purge(const struct sbx_config *);
 bool	rt_pid_alive(int pidfd);
 /* A warm container at a claim: its process and its socket file. */
 bool	rt_warm_alive(const struct sbx_svc *);

@@ -43,6 +43,8 @@ enum job_type {
 				 * adopt_gone[] to fd 3, a memfd */
 	JOB_CONFIG,		/* job_config; writes config_result to fd 3 */
 	JOB_METRICS,		/* metrics_snap; answers a uint32_t code */
+	JOB_PURGE,		/* nothing; a line per removal to fd 3, the
+				 * admin's stdout; its exit status says */
 	JOB_NTYPES
 };
 
@@ -210,6 +212,11 @@ struct adopt_gone {
 
 /* The reason's name, for the audit line; NULL if none. */
 const char	*adopt_why_name(unsigned);
+
+/* sbx-monitor --purge: names per runtime rm call, and the most calls
+ * its deadline allows for (each call has runtime_timeout). */
+#define PURGE_BATCH	32
+#define PURGE_CALLS	(2 + ADOPT_MAX / PURGE_BATCH)
 
 /* The job's name (argv[1] of its worker); NULL for no job. */
 const char	*job_name(unsigned type);

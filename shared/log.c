@@ -21,6 +21,7 @@ static const char *log_ident = "sbx";
 static int log_to = LOG_TO_STDERR;
 static int log_journal;
 static int log_verbose;
+static int log_said_fallback;
 
 /*
  * Is a syslog daemon listening? Without one, glibc's syslog() makes a
@@ -68,7 +69,8 @@ stderr_is_journal(void)
 
 /*
  * To syslog: connected now (before any filter), or to stderr when
- * nothing listens there (a daemon's is /dev/null). To the monitor: the
+ * nothing listens there (a daemon's is /dev/null), said once on stderr
+ * so that whoever starts the process learns where its lines go. To the monitor: the
  * broker's stderr is a pipe the monitor reads (supervise.c), as OpenSSH's
  * privsep child logs through its monitor; a chrooted, filtered process
  * could not connect to /dev/log again when the syslog daemon restarts.
@@ -79,8 +81,13 @@ log_init(const char *ident, int where)
 	log_ident = ident;
 	log_to = where;
 	log_verbose = getenv("SBX_DEBUG") != NULL;
-	if (log_to == LOG_TO_SYSLOG && !syslog_listens())
+	if (log_to == LOG_TO_SYSLOG && !syslog_listens()) {
 		log_to = LOG_TO_STDERR;
+		if (!log_said_fallback)
+			fprintf(stderr, "%s: no syslog daemon listens on %s: "
+			    "logging to stderr\n", ident, _PATH_LOG);
+		log_said_fallback = 1;
+	}
 	log_journal = log_to == LOG_TO_STDERR && stderr_is_journal();
 	if (log_to != LOG_TO_SYSLOG)
 		return;

@@ -19,12 +19,28 @@ pack_kv_str(msgpack_packer *pk, const char *k, const char *v)
 	pack_str(pk, v);
 }
 
-void
-pack_error(msgpack_packer *pk, enum sbx_code code, const char *message)
+static void
+pack_error_head(msgpack_packer *pk, size_t nkeys, enum sbx_code code,
+    const char *message)
 {
-	msgpack_pack_map(pk, 3);
+	msgpack_pack_map(pk, nkeys);
 	pack_str(pk, "ok");
 	msgpack_pack_false(pk);
 	pack_kv_str(pk, "error", sbx_code_name(code));
 	pack_kv_str(pk, "message", message);
+}
+
+void
+pack_error(msgpack_packer *pk, enum sbx_code code, const char *message)
+{
+	pack_error_head(pk, 3, code, message);
+}
+
+void
+pack_error_retry(msgpack_packer *pk, enum sbx_code code, const char *message,
+    uint32_t retry_after_ms)
+{
+	pack_error_head(pk, 4, code, message);
+	pack_str(pk, "retry_after_ms");
+	msgpack_pack_uint32(pk, retry_after_ms);
 }

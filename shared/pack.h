@@ -17,5 +17,9 @@ void	pack_str(msgpack_packer *, const char *);
 void	pack_kv_str(msgpack_packer *, const char *key, const char *value);
 /* {ok: false, error: CODE, message: "..."} */
 void	pack_error(msgpack_packer *, enum sbx_code, const char *message);
+/* The same with retry_after_ms: how long to wait before asking again
+ * (busy; docs/protocol.md, "Errors"). */
+void	pack_error_retry(msgpack_packer *, enum sbx_code, const char *message,
+	    uint32_t retry_after_ms);
 
 #endif

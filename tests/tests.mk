@@ -79,6 +79,7 @@ check-asan:
 integration: all
 	$(LOCKED) tests/integration/run.sh
 	$(LOCKED) tests/integration/errors.sh
+	$(LOCKED) tests/integration/purge.sh
 
 # cppcheck over the production code; the BSD queue/tree macros are real
 # (libbsd's headers), so the checker sees what the compiler sees.

@@ -99,5 +99,7 @@ int	config_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	metrics_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	purge_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 
 #endif

@@ -172,14 +172,20 @@ wait_for 30 stopped
 check "SIGTERM stops it" stopped
 stopped && MON_PID=
 
-# PLACEHOLDER (being written by someone else, not faked here): once
-# sbx-monitor has --purge, it removes the warm containers the stopped
-# monitor left (warm = 1 each in the installed config):
-#   check "sbx-monitor --purge removes them" "$P/sbin/sbx-monitor" --purge -f "$C"
-#   check "no sbx container is left" test "$($RT ps -aq --filter label=sbx.pool | wc -l)" -eq 0
-# Until then they are removed by hand, as sbx-monitor(8) shows.
-$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
-$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+# The stopped monitor left its warm containers (warm = 1 each in the
+# installed config), their records and socket directories: the installed
+# sbx-monitor --purge removes them and names them, as sbx-monitor(8) has it.
+nwarm=$($RT ps -aq --filter label=sbx.pool | wc -l)
+check "the stopped monitor left its warm containers ($nwarm)" test "$nwarm" -gt 0
+"$P/sbin/sbx-monitor" --purge -f "$C" > "$WORK/purge.out" 2> "$WORK/purge.err"; rc=$?
+check "the installed sbx-monitor --purge exits 0 ($rc), nothing on stderr" test "$rc" -eq 0 -a ! -s "$WORK/purge.err"
+[ "$rc" -eq 0 ] || note "$(cat "$WORK/purge.err")"
+check "no sbx container is left" test "$($RT ps -aq --filter label=sbx.service | wc -l)" -eq 0
+check "it named each warm container it removed ($nwarm)" test "$(grep -c '^removed container sbx-pool-' "$WORK/purge.out")" -eq "$nwarm"
+check "no record is left in state_dir/sandboxes" test -z "$(ls -A "$WORK/state/sandboxes" 2>/dev/null)"
+check "it named the records" grep -q "^removed record $WORK/state/sandboxes/pool-" "$WORK/purge.out"
+check "no socket directory is left under run_dir" test -z "$(ls -A "$WORK/run" 2>/dev/null)"
+check "it named them" grep -q "^removed directory $WORK/run/.pool/" "$WORK/purge.out"
 
 echo "# make uninstall with the same variables"
 mk uninstall "${IV[@]}" > "$WORK/uninstall.out" 2>&1 ||

@@ -151,6 +151,29 @@ check "not_opted_in names the service" grep -qF "not_opted_in: postgres is not i
 stop_monitor
 rm -f "$WORK/projects/typo.conf" "$WORK/projects/indent.conf"
 
+echo "# busy: the reply says when to ask again (retry_after_ms)"
+CONF_EXTRA='' write_conf yes
+set_conf max_sandboxes_per_uid 1
+set_conf max_connections_per_uid 1
+start_monitor
+out=$(sbx_as nobody request -a b1 -p cache-only redis 2>&1)
+check "nobody's first sandbox, within max_sandboxes_per_uid 1" grep -q REDIS_PASSWORD= <<<"$out"
+out=$(sbx_as nobody request -a b2 -p cache-only redis 2>&1)
+check "its second: busy naming max_sandboxes_per_uid, retry_after_ms 10000" grep -q "^sbx: busy: .*(max_sandboxes_per_uid).* (retry after 10000 ms)$" <<<"$out"
+note "$out"
+# One connection of nobody's held open (a child waits for its request),
+# then another: the broker answers it busy itself.
+runuser -u nobody -- python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(4)' "$SOCK" &
+holder=$!
+sleep 1
+out=$(sbx_as nobody ping 2>&1)
+check "past max_connections_per_uid 1: busy from the broker, retry_after_ms 200" grep -q "^sbx: busy: too many connections open for your uid.* (retry after 200 ms)$" <<<"$out"
+note "$out"
+wait "$holder"
+check "nobody releases its sandbox" grep -qx released <<<"$(sbx_as nobody release -a b1)"
+stop_monitor
+
 # Without -d: the command returns once the socket is bound and the
 # sandboxes adopted, and the daemon serves.
 # The broker logs to syslog then: with no syslog daemon on the host, its
@@ -159,6 +182,10 @@ rm -f "$WORK/projects/typo.conf" "$WORK/projects/indent.conf"
 timeout 60 "$B/sbx-monitor" -f "$CONF" > "$WORK/daemon.out" 2>&1; rc=$?
 check "without -d, the command exits 0 once the socket is bound (the start-up lines on stderr: $(wc -l < "$WORK/daemon.out"))" test "$rc" -eq 0 -a -S "$SOCK"
 check "the daemon serves$([ -e /dev/log ] || echo ', with no syslog daemon on this host')" pings
+if [ ! -e /dev/log ]; then
+	check "with no syslog daemon, it says so on stderr before it goes" grep -q "^sbx-monitor: no syslog daemon listens on /dev/log: logging to stderr$" "$WORK/daemon.out"
+	check "and that it is said once" test "$(grep -c 'no syslog daemon listens' "$WORK/daemon.out")" -eq 1
+fi
 # Read once it serves: daemon(3)'s parent exits before the daemon has put
 # its own pid in the lock, and the broker, which answered, starts after.
 dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
@@ -173,8 +200,9 @@ check "SIGTERM ends it" wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
 # serves.
 if [ ! -e /dev/log ]; then
 	syslogd "$WORK/syslog"
-	timeout 60 "$B/sbx-monitor" -f "$CONF" > /dev/null 2>&1
+	timeout 60 "$B/sbx-monitor" -f "$CONF" > "$WORK/daemon2.out" 2>&1
 	check "with a syslog daemon, the daemon serves" pings
+	check "and says nothing of a missing one" lacks "no syslog daemon" "$(cat "$WORK/daemon2.out")"
 	dpid=$(head -1 /run/sbx-monitor.podman.lock 2>/dev/null)
 	check "the broker's lines are in syslog" wait_until 5 'grep -q "sbx-broker\[[0-9]*\]: serving as" "$WORK/syslog"'
 	check "and the monitor's" grep -q "sbx-monitor\[$dpid\]: serving $SOCK" "$WORK/syslog"

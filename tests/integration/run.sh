@@ -30,8 +30,6 @@ check "a service outside the set is not_opted_in" refused_with "$rc" not_opted_i
 check "not_opted_in provisioned nothing" test "$(labelled)" -eq 0
 out=$(sbx request -a a1 -p nosuch postgres 2>&1)
 check "unknown project is unknown_project" grep -q unknown_project <<<"$out"
-out=$(sbx_as nobody status 2>&1)
-check "status is root only" grep -q forbidden <<<"$out"
 # The broker's spares (broker/spare.c), forked once it is quiet, wait for
 # an agent socket already confined: its filter and a child's, stacked.
 # All 8 (a quarter of max_children 128): then no child is still exiting
@@ -113,6 +111,20 @@ check "nobody's sandbox works" uses_sandbox
 out=$(sbx_as nobody release -a c5)
 check "nobody cannot release root's agent" grep -q nothing <<<"$out"
 check "root's containers survived nobody's release" test "$(containers c5 0 | wc -w)" -eq 2
+# status for everyone: a second real uid with a sandbox of its own; each
+# non-root uid sees its own only, root sees every uid's.
+throwaway_users sbx-it-st
+UST=$(id -u sbx-it-st)
+envs=$(sbx_as sbx-it-st request -a s1 -p demo postgres) || nok "request as sbx-it-st" "$envs"
+status_of() {  # user field: that field of each sandbox its status lists
+	if [ "$1" = root ]; then sbx status --json; else sbx_as "$1" status --json; fi |
+	    python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["ok"], r; print(" ".join(sorted({str(s[sys.argv[1]]) for s in r["sandboxes"]})))' "$2"
+}
+check "nobody's status lists its own sandboxes only" test "$(status_of nobody uid)" = 65534
+check "sbx-it-st's status lists its own sandbox only" test "$(status_of sbx-it-st uid)" = "$UST"
+check "sbx-it-st's status names its agent alone" test "$(status_of sbx-it-st agent)" = s1
+check "root's status lists every uid's" test "$(status_of root uid)" = "$(printf '%s\n' 0 65534 "$UST" | sort | tr '\n' ' ' | sed 's/ $//')"
+check "sbx-it-st releases its own" grep -qx released <<<"$(sbx_as sbx-it-st release -a s1)"
 
 echo "# a dead container is replaced"
 $RT rm -f -t 0 sbx-0-a1-postgres >/dev/null

@@ -441,22 +441,45 @@ Test(cache, status_has_no_password_and_only_ready_entries)
 	cr_assert_eq(cache_status(&cache, recs, 8), 3);
 }
 
-Test(cache, status_request_root_only)
+/* The records a status answer gets, as the reply writer picks them. */
+static size_t
+status_recs(const struct sbx_ans *a, struct sbx_status_rec *recs, size_t max)
+{
+	uid_t only = (uid_t)a->status_uid;
+
+	return cache_status_of(&cache, a->status_all ? NULL : &only, recs,
+	    max < a->nstatus ? max : a->nstatus);
+}
+
+Test(cache, status_of_each_uid_is_its_own_root_sees_all)
 {
 	struct capture c = { 0 };
+	struct sbx_status_rec recs[8];
+	size_t n;
 
 	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "dev-2", "roboco-api", "postgres", NULL, &c);
 	ensure(1001, "dev-1", "roboco-api", "postgres", NULL, &c);
 	status(1000, &c);
-	cr_assert_eq(c.n, 3);
-	expect_code(&c.ans[2], SBX_REQ_STATUS, SBX_E_FORBIDDEN);
-	cr_assert_eq(c.ans[2].nstatus, 0);
+	cr_assert_eq(c.n, 4);
+	expect_code(&c.ans[3], SBX_REQ_STATUS, SBX_OK);
+	cr_assert_not(c.ans[3].status_all);
+	n = status_recs(&c.ans[3], recs, 8);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(recs[0].uid, 1000);
+	cr_assert_eq(recs[1].uid, 1000);
+	status(1001, &c);
+	n = status_recs(&c.ans[4], recs, 8);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(recs[0].uid, 1001);
 	status(65534, &c);
-	expect_code(&c.ans[3], SBX_REQ_STATUS, SBX_E_FORBIDDEN);
+	expect_code(&c.ans[5], SBX_REQ_STATUS, SBX_OK);
+	cr_assert_eq(status_recs(&c.ans[5], recs, 8), 0);
 	status(0, &c);
-	cr_assert_eq(c.n, 5);
-	expect_code(&c.ans[4], SBX_REQ_STATUS, SBX_OK);
-	cr_assert_eq(c.ans[4].nstatus, 2);
+	cr_assert_eq(c.n, 7);
+	expect_code(&c.ans[6], SBX_REQ_STATUS, SBX_OK);
+	cr_assert(c.ans[6].status_all);
+	cr_assert_eq(status_recs(&c.ans[6], recs, 8), 3);
 }
 
 Test(cache, status_respects_max)

@@ -66,15 +66,20 @@ expect_ok(const struct capture *c, int i)
 	    sbx_code_name((enum sbx_code)c->ans[i].code), c->ans[i].message);
 }
 
-/* Busy, and the sentence names the limit. */
+/* Busy, the sentence names the limit, and the reply's retry_after_ms is
+ * the one docs/protocol.md gives for it. */
 static void
-expect_busy(const struct capture *c, int i, const char *limit)
+expect_busy(const struct capture *c, int i, const char *limit,
+    uint32_t retry_ms)
 {
 	cr_assert_gt(c->n, i, "answer %d missing", i);
 	cr_assert_eq(c->ans[i].code, SBX_E_BUSY, "answer %d: %s: %s", i,
 	    sbx_code_name((enum sbx_code)c->ans[i].code), c->ans[i].message);
 	cr_assert_not_null(strstr(c->ans[i].message, limit),
 	    "message names %s: %s", limit, c->ans[i].message);
+	cr_assert_eq(c->ans[i].retry_after_ms, retry_ms,
+	    "%s: retry_after_ms %u, want %u", limit, c->ans[i].retry_after_ms,
+	    retry_ms);
 	cr_assert_eq(c->ans[i].nservices, 0);
 }
 
@@ -117,7 +122,7 @@ Test(limits, fd_budget_fill_to_busy_then_release_and_expire_all)
 	}
 	cr_assert_eq(cache.nfds, 8);
 	ensure(1010, "a9", "both", "postgres", NULL, &c);
-	expect_busy(&c, 4, "descriptor budget");
+	expect_busy(&c, 4, "descriptor budget", 30000);
 	cr_assert_null(cache_find(&cache, 1010, "a9"), "nothing kept for it");
 	ensure(1011, "one", "roboco-api", "postgres", NULL, &c);
 	expect_ok(&c, 5);
@@ -167,7 +172,7 @@ Test(limits, max_sandboxes)
 	ensure(1002, "c", "roboco-api", "postgres", NULL, &c);
 	expect_ok(&c, 0);
 	expect_ok(&c, 1);
-	expect_busy(&c, 2, "max_sandboxes");
+	expect_busy(&c, 2, "max_sandboxes", 30000);
 	cr_assert_eq(cache.count, 2);
 	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
 	expect_ok(&c, 3);	/* a hit at the limit */
@@ -188,7 +193,7 @@ Test(limits, max_sandboxes_per_uid_names_the_limit)
 	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
 	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
 	expect_ok(&c, 0);
-	expect_busy(&c, 1, "max_sandboxes_per_uid");
+	expect_busy(&c, 1, "max_sandboxes_per_uid", 10000);
 	expect_ok(&c, 2);	/* another uid is not touched */
 }
 
@@ -207,9 +212,9 @@ Test(limits, requests_per_uid_cost_nobody_else)
 		ensure(1000, a, "roboco-api", "postgres", NULL, &c);
 	}
 	cr_assert_eq(c.n, 1, "three wait, the fourth is answered at once");
-	expect_busy(&c, 0, "max_requests_per_uid");
+	expect_busy(&c, 0, "max_requests_per_uid", 1000);
 	release(1000, "a0", &c);
-	expect_busy(&c, 1, "max_requests_per_uid");
+	expect_busy(&c, 1, "max_requests_per_uid", 1000);
 	ensure(1001, "a0", "roboco-api", "postgres", NULL, &other);
 	cr_assert_eq(cache.nrequests, 4, "the other uid's request waits too");
 	rtd_complete(&rtd);
@@ -233,7 +238,7 @@ Test(limits, waiters_per_entry)
 	for (i = 0; i < 3; i++)
 		ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 1);
-	expect_busy(&c, 0, "max_waiters");
+	expect_busy(&c, 0, "max_waiters", 1000);
 	ensure(1000, "b", "roboco-api", "postgres", NULL, &other);
 	cr_assert_eq(rtd.npending, 2, "another agent of the same uid is not held");
 	rtd_complete(&rtd);
@@ -256,7 +261,7 @@ Test(limits, requests_in_all_but_releases_pass)
 	ensure(1001, "b", "roboco-api", "postgres", NULL, &c);
 	ensure(1002, "c", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 2);
-	expect_busy(&c, 1, "max_requests");
+	expect_busy(&c, 1, "max_requests", 2000);
 	release(1000, "r", &c);	/* gives back: never refused for totals */
 	cr_assert_eq(c.n, 3);
 	expect_ok(&c, 2);
@@ -277,7 +282,7 @@ Test(limits, provisions_per_uid_cost_nobody_else)
 	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
 	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 1);
-	expect_busy(&c, 0, "max_provisions_per_uid");
+	expect_busy(&c, 0, "max_provisions_per_uid", 2000);
 	cr_assert_null(cache_find(&cache, 1000, "c"), "no entry kept");
 	ensure(1001, "a", "roboco-api", "postgres", NULL, &other);
 	cr_assert_eq(rtd.npending, 3, "another uid provisions at once");
@@ -302,7 +307,7 @@ Test(limits, provisions_in_all)
 	ensure(1001, "a", "roboco-api", "postgres", NULL, &c);
 	ensure(1002, "a", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 1);
-	expect_busy(&c, 0, "max_provisions");
+	expect_busy(&c, 0, "max_provisions", 2000);
 	rtd_complete(&rtd);
 	cr_assert_eq(c.n, 3);
 	cr_assert_eq(cache.count, 2);
@@ -410,7 +415,7 @@ Test(limits, subuids_count_toward_their_owner)
 	ensure(165535, "a", "roboco-api", "postgres", NULL, &c);
 	expect_ok(&c, 0);
 	expect_ok(&c, 1);
-	expect_busy(&c, 2, "max_sandboxes_per_uid");
+	expect_busy(&c, 2, "max_sandboxes_per_uid", 10000);
 	/* each its own key: a subordinate uid never reaches the owner's */
 	cr_assert_not_null(cache_find(&cache, 100005, "a"));
 	cr_assert_neq(cache_find(&cache, 100005, "a"),
@@ -423,7 +428,7 @@ Test(limits, subuids_count_toward_their_owner)
 	expect_ok(&c, 3);
 	expect_ok(&c, 4);
 	expect_ok(&c, 5);
-	expect_busy(&c, 6, "max_sandboxes_per_uid");
+	expect_busy(&c, 6, "max_sandboxes_per_uid", 10000);
 	release(100005, "a", &c);
 	ensure(165535, "a", "roboco-api", "postgres", NULL, &c);
 	expect_ok(&c, 8);
@@ -439,7 +444,7 @@ Test(limits, subuids_count_for_provisions_and_requests_too)
 	ensure(100001, "a", "roboco-api", "postgres", NULL, &c);
 	ensure(100002, "a", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(c.n, 1);
-	expect_busy(&c, 0, "max_provisions_per_uid");
+	expect_busy(&c, 0, "max_provisions_per_uid", 2000);
 	rtd_complete(&rtd);
 }
 
@@ -520,7 +525,7 @@ Test(limits, reshape_past_the_budget_is_busy_and_keeps_the_sandbox)
 	strlcpy(pw, c.ans[0].services[0].password, sizeof(pw));
 	set_project(&proj[3], "roboco-api", "postgres", "redis");
 	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
-	expect_busy(&c, 2, "descriptor budget");
+	expect_busy(&c, 2, "descriptor budget", 30000);
 	cr_assert_eq(cache_find(&cache, 1000, "a")->state, SB_READY);
 	cr_assert_eq(cache.nfds, 2);
 	release(1001, "b", &c);

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 
 #include "answer.h"
+#include "busy.h"
 #include "msg.h"
 #include "pack.h"
 #include "wire.h"
@@ -1254,6 +1255,8 @@ expect_bool(const msgpack_object *m, const char *key, bool want)
 	cr_assert_eq(v->via.boolean, want, "'%s' is %d", key, v->via.boolean);
 }
 
+static void expect_no_key(const msgpack_object *, const char *);
+
 static void
 ans_init(struct sbx_ans *a, enum sbx_req_type type, enum sbx_code code)
 {
@@ -1342,6 +1345,61 @@ Test(wire_reply, pack_error_every_code)
 	reply_unpack(&r);
 	expect_str(&r.up.data, "error", "internal");
 	reply_free(&r);
+}
+
+/* A busy answer with a hint carries it as retry_after_ms; one without
+ * (an error of another code) has no such key. */
+Test(wire_reply, busy_carries_retry_after_ms)
+{
+	struct sbx_ans a;
+	struct reply r;
+
+	ans_init(&a, SBX_REQ_SANDBOX, SBX_E_BUSY);
+	a.retry_after_ms = 2000;
+	reply_answer(&r, &a, NULL, 0);
+	cr_assert_eq(r.up.data.via.map.size, 4);
+	expect_bool(&r.up.data, "ok", false);
+	expect_str(&r.up.data, "error", "busy");
+	expect_str(&r.up.data, "message", "try again later.");
+	expect_uint(&r.up.data, "retry_after_ms", 2000);
+	reply_free(&r);
+
+	ans_init(&a, SBX_REQ_SANDBOX, SBX_E_CONFLICT);
+	reply_answer(&r, &a, NULL, 0);
+	cr_assert_eq(r.up.data.via.map.size, 3);
+	expect_no_key(&r.up.data, "retry_after_ms");
+	reply_free(&r);
+}
+
+/* The broker's own busy replies (broker/busy.h), written by hand: each a
+ * whole map, its message naming the limit, its hint the documented one. */
+static void
+expect_broker_busy(const char *bytes, size_t len, const char *names,
+    uint64_t retry_ms)
+{
+	struct reply r;
+	const msgpack_object *m;
+
+	msgpack_sbuffer_init(&r.sb);
+	msgpack_sbuffer_write(&r.sb, bytes, len);
+	reply_unpack(&r);
+	cr_assert_eq(r.up.data.via.map.size, 4);
+	expect_bool(&r.up.data, "ok", false);
+	expect_str(&r.up.data, "error", "busy");
+	m = get(&r.up.data, "message");
+	cr_assert_eq(m->type, MSGPACK_OBJECT_STR);
+	cr_assert_not_null(memmem(m->via.str.ptr, m->via.str.size, names,
+	    strlen(names)), "the message names %s", names);
+	expect_uint(&r.up.data, "retry_after_ms", retry_ms);
+	reply_free(&r);
+}
+
+Test(wire_reply, broker_busy_replies)
+{
+	expect_broker_busy(busy_uid_reply, sizeof(busy_uid_reply) - 1,
+	    "for your uid", 200);
+	expect_broker_busy(busy_all_reply, sizeof(busy_all_reply) - 1,
+	    "too many connections", 500);
 }
 
 Test(wire_reply, ping_shape)
