@@ -484,6 +484,10 @@ adopt_sandboxes(const struct sbx_config *cfg,
 	prune_dirs(&ad);
 	log_info("adopted %zu sandboxes and %zu warm containers, discarded "
 	    "%zu", ad.adopted, ad.warm, ad.ngone);
+	if (!h->guarded)
+		log_warnx("the packet filter for tcp ports could not be laid "
+		    "(see above): a tcp service is guarded by its password "
+		    "alone");
 	munmap((void *)(uintptr_t)h, len);
 	free(ad.gone);
 	free(ad.held);

@@ -949,7 +949,9 @@ main(int argc, char *argv[])
 		    "userns_slots give only the readiness probers their "
 		    "uids), and tcp services sit on "
 		    "docker's bridge, whose addresses the host and other "
-		    "containers there can reach (only 127.0.0.1 is published)",
+		    "containers there can reach (only 127.0.0.1 is published), "
+		    "with no packet-filter rule keeping other uids off "
+		    "their ports",
 		    m.cfg.runtime);
 	log_info("serving %s (%s), %zu services, %zu projects",
 	    m.cfg.socket, m.cfg.enabled ? "enabled" : "disabled",

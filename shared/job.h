@@ -188,7 +188,7 @@ struct adopt_head {
 	uint32_t	magic;
 	uint32_t	nfound;
 	uint32_t	ngone;
-	uint32_t	pad;
+	uint32_t	guarded;	/* the tcp guard is laid (guard.c) */
 };
 
 /* In r, each running container's host_uid is its /proc/PID/uid_map's

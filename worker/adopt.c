@@ -371,6 +371,31 @@ orphans(struct found *f)
 	}
 }
 
+/* The tcp guard laid anew, for the sandboxes found whole: those the
+ * monitor discards lose their rules with their containers. */
+static bool
+guard(const struct sbx_config *cfg, const struct found *f)
+{
+	const struct service_cfg *s;
+	const struct record *r;
+	bool ok = guard_reset(cfg) == 0;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; ok && i < f->n; i++) {
+		r = &f->v[i].r;
+		for (k = 0; f->v[i].why == ADOPT_WHOLE &&
+		    r->uid != RECORD_POOL_UID && k < r->nservices; k++)
+			if ((s = config_service(cfg, r->svc[k].conn.name)) !=
+			    NULL && (s->transport & TRANSPORT_TCP) &&
+			    guard_add(cfg, r->uid, r->agent, s->name,
+			    r->svc[k].conn.port, r->svc[k].host_uid == 0 ? 0 :
+			    r->svc[k].host_uid + JOB_RANGE_UIDS - 1) == -1)
+				ok = false;
+	}
+	return ok;
+}
+
 int
 adopt_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 {
@@ -385,6 +410,7 @@ adopt_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 		return 1;
 	records(cfg, &f);
 	orphans(&f);
+	h.guarded = guard(cfg, &f);
 	h.nfound = (uint32_t)f.n;
 	h.ngone = (uint32_t)f.ngone;
 	if (write_all(fd, &h, sizeof(h), deadline) == 0 &&

@@ -353,6 +353,15 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 		    "%s: no uid for its readiness probe.", s->name);
 		return;
 	}
+	/* Its port is its owner's before anyone can know it (guard.c). */
+	if ((s->transport & TRANSPORT_TCP) && pl->key != NULL &&
+	    guard_add(cfg, pl->key->uid, pl->key->agent, s->name, res->port,
+	    uid) == -1) {
+		snprintf(res->message, sizeof(res->message), "%s: cannot keep "
+		    "other users off its port (see the monitor's log).",
+		    s->name);
+		return;
+	}
 	switch (probe_ready(&t, uid, gid,
 	    now_ms() + (int64_t)s->ready_timeout * 1000)) {
 	case PROBE_READY:

@@ -205,9 +205,10 @@ remove_key(const struct sbx_config *cfg, const struct sbx_key *key,
 	/* docker: that was ps -q of the key's containers; rm them now. */
 	if (rt_is_docker(cfg) && rm_listed(cfg, r->out, deadline, r) == -1)
 		return -1;
-	/* The containers are gone: nothing writes in their directories. */
+	/* The containers are gone: nothing writes in their directories,
+	 * and their ports may be another's next. */
 	sockdir_remove(cfg, key->uid, key->agent);
-	return 0;
+	return guard_del(cfg, key->uid, key->agent, NULL) == -1 ? -1 : 0;
 }
 
 /*
@@ -262,7 +263,7 @@ remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
 	if (remove_svc_names(cfg, key, service, warm, deadline) == -1)
 		return -1;
 	sockdir_remove_service(cfg, key->uid, key->agent, service);
-	return 0;
+	return guard_del(cfg, key->uid, key->agent, service);
 }
 
 /* The claimed warm containers of a sandbox: no label names their key. */

@@ -51,6 +51,15 @@ int	remove_claimed(const struct sbx_config *, const struct sbx_key *,
 uint32_t remove_dropped(const struct sbx_config *,
 	    const struct job_sandbox *, int64_t deadline);
 
+/* guard.c: a tcp service's port, for its owner (and root, and its
+ * prober) alone; removed by key or by one service (service NULL: all of
+ * the key's); the chain laid anew at start. 0, or -1 (logged). */
+int	guard_add(const struct sbx_config *, uid_t, const char *agent,
+	    const char *service, unsigned port, uid_t prober);
+int	guard_del(const struct sbx_config *, uid_t, const char *agent,
+	    const char *service);
+int	guard_reset(const struct sbx_config *);
+
 /* rt_seen.c: the runtime's listing as rt_seen entries. */
 int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
 /* rt_run.c: every container of sbx's that the runtime lists, parsed. */
