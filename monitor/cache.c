@@ -465,6 +465,23 @@ same_set(const struct sbx_sandbox *sb, const struct sbx_waiter *w)
  * and why not in *b. The entry's own descriptors go when it is
  * provisioned again.
  */
+/* The monitor's descriptor budget: what a claim takes too (the warm
+ * containers it takes are refilled, with descriptors of their own). */
+static bool
+fds_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
+    struct busy *b)
+{
+	const struct cache *c = sb->cache;
+	const struct cache_limits *l = &c->lim;
+
+	if (l->max_fds == 0 || c->nfds - sb->fds + w->nservices <= l->max_fds)
+		return false;
+	busy_set(b, RETRY_SANDBOXES_MS, "the monitor's descriptor budget for "
+	    "sandboxes is spent (%zu of %u held); try again after a release.",
+	    c->nfds, l->max_fds);
+	return true;
+}
+
 static bool
 provision_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
     struct busy *b)
@@ -482,13 +499,8 @@ provision_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
 		busy_set(b, RETRY_PROVISIONS_MS, "the host is provisioning "
 		    "%zu sandboxes, the most it runs at once (max_provisions); "
 		    "try again soon.", c->nprovisions);
-	else if (l->max_fds > 0 &&
-	    c->nfds - sb->fds + w->nservices > l->max_fds)
-		busy_set(b, RETRY_SANDBOXES_MS, "the monitor's descriptor "
-		    "budget for sandboxes is spent (%zu of %u held); try "
-		    "again after a release.", c->nfds, l->max_fds);
 	else
-		return false;
+		return fds_refused(sb, w, b);
 	return true;
 }
 
@@ -614,6 +626,8 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 			}
 			if (start_reshape(sb, w))
 				return false;
+			audit_sandbox(AUDIT_PROVISION, sb,
+			    SBX_E_RUNTIME_FAILED, "ms=0 reshape=yes");
 			reply_error(w->reply, SBX_REQ_SANDBOX,
 			    SBX_E_RUNTIME_FAILED, "the runtime could not start "
 			    "provisioning.");
@@ -630,7 +644,8 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	}
 	/* A dead sandbox is provisioned again: the runtime's provision
 	 * removes what is left of it first, a claim would not. */
-	if (sb->state != SB_READY && try_claim(sb, w))
+	if (sb->state != SB_READY && !fds_refused(sb, w, &b) &&
+	    try_claim(sb, w))
 		return true;
 	if (provision_refused(sb, w, &b)) {
 		refuse_head(sb, w, &b);
@@ -1014,7 +1029,8 @@ revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)
 
 	if (n == 0) {
 		audit_sandbox(AUDIT_REVOKE, sb, SBX_OK, "services=all");
-		start_teardown(sb);
+		if (!start_teardown(sb))
+			sb->cache->revoke_busy++;	/* asked again */
 		return;
 	}
 	/* A request of our own, with the smaller set, and no one to tell. */
@@ -1029,6 +1045,9 @@ revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)
 	    sb->nservices);
 	waiter_add(sb, w, true);
 	cache_run(sb);
+	/* A reshape that could not start is asked again, as a busy one. */
+	if (sb->state == SB_READY)
+		sb->cache->revoke_busy++;
 }
 
 size_t
