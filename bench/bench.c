@@ -350,7 +350,7 @@ cmd_once(int argc, char **argv)
 		die("usage: once SPEC");
 	parse_spec(&t, argv[0], 1);
 	rc = one(&t, 0, buf, &ns);
-	printf("once ms %.1f %s\n", ns / 1e6, rc == 0 ? "ok" : "failed");
+	printf("once ms %.3f %s\n", ns / 1e6, rc == 0 ? "ok" : "failed");
 	return rc == 0 ? 0 : 1;
 }
 
@@ -407,7 +407,7 @@ cmd_par(int argc, char **argv)
 		pthread_join(th[i], NULL);
 		failed += a[i].rc != 0;
 	}
-	printf("par ms %.1f failed %zu\n", (now_ns() - t0) / 1e6, failed);
+	printf("par ms %.3f failed %zu\n", (now_ns() - t0) / 1e6, failed);
 	return failed == 0 ? 0 : 1;
 }
 
