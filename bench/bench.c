@@ -256,6 +256,29 @@ struct tput_arg {
 	size_t		 seed, done, errors;
 };
 
+/* SBX_BENCH_WHY=N: the first N failures on stderr (errno or the reply's
+ * printable bytes), to tell a refusal from a dropped connection. */
+static void
+why(ssize_t n, const char *buf)
+{
+	static atomic_int shown;
+	const char *e = getenv("SBX_BENCH_WHY");
+	int saved = errno;
+	char out[161];
+	size_t i, k = 0;
+
+	if (e == NULL || atomic_fetch_add(&shown, 1) >= atoi(e))
+		return;
+	if (n <= 0) {
+		fprintf(stderr, "why: %s\n", n < 0 ? strerror(saved) : "EOF, no reply");
+		return;
+	}
+	for (i = 0; i < (size_t)n && k < sizeof(out) - 1; i++)
+		out[k++] = buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '.';
+	out[k] = '\0';
+	fprintf(stderr, "why: %zd bytes: %s\n", n, out);
+}
+
 static void *
 tput_client(void *p)
 {
@@ -270,8 +293,10 @@ tput_client(void *p)
 		n = round_trip(a->t, &a->t->reqs[i++ % a->t->k], buf);
 		if (n > 0 && reply_ok(buf, (size_t)n))
 			a->done++;
-		else
+		else {
 			a->errors++;
+			why(n, buf);
+		}
 	}
 	free(buf);
 	return NULL;
@@ -350,7 +375,7 @@ cmd_once(int argc, char **argv)
 		die("usage: once SPEC");
 	parse_spec(&t, argv[0], 1);
 	rc = one(&t, 0, buf, &ns);
-	printf("once ms %.1f %s\n", ns / 1e6, rc == 0 ? "ok" : "failed");
+	printf("once ms %.3f %s\n", ns / 1e6, rc == 0 ? "ok" : "failed");
 	return rc == 0 ? 0 : 1;
 }
 
@@ -407,7 +432,7 @@ cmd_par(int argc, char **argv)
 		pthread_join(th[i], NULL);
 		failed += a[i].rc != 0;
 	}
-	printf("par ms %.1f failed %zu\n", (now_ns() - t0) / 1e6, failed);
+	printf("par ms %.3f failed %zu\n", (now_ns() - t0) / 1e6, failed);
 	return failed == 0 ? 0 : 1;
 }
 

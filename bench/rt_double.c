@@ -1,11 +1,12 @@
 /*
  * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
  * tests' double, tests/unit/rtdouble.c, behind what the runtime's files
- * export to the rest of the monitor (privsep/runtime_cli.c: rt_cli_ops;
- * rt_run.c: runtime_lock_host, runtime_lock_moved, runtime_list,
- * runtime_remove;
- * liveness.c: rt_listening; helper.c: helper_exec, helper_main), and no
- * warm containers (privsep/warm.c is left out: it needs the runtime).
+ * export to the rest of the monitor (monitor/runtime_cli.c: rt_cli_ops;
+ * rt_start.c: runtime_lock_host, runtime_lock_moved, runtime_remove;
+ * liveness.c: nothing the rest calls), and no warm containers
+ * (monitor/warm.c is left out: it needs the runtime). Adoption's reading
+ * and the runtime's listing are sbx-worker's (JOB_ADOPT) since the split,
+ * and rt_listening is shared/listen.c's: neither is doubled here.
  *
  * So $(O)/bench/sbx-monitor-double is the real monitor loop, dispatch,
  * cache, handler and the real broker with only podman replaced: a
@@ -63,16 +64,7 @@ runtime_lock_moved(void)
 {
 }
 
-/* No container outlives a bench run: nothing to adopt. */
-int
-runtime_list(const struct sbx_config *cfg, struct rt_seen **out, size_t *n)
-{
-	(void)cfg;
-	*out = NULL;
-	*n = 0;
-	return 0;
-}
-
+/* Nothing the adoption at start finds is removed. */
 int
 runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
     size_t n)
@@ -81,13 +73,6 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 	(void)gone;
 	(void)n;
 	return 0;
-}
-
-bool
-rt_listening(const struct sbx_conn *c)
-{
-	(void)c;
-	return true;
 }
 
 /* warm.c's interface, for a runtime that keeps none. */
