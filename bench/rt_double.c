@@ -92,12 +92,13 @@ warm_work(struct rt_cli *rt, size_t provisions)
 
 int
 warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
-    const struct sbx_conn *c, int pid, int pidfd)
+    const struct sbx_conn *c, uint32_t host_uid, int pid, int pidfd)
 {
 	(void)rt;
 	(void)service;
 	(void)slot;
 	(void)c;
+	(void)host_uid;
 	(void)pid;
 	(void)pidfd;
 	return -1;
@@ -133,4 +134,20 @@ warm_ready(const struct rt_cli *rt, size_t svc)
 	(void)rt;
 	(void)svc;
 	return 0;
+}
+
+uint32_t
+rt_host_uid(const struct rt_cli *rt, unsigned slot,
+    const struct service_cfg *s)
+{
+	return idmap_host_uid(&rt->idmap, slot,
+	    (unsigned)(s - rt->cfg->services));
+}
+
+/* The double has no containers to purge. */
+int
+runtime_purge(const struct sbx_config *cfg)
+{
+	(void)cfg;
+	return 1;
 }
