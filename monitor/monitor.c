@@ -80,6 +80,9 @@ struct monitor {
 	struct rt_cli		rt;
 	int64_t			metrics_at;	/* next metrics_file write */
 	struct broker_proc	broker;
+	bool			syslog;		/* lines go to a logger */
+	pid_t			logger;		/* syslog's writer (JOB_LOG) */
+	unsigned long		log_lost;	/* dropped lines, said */
 	struct handler_env	env;
 	struct subuid_table	subuids;
 	int			listen_fd;
@@ -265,6 +268,8 @@ reap_children(struct monitor *m)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		if (pid == m->broker.pid)
 			broker_died(&m->broker, now_ms(), m->stopping);
+		else if (pid == m->logger)
+			m->logger = 0;	/* tick() starts another */
 }
 
 /* cache_revoke()'s question: what may sb keep under the new policies? */
@@ -474,6 +479,44 @@ write_metrics(struct monitor *m, int64_t now)
 	metrics_write(&m->pool, &m->cfg, &g);
 }
 
+/*
+ * To syslog, the loop's lines go through a pipe that never makes it wait,
+ * to a logger that does (worker/logger.c): what the pipe does not take is
+ * counted, and the count is said once it takes lines again.
+ */
+static void
+logger_start(struct monitor *m)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) == -1 || set_nonblock(p[1]) == -1)
+		fatal("the logger's pipe");
+	if ((m->logger = worker_start(JOB_LOG, p[0])) == -1) {
+		m->logger = 0;
+		close(p[0]);
+		close(p[1]);
+		return;		/* tried again at the next tick */
+	}
+	close(p[0]);
+	log_relay(p[1]);
+}
+
+static void
+logger_tick(struct monitor *m)
+{
+	unsigned long lost = log_dropped();
+
+	if (!m->syslog)
+		return;
+	if (m->logger == 0 && !m->stopping)
+		logger_start(m);
+	if (lost != m->log_lost) {
+		m->log_lost = lost;
+		log_warnx("%lu log lines could not be written without waiting "
+		    "and were dropped (in all)", lost);
+	}
+}
+
 static void
 tick(struct monitor *m, int64_t now)
 {
@@ -496,6 +539,7 @@ tick(struct monitor *m, int64_t now)
 	notify_tick(now, m->cache.count);
 	audit_tick(now);
 	write_metrics(m, now);
+	logger_tick(m);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
 	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {
@@ -937,6 +981,8 @@ main(int argc, char *argv[])
 	setup(&m, path, fg);
 	if (!fg)
 		daemonize();
+	if ((m.syslog = !log_foreground()))
+		logger_start(&m);
 	if (broker_start(&m.broker, &m.cfg, m.listen_fd, now_ms()) == -1)
 		fatal("starting the broker");
 	fd_budget(&m);

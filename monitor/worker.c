@@ -169,6 +169,16 @@ worker_child(int keep_fd, pid_t monitor, enum job_type type,
 	worker_exec(type, svcmask, job, len);
 }
 
+pid_t
+worker_start(enum job_type type, int keep_fd)
+{
+	pid_t pid, monitor = getpid();
+
+	if ((pid = fork()) == 0)
+		worker_child(keep_fd, monitor, type, 0, NULL, 0);
+	return pid;
+}
+
 int
 worker_run(enum job_type type, uint32_t svcmask, const void *job,
     size_t len, int keep_fd, int64_t deadline)

@@ -56,6 +56,8 @@ int	worker_spawn(struct worker_pool *, enum job_type, uint32_t svcmask,
  * -1) until deadline; 0 when its worker exited 0. */
 int	worker_run(enum job_type, uint32_t svcmask, const void *arg,
 	    size_t len, int keep_fd, int64_t deadline);
+/* A job that lives on (keep_fd at its fd 3), reaped by the caller. */
+pid_t	worker_start(enum job_type, int keep_fd);
 size_t	workers_pollfds(struct worker_pool *, struct pollfd *, size_t max);
 void	workers_events(struct worker_pool *, const struct pollfd *, size_t n);
 int64_t	workers_next_deadline(struct worker_pool *);

@@ -45,6 +45,7 @@ enum job_type {
 	JOB_METRICS,		/* metrics_snap; answers a uint32_t code */
 	JOB_PURGE,		/* nothing; a line per removal to fd 3, the
 				 * admin's stdout; its exit status says */
+	JOB_LOG,		/* nothing; reads the monitor's lines on fd 3 */
 	JOB_NTYPES
 };
 

@@ -114,6 +114,22 @@ log_to_journal(void)
  * of the broker and its children never interleave. The pipe does not
  * block: when the monitor lags, a line is lost, the broker is not held.
  */
+static int		log_fd = STDERR_FILENO;	/* LOG_TO_MONITOR's */
+static unsigned long	log_lost;		/* lines it did not take */
+
+void
+log_relay(int fd)
+{
+	log_to = LOG_TO_MONITOR;
+	log_fd = fd;
+}
+
+unsigned long
+log_dropped(void)
+{
+	return log_lost;
+}
+
 static void
 to_monitor(int pri, const char *msg, const char *err)
 {
@@ -128,7 +144,8 @@ to_monitor(int pri, const char *msg, const char *err)
 		n = (int)sizeof(line) - 1;
 		line[n - 1] = '\n';
 	}
-	(void)!write(STDERR_FILENO, line, (size_t)n);
+	if (write(log_fd, line, (size_t)n) != n)
+		log_lost++;
 }
 
 static void vlog(int, const char *, va_list, int)

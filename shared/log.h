@@ -13,6 +13,12 @@ void	log_init(const char *ident, int where);
 int	log_foreground(void);
 /* stderr is the journal: lines carry their priority, "<N>" (sd-daemon(3)). */
 int	log_to_journal(void);
+/* From now on, lines go as the broker's do ("<PRI>PID line") to fd, a
+ * pipe that does not block: the monitor's to its logger (sbx-worker log),
+ * which is the one to wait for syslog(3). */
+void	log_relay(int fd);
+/* Lines a relay's pipe did not take (it was full, or its reader gone). */
+unsigned long	log_dropped(void);
 /* A line at a syslog(3) priority: the broker's, relayed by the monitor. */
 void	logit(int pri, const char *, ...) __attribute__((format(printf, 2, 3)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -46,6 +46,7 @@ static const struct {
 	[JOB_ADOPT] = { 0, 0, adopt_body },
 	[JOB_CONFIG] = { sizeof(struct job_config), 0, config_body },
 	[JOB_METRICS] = { sizeof(struct metrics_snap), 0, metrics_body },
+	[JOB_LOG] = { 0, 0, log_body },
 	[JOB_PURGE] = { 0, 0, purge_body },
 };
 

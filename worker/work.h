@@ -108,6 +108,8 @@ int	config_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	metrics_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	log_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 int	purge_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 

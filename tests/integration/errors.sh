@@ -224,6 +224,33 @@ if [ ! -e /dev/log ]; then
 	check "its emergency is logged at LOG_CRIT, under its name" wait_until 5 'grep -q "^<26>.* sbx-monitor\[$dpid\]: sbx-broker\[1\]: audit event=provision uid=0 agent=forged1$" "$WORK/syslog2"'
 	check "an unframed line at LOG_WARNING, marked as the broker's, made printable" wait_until 5 'grep -q "^<28>.* sbx-monitor\[$dpid\]: sbx-broker\[?\]: audit event=provision uid=0 agent=forged2 ?\[2J$" "$WORK/syslog2"'
 	check "and neither passes for the monitor's own audit line" bash -c "! grep -q 'sbx-monitor\[[0-9]*\]: audit event=provision uid=0 agent=forged' '$WORK/syslog2'"
+	# A syslog daemon that reads nothing: syslog(3) would wait for it.
+	# The loop's lines go through a pipe it never waits on, to a logger
+	# that does; what the pipe does not take is counted and said later.
+	kill "$SYSLOGD"; wait "$SYSLOGD" 2>/dev/null; rm -f /dev/log
+	qlen=$(cat /proc/sys/net/unix/max_dgram_qlen)
+	echo 4 > /proc/sys/net/unix/max_dgram_qlen
+	python3 -c 'import socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+time.sleep(60)' &
+	SYSLOGD=$!
+	wait_for 5 test -S /dev/log
+	# The logger's pipe made one page, so that a few dozen lines fill it.
+	lpid=$(pgrep -P "${dpid:-0}" -f '^sbx-worker log$')
+	python3 -c 'import fcntl, os, sys
+fd = os.open("/proc/%s/fd/3" % sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+fcntl.fcntl(fd, 1031, 4096)' "${lpid:-0}"
+	# Long audit lines: a refusal names agent, project and services.
+	long=$(printf 'x%.0s' $(seq 59))
+	svcs=$(for i in $(seq 10 25); do printf 's%s%s ' "$i" "${long:3}"; done)
+	# shellcheck disable=SC2086
+	for i in $(seq 10 30); do sbx request -a "a$i$long" -p "p$long" $svcs >/dev/null 2>&1; done
+	t0=$(date +%s%N); pings; rc=$?; t1=$(date +%s%N)
+	check "with a syslog daemon that reads nothing, the monitor answers at once ($(( (t1 - t0) / 1000000 )) ms)" test "$rc" -eq 0 -a $(( (t1 - t0) / 1000000 )) -lt 1000
+	kill "$SYSLOGD"; wait "$SYSLOGD" 2>/dev/null; rm -f /dev/log
+	echo "$qlen" > /proc/sys/net/unix/max_dgram_qlen
+	syslogd "$WORK/syslog3"
+	check "the lines it could not write are counted and said" wait_until 10 'grep -Eq "sbx-monitor\[$dpid\]: [0-9]+ log lines could not be written without waiting" "$WORK/syslog3"'
 	kill "${dpid:-0}"
 	wait_until 10 '! kill -0 "$dpid" 2>/dev/null'
 	kill "$SYSLOGD"; rm -f /dev/log; SYSLOGD=

@@ -1,6 +1,6 @@
 /*
  * test_brokerlog.c - the broker's lines as the monitor logs them
- * (privsep/brokerlog.c): what a broker writes is untrusted, so each line
+ * (monitor/brokerlog.c): what a broker writes is untrusted, so each line
  * comes out printable, under "sbx-broker[PID]: " or "sbx-broker[?]: ",
  * whole however the pipe cut it, in pieces when it is too long.
  */
