@@ -96,7 +96,9 @@ lint: $(GEN_H) $(O)/sbx-monitor
 	    { echo "sbx-monitor links msgpack-c" >&2; exit 1; }
 	@! nm $(O)/sbx-monitor | grep -Ei 'unpack|msgpack_(object|zone)' || \
 	    { echo "sbx-monitor holds msgpack decoding code" >&2; exit 1; }
-	@echo "  sbx-monitor: msgpack packer inline, no unpacker, no libmsgpackc"
+	@! readelf -d $(O)/sbx-monitor | grep -i inih || \
+	    { echo "sbx-monitor links libinih: a parser in root" >&2; exit 1; }
+	@echo "  sbx-monitor: msgpack packer inline, no unpacker, no libmsgpackc, no libinih"
 
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
