@@ -628,6 +628,10 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 				return false;
 			audit_sandbox(AUDIT_PROVISION, sb,
 			    SBX_E_RUNTIME_FAILED, "ms=0 reshape=yes");
+			/* A revocation's own (no one to answer) is
+			 * asked again at the next tick, as a busy one. */
+			if (w->reply.fn == NULL)
+				c->revoke_busy++;
 			reply_error(w->reply, SBX_REQ_SANDBOX,
 			    SBX_E_RUNTIME_FAILED, "the runtime could not start "
 			    "provisioning.");
@@ -1045,9 +1049,6 @@ revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)
 	    sb->nservices);
 	waiter_add(sb, w, true);
 	cache_run(sb);
-	/* A reshape that could not start is asked again, as a busy one. */
-	if (sb->state == SB_READY)
-		sb->cache->revoke_busy++;
 }
 
 size_t

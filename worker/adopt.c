@@ -131,18 +131,27 @@ svc_seen(const struct found *f, const struct record *r, uint32_t i,
 static uint32_t
 uid_range(int pid)
 {
-	char path[32], line[128];
-	unsigned long in, out, n;
+	char path[32], line[128] = "", *p = line, *end;
+	unsigned long v[3], in, out, n;
 	FILE *f;
-	int k = 0;
+	int k;
 
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
 	if ((f = fopen(path, "re")) == NULL)
 		return UINT32_MAX;
-	if (fgets(line, sizeof(line), f) != NULL)
-		k = sscanf(line, "%lu %lu %lu", &in, &out, &n);
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
 	fclose(f);
-	if (k != 3 || in != 0)
+	for (k = 0; k < 3; k++, p = end) {
+		errno = 0;
+		v[k] = strtoul(p, &end, 10);
+		if (end == p || errno != 0)
+			return UINT32_MAX;
+	}
+	in = v[0];
+	out = v[1];
+	n = v[2];
+	if (in != 0)
 		return UINT32_MAX;
 	if (out == 0 && n == 4294967295UL)
 		return 0;

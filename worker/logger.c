@@ -18,7 +18,7 @@
 static void
 line_out(char *line)
 {
-	char *end;
+	char *end = line;
 	long pri = -1;
 
 	if (line[0] == '<')
