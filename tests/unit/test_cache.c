@@ -810,6 +810,23 @@ Test(cache, revoke_counts_a_busy_entry_and_takes_it_when_idle)
 	cr_assert_eq(cache.count, 0);
 }
 
+/* A revocation whose teardown cannot start (no worker free) is not
+ * forgotten: the next call (the monitor's tick) takes it again. */
+Test(cache, a_revocation_that_cannot_start_is_asked_again)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	allowed_n = 0;
+	rtd.refuse_teardowns = 1;
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 1);
+	cr_assert_eq(cache.count, 1, "still there: its teardown did not start");
+	cr_assert_eq(cache.revoke_busy, 1, "so it is asked again");
+	cr_assert_eq(cache_revoke(&cache, allowed_first, NULL), 1);
+	cr_assert_eq(cache.count, 0, "torn down at the next call");
+	cr_assert_eq(cache.revoke_busy, 0);
+}
+
 /* ---- warm containers: a miss served by a claim ----------------------- */
 
 Test(cache, claim_answers_a_miss_with_no_provision)
