@@ -10,6 +10,7 @@
  * Anything else is WIRE_BAD with one sentence for the agent.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@
 
 /* The keys a request may carry; anything else is ignored. */
 struct fields {
-	const msgpack_object *op, *agent, *project, *services;
+	const msgpack_object *op, *agent, *project, *services, *bind_pid;
 };
 
 static enum wire_status
@@ -44,9 +45,9 @@ static enum wire_status
 collect_fields(const msgpack_object *obj, struct fields *f, char *err)
 {
 	static const char *const names[] = { "op", "agent", "project",
-	    "services" };
+	    "services", "bind_pid" };
 	const msgpack_object **slots[] = { &f->op, &f->agent, &f->project,
-	    &f->services };
+	    &f->services, &f->bind_pid };
 	uint32_t i;
 	size_t k;
 
@@ -116,6 +117,20 @@ copy_services(const msgpack_object *o, struct sbx_req_sandbox *rq, char *err)
 	return WIRE_OK;
 }
 
+/* bind_pid, if present: a positive integer that a pid can be. */
+static enum wire_status
+copy_bind_pid(const msgpack_object *o, struct sbx_req_sandbox *rq, char *err)
+{
+	if (o == NULL)
+		return WIRE_OK;
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    o->via.u64 == 0 || o->via.u64 > INT32_MAX)
+		return bad(err, "'bind_pid' must be a process id, a positive "
+		    "integer.");
+	rq->bind_pid = (int32_t)o->via.u64;
+	return WIRE_OK;
+}
+
 /* The op's fields into its message (msg.h), and the message's size. */
 static enum wire_status
 fill_body(const struct fields *f, union sbx_req_any *out, size_t *len,
@@ -132,7 +147,8 @@ fill_body(const struct fields *f, union sbx_req_any *out, size_t *len,
 	case SBX_REQ_SANDBOX:
 		*len = sizeof(out->sandbox);
 		if (copy_slug(f->agent, "agent", out->sandbox.agent, err) ||
-		    copy_slug(f->project, "project", out->sandbox.project, err))
+		    copy_slug(f->project, "project", out->sandbox.project, err) ||
+		    copy_bind_pid(f->bind_pid, &out->sandbox, err))
 			return WIRE_BAD;
 		return copy_services(f->services, &out->sandbox, err);
 	case SBX_REQ_RELEASE:

@@ -74,6 +74,8 @@ check_sandbox(const void *m, char *why, size_t n)
 		return fail(why, n, "bad agent or project field");
 	if (r->nservices > SBX_MAX_SERVICES)
 		return fail(why, n, "nservices out of range");
+	if (r->bind_pid < 0)
+		return fail(why, n, "bind_pid out of range");
 	for (i = 0; i < SBX_MAX_SERVICES; i++) {
 		if (i >= r->nservices) {
 			if (memcmp(r->services[i], zero, sizeof(zero)) != 0)

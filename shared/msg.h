@@ -80,6 +80,7 @@ struct sbx_req_sandbox {
 	char		project[SBX_SLUG_MAX];
 	uint32_t	nservices;
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	int32_t		bind_pid;	/* a process of the caller's, or 0 */
 };
 
 struct sbx_req_release {

@@ -254,14 +254,17 @@ static void
 project_invalid(struct project *p, const char *dir, const char *file,
     int line, const char *err, bool check)
 {
+	char at[16] = "";
+
 	if (line > 0)
-		snprintf(p->why, sizeof(p->why), "%s:%d: %s", file, line, err);
-	else
-		snprintf(p->why, sizeof(p->why), "%s: %s", file, err);
+		snprintf(at, sizeof(at), ":%d", line);
+	/* The agent's copy is bounded (a reply's message); -t's and the
+	 * log's are whole. */
+	snprintf(p->why, sizeof(p->why), "%.60s%s: %.80s", file, at, err);
 	if (check)
-		fprintf(stderr, "%s/%s\n", dir, p->why);
+		fprintf(stderr, "%s/%s%s: %s\n", dir, file, at, err);
 	else
-		log_warnx("project %s/%s: ignored", dir, p->why);
+		log_warnx("project %s/%s%s: %s: ignored", dir, file, at, err);
 }
 
 int
