@@ -25,6 +25,7 @@
 #include "adopt.h"
 #include "audit.h"
 #include "iox.h"
+#include "lease.h"
 #include "log.h"
 #include "proc.h"
 #include "record.h"
@@ -258,6 +259,7 @@ adopt_one(struct adoption *ad, const struct adopt_found *a)
 	struct sbx_sandbox *sb = NULL;
 	const char *why = adopt_why_name(a->why);
 	int64_t now = now_ms(), wall = wall_ms();
+	struct sbx_lease lease = { .pidfd = -1 };
 	unsigned slot = 0;
 	uint32_t i, h[SBX_MAX_SERVICES];
 
@@ -268,8 +270,15 @@ adopt_one(struct adoption *ad, const struct adopt_found *a)
 	if (a->why == ADOPT_WHOLE && (why = policy_refuses(ad, r)) == NULL &&
 	    claim_ranges(ad, r, &slot) == -1)
 		why = "uid_range_taken";
-	if (why == NULL && (why = open_services(a, svc)) != NULL)
+	if (why == NULL && r->bind_pid != 0 && lease_open(r->bind_pid, r->uid,
+	    r->bind_start, &lease) == -1) {
+		why = "bind_pid_exited";
 		unclaim(ad, r, r->nservices, slot);
+	}
+	if (why == NULL && (why = open_services(a, svc)) != NULL) {
+		unclaim(ad, r, r->nservices, slot);
+		close(lease.pidfd);
+	}
 	if (why == NULL && (sb = cache_adopt(ad->cache, r->uid, r->agent,
 	    r->project, svc, r->nservices, now - (wall - r->created_wall_ms),
 	    now - (wall - a->used_wall_ms))) == NULL) {
@@ -277,10 +286,16 @@ adopt_one(struct adoption *ad, const struct adopt_found *a)
 		unclaim(ad, r, r->nservices, slot);
 		for (i = 0; i < r->nservices; i++)
 			close(svc[i].pidfd);
+		close(lease.pidfd);
 	}
 	claimed_names(ad, a, why == NULL);
 	if (why == NULL) {
 		sb->idmap = slot;
+		if (lease.pidfd >= 0) {
+			sb->lease = lease;
+			if (ad->cache->leased != NULL)
+				ad->cache->leased(ad->cache->owner_arg, sb);
+		}
 		audit_sandbox(AUDIT_ADOPT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)(wall - a->used_wall_ms) / 1000);
 		ad->adopted++;

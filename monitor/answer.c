@@ -64,6 +64,10 @@ pack_status_rec(msgpack_packer *pk, const struct sbx_status_rec *r)
 	msgpack_pack_uint64(pk, r->age_s);
 	pack_str(pk, "idle_s");
 	msgpack_pack_uint64(pk, r->idle_s);
+	if (r->bind_pid > 0) {
+		pack_str(pk, "bind_pid");
+		msgpack_pack_int32(pk, r->bind_pid);
+	}
 }
 
 static void

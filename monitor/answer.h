@@ -36,6 +36,7 @@ struct sbx_status_rec {
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
 	uint64_t	age_s;
 	uint64_t	idle_s;
+	int32_t		bind_pid;	/* 0: none */
 };
 
 /* An answer of code and message only (every reply: ok or an error). */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "metrics.h"
@@ -141,6 +142,7 @@ entry_new(struct cache *c, uid_t uid, uid_t owner, const char *agent)
 	strlcpy(sb->key.agent, agent, sizeof(sb->key.agent));
 	sb->state = SB_EMPTY;
 	sb->cache = c;
+	sb->lease.pidfd = -1;
 	TAILQ_INIT(&sb->waiters);
 	RB_INSERT(sbx_tree, &c->tree, sb);
 	c->count++;
@@ -166,6 +168,14 @@ svc_free(struct sbx_sandbox *sb)
 }
 
 static void
+lease_close(struct sbx_lease *l)
+{
+	if (l->pidfd >= 0)
+		close(l->pidfd);
+	l->pidfd = -1;
+}
+
+static void
 entry_free(struct sbx_sandbox *sb)
 {
 	struct cache *c = sb->cache;
@@ -174,6 +184,7 @@ entry_free(struct sbx_sandbox *sb)
 		c->rt.ops->forget(c->rt.impl, sb);
 	if (c->rt.ops->gone != NULL)
 		c->rt.ops->gone(c->rt.impl, sb);
+	lease_close(&sb->lease);
 	RB_REMOVE(sbx_tree, &c->tree, sb);
 	c->count--;
 	sb->quota->sandboxes--;
@@ -266,6 +277,20 @@ reply_released(struct sbx_reply r, bool released)
 	reply_send(r, &a);
 }
 
+/* A request answered with the sandbox binds it to its process, if it
+ * named one (a hit re-binds); the one it was bound to before goes. */
+static void
+lease_take(struct sbx_sandbox *sb, struct sbx_waiter *w)
+{
+	if (w->lease.pidfd < 0)
+		return;
+	lease_close(&sb->lease);
+	sb->lease = w->lease;
+	w->lease.pidfd = -1;
+	if (sb->cache->leased != NULL)
+		sb->cache->leased(sb->cache->owner_arg, sb);
+}
+
 static struct sbx_waiter *
 waiter_new(enum sbx_req_type op, struct sbx_reply reply)
 {
@@ -275,7 +300,15 @@ waiter_new(enum sbx_req_type op, struct sbx_reply reply)
 		return NULL;
 	w->op = op;
 	w->reply = reply;
+	w->lease.pidfd = -1;
 	return w;
+}
+
+static void
+waiter_free(struct sbx_waiter *w)
+{
+	lease_close(&w->lease);
+	free(w);
 }
 
 static void
@@ -297,7 +330,7 @@ waiter_done(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	sb->nwaiters--;
 	sb->quota->requests--;
 	sb->cache->nrequests--;
-	free(w);
+	waiter_free(w);
 }
 
 /*
@@ -543,9 +576,10 @@ answer_queue(struct sbx_sandbox *sb, const char *project, enum sbx_code code,
 	while ((w = TAILQ_FIRST(&sb->waiters)) != NULL &&
 	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
 	    strcmp(w->project, project) == 0) {
-		if (code == SBX_OK)
+		if (code == SBX_OK) {
 			reply_sandbox(sb, w->reply);
-		else
+			lease_take(sb, w);
+		} else
 			reply_error(w->reply, SBX_REQ_SANDBOX, code, message);
 		waiter_done(sb, w);
 	}
@@ -641,6 +675,7 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		sb->used_ms = now;
 		sb->expiring = false;
 		reply_sandbox(sb, w->reply);	/* answer first, then log */
+		lease_take(sb, w);
 		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)idle / 1000);
 		waiter_done(sb, w);
@@ -739,7 +774,7 @@ enqueue(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 		    (const char (*)[SBX_SLUG_MAX])w->services, w->nservices,
 		    SBX_E_BUSY);
 		reply_busy(w->reply, w->op, &b);
-		free(w);
+		waiter_free(w);
 		return;
 	}
 	if (sb == NULL) {
@@ -749,7 +784,7 @@ enqueue(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 			    w->nservices, SBX_E_INTERNAL);
 			reply_error(w->reply, w->op, SBX_E_INTERNAL,
 			    "the monitor is out of memory.");
-			free(w);
+			waiter_free(w);
 			return;
 		}
 	}
@@ -761,12 +796,14 @@ enqueue(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 void
 cache_request(struct cache *c, uid_t uid, uid_t owner, const char *agent,
     const char *project, const char (*services)[SBX_SLUG_MAX],
-    size_t nservices, struct sbx_reply reply)
+    size_t nservices, struct sbx_lease *lease, struct sbx_reply reply)
 {
 	struct sbx_waiter *w;
 	size_t i;
 
 	if (nservices == 0 || nservices > SBX_MAX_SERVICES) {
+		if (lease != NULL)
+			lease_close(lease);
 		audit_refuse(SBX_REQ_SANDBOX, uid, agent, project, NULL, 0,
 		    SBX_E_NOT_OPTED_IN);
 		reply_error(reply, SBX_REQ_SANDBOX, SBX_E_NOT_OPTED_IN,
@@ -774,6 +811,8 @@ cache_request(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 		return;
 	}
 	if ((w = waiter_new(SBX_REQ_SANDBOX, reply)) == NULL) {
+		if (lease != NULL)
+			lease_close(lease);
 		audit_refuse(SBX_REQ_SANDBOX, uid, agent, project, services,
 		    nservices, SBX_E_INTERNAL);
 		reply_error(reply, SBX_REQ_SANDBOX, SBX_E_INTERNAL,
@@ -784,6 +823,10 @@ cache_request(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 	w->nservices = nservices;
 	for (i = 0; i < nservices; i++)
 		strlcpy(w->services[i], services[i], sizeof(w->services[i]));
+	if (lease != NULL) {
+		w->lease = *lease;
+		lease->pidfd = -1;	/* the waiter's now */
+	}
 	enqueue(c, uid, owner, agent, w);
 }
 
@@ -912,6 +955,17 @@ cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
 	return cache_status_of(c, NULL, out, max);
 }
 
+struct sbx_sandbox *
+cache_find_lease(struct cache *c, int pidfd)
+{
+	struct sbx_sandbox *sb;
+
+	RB_FOREACH(sb, sbx_tree, &c->tree)
+		if (sb->lease.pidfd == pidfd)
+			return sb;
+	return NULL;
+}
+
 size_t
 cache_status_of(struct cache *c, const uid_t *only, struct sbx_status_rec *out,
     size_t max)
@@ -936,6 +990,7 @@ cache_status_of(struct cache *c, const uid_t *only, struct sbx_status_rec *out,
 			    sizeof(out[n].services[i]));
 		out[n].age_s = (uint64_t)(now - sb->created_ms) / 1000;
 		out[n].idle_s = (uint64_t)(now - sb->used_ms) / 1000;
+		out[n].bind_pid = sb->lease.pidfd >= 0 ? sb->lease.pid : 0;
 		n++;
 	}
 	return n;

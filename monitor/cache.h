@@ -33,6 +33,14 @@ struct sbx_svc {
 	uint32_t	host_uid;	/* its container's uid range, 0 none */
 };
 
+/* A sandbox bound to a process of its owner's (bind_pid): it goes when
+ * that process exits (lease.c). pidfd -1: none. */
+struct sbx_lease {
+	pid_t		pid;
+	int		pidfd;
+	uint64_t	start;		/* /proc/PID/stat's: this process */
+};
+
 enum sbx_state {
 	SB_EMPTY,		/* nothing held; entry lives for its waiters */
 	SB_PROVISIONING,
@@ -52,6 +60,7 @@ struct sbx_waiter {
 	char		project[SBX_SLUG_MAX];
 	size_t		nservices;	/* the project's full opted-in set */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	struct sbx_lease lease;		/* taken by the sandbox if answered */
 	struct sbx_reply reply;
 };
 
@@ -91,6 +100,7 @@ struct sbx_sandbox {
 	unsigned	idmap;		/* the runtime's uid range slot, 0 none */
 	int64_t		touched_ms;	/* the runtime's: record's mtime set */
 	TAILQ_HEAD(, sbx_waiter) waiters;
+	struct sbx_lease lease;
 	struct cache	*cache;
 };
 
@@ -155,6 +165,8 @@ struct cache {
 	/* Whose quotas an adopted sandbox counts toward (NULL: its uid). */
 	uid_t		(*owner_of)(void *arg, uid_t);
 	void		*owner_arg;
+	/* A sandbox took a lease (its pidfd to watch, its record to write). */
+	void		(*leased)(void *arg, struct sbx_sandbox *);
 };
 
 /* A provision's outcome, as the runtime reports it. */
@@ -170,7 +182,9 @@ void	cache_init(struct cache *, struct sbx_runtime, struct cache_limits,
 /* owner: whose quotas the request counts toward (uid, or its subuid owner). */
 void	cache_request(struct cache *, uid_t, uid_t owner, const char *agent,
 	    const char *project, const char (*services)[SBX_SLUG_MAX],
-	    size_t nservices, struct sbx_reply);
+	    size_t nservices, struct sbx_lease *, struct sbx_reply);
+/* The sandbox whose lease has this pidfd, or NULL. */
+struct sbx_sandbox *cache_find_lease(struct cache *, int pidfd);
 void	cache_release(struct cache *, uid_t, uid_t owner, const char *agent,
 	    struct sbx_reply);
 void	cache_retry(struct cache *);

@@ -11,6 +11,7 @@
 
 #include "audit.h"
 #include "handle.h"
+#include "lease.h"
 #include "log.h"
 
 static void
@@ -96,6 +97,7 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 {
 	const struct sbx_req_sandbox *rq = &any->sandbox;
 	const struct project *p;
+	struct sbx_lease lease;
 	char why[SBX_MESSAGE_MAX];
 	uid_t owner;
 	uint32_t i;
@@ -139,8 +141,17 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 			refuse(r, uid, rq, SBX_E_NOT_OPTED_IN, why);
 			return;
 		}
+	/* A process of the caller's own, or nothing changes. */
+	if (rq->bind_pid != 0 &&
+	    lease_open(rq->bind_pid, uid, 0, &lease) == -1) {
+		snprintf(why, sizeof(why), "bind_pid %d is not a live process "
+		    "of this user.", (int)rq->bind_pid);
+		refuse(r, uid, rq, SBX_E_FORBIDDEN, why);
+		return;
+	}
 	cache_request(e->cache, uid, owner, rq->agent, p->slug,
-	    (const char (*)[SBX_SLUG_MAX])p->services, p->nservices, r);
+	    (const char (*)[SBX_SLUG_MAX])p->services, p->nservices,
+	    rq->bind_pid != 0 ? &lease : NULL, r);
 }
 
 /* Always allowed: a refused uid holds nothing to release. */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -87,6 +88,7 @@ struct monitor {
 	struct subuid_table	subuids;
 	int			listen_fd;
 	int			sigfd;
+	int			lease_ep;	/* leases' pidfds (lease.c) */
 	/* Agents' sockets held (a request waiting, or its reply being
 	 * written), and how many the descriptor budget allows: past it the
 	 * broker channel is not read (fd_budget()). */
@@ -484,6 +486,44 @@ write_metrics(struct monitor *m, int64_t now)
  * to a logger that does (worker/logger.c): what the pipe does not take is
  * counted, and the count is said once it takes lines again.
  */
+/* A sandbox took a lease: its pidfd is watched, its record says it. */
+static void
+leased(void *arg, struct sbx_sandbox *sb)
+{
+	struct monitor *m = arg;
+	struct epoll_event ev = { .events = EPOLLIN,
+	    .data.fd = sb->lease.pidfd };
+
+	if (epoll_ctl(m->lease_ep, EPOLL_CTL_ADD, sb->lease.pidfd, &ev) == -1)
+		log_warn("uid=%u agent=%s: cannot watch process %d",
+		    (unsigned)sb->key.uid, sb->key.agent, (int)sb->lease.pid);
+	record_lease(&m->cfg, sb);
+}
+
+/* Processes that sandboxes were bound to have exited: those sandboxes
+ * go, as a release would have them go. */
+static void
+leases_ended(struct monitor *m)
+{
+	struct epoll_event ev[32];
+	struct sbx_sandbox *sb;
+	pid_t pid;
+	int i, n;
+
+	n = epoll_wait(m->lease_ep, ev, 32, 0);
+	for (i = 0; i < n; i++) {
+		if ((sb = cache_find_lease(&m->cache, ev[i].data.fd)) == NULL)
+			continue;
+		pid = sb->lease.pid;
+		close(sb->lease.pidfd);	/* and out of the epoll set */
+		sb->lease.pidfd = -1;
+		audit_sandbox(AUDIT_RELEASE, sb, SBX_OK,
+		    "reason=bind_pid_exited pid=%d", (int)pid);
+		cache_release(&m->cache, sb->key.uid, owner_of(m, sb->key.uid),
+		    sb->key.agent, (struct sbx_reply){ NULL, NULL });
+	}
+}
+
 static void
 logger_start(struct monitor *m)
 {
@@ -583,6 +623,7 @@ loop(struct monitor *m)
 		    .events = m->nagents < m->max_agents ? POLLIN : 0 };
 		pfd[n++] = (struct pollfd){ .fd = m->broker.log.fd,
 		    .events = POLLIN };	/* -1 with -d: not polled */
+		pfd[n++] = (struct pollfd){ .fd = m->lease_ep, .events = POLLIN };
 		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
 		n += nw;
 		TAILQ_FOREACH(q, &m->outq, entry) {
@@ -606,7 +647,9 @@ loop(struct monitor *m)
 			on_broker_message(m);
 		if (pfd[2].revents & POLLIN)
 			brokerlog_read(&m->broker.log);
-		workers_events(&m->pool, pfd + 3, nw);
+		if (pfd[3].revents & POLLIN)
+			leases_ended(m);
+		workers_events(&m->pool, pfd + 4, nw);
 		cache_retry(&m->cache);	/* a worker may be free now */
 		/* Renames and refills of the warm pool fork the monitor:
 		 * not in a burst of requests, but once the broker has been
@@ -614,14 +657,14 @@ loop(struct monitor *m)
 		now = now_ms();
 		if (pfd[1].revents & POLLIN)
 			warm_at = now + WARM_QUIET_MS;
-		else if (warm_at == 0 && workers_done(pfd + 3, nw))
+		else if (warm_at == 0 && workers_done(pfd + 4, nw))
 			warm_at = now;	/* a worker may be free now */
 		if (warm_at != 0 && now >= warm_at) {
 			warm_at = 0;
 			if (!m->stopping)
 				warm_work(&m->rt, m->cache.nprovisions);
 		}
-		for (i = 3 + nw; i < n; i++)
+		for (i = 4 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
 		if ((now = now_ms()) >= next_tick || due <= now) {
@@ -891,6 +934,9 @@ setup(struct monitor *m, const char *path, int fg)
 	    .max_waiters = m->cfg.max_waiters }, now_ms);	/* + fd_budget() */
 	m->cache.owner_of = owner_of;
 	m->cache.owner_arg = m;
+	m->cache.leased = leased;
+	if ((m->lease_ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		fatal("epoll_create1");
 	if (adopt_sandboxes(&m->cfg, &m->projects, &m->cache, &m->rt) == -1)
 		fatalx("cannot list the runtime's containers (%s ps): which "
 		    "sandboxes and uid ranges are in use is unknown", m->cfg.runtime);

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -120,6 +121,12 @@ record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		return -1;
 	record_init(&r, (uint32_t)sb->key.uid, (uint32_t)sb->nservices,
 	    sb->idmap, sb->key.agent, sb->project);
+	if (sb->created_ms != 0)	/* written again: made then */
+		r.created_wall_ms -= now_ms() - sb->created_ms;
+	if (sb->lease.pidfd >= 0) {
+		r.bind_pid = (int32_t)sb->lease.pid;
+		r.bind_start = sb->lease.start;
+	}
 	for (i = 0; i < sb->nservices; i++) {
 		const struct service_cfg *s = config_service(cfg,
 		    sb->svc[i].conn.name);
@@ -137,6 +144,21 @@ record_write(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 		log_warn("cannot record sandbox uid=%u agent=%s",
 		    (unsigned)sb->key.uid, sb->key.agent);
 	return rc;
+}
+
+void
+record_lease(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
+{
+	struct sbx_outcome *o;
+	size_t i;
+
+	if (sb->state != SB_READY || (o = calloc(1, sizeof(*o))) == NULL)
+		return;
+	for (i = 0; i < sb->nservices; i++)
+		o->svc[i] = sb->svc[i];
+	(void)record_write(cfg, sb, o);
+	explicit_bzero(o, sizeof(*o));
+	free(o);
 }
 
 static int

@@ -18,6 +18,8 @@ int	record_open_dir(const struct sbx_config *, char *err, size_t cap);
 int	record_write(const struct sbx_config *, const struct sbx_sandbox *,
 	    const struct sbx_outcome *);
 void	record_remove(uid_t, const char *agent);
+/* sb's record written again, with the process it is now bound to. */
+void	record_lease(const struct sbx_config *, const struct sbx_sandbox *);
 /* A warm container (uid RECORD_POOL_UID, idmap and svc[0].warm = slot,
  * project = its service), named pool-<service>-<slot>. */
 int	record_write_pool(const struct sbx_config *, const struct sbx_svc *,

@@ -27,6 +27,7 @@ static const char *const whys[ADOPT_NWHY] = {
 	[ADOPT_PORT_CHANGED] = "port_changed",
 	[ADOPT_NOT_LISTENING] = "not_listening",
 	[ADOPT_RANGE_CHANGED] = "range_changed",
+	[ADOPT_LEASE_ENDED] = "bind_pid_exited",
 	[ADOPT_NO_RECORD] = "no_record",
 	[ADOPT_NOT_IN_SANDBOX] = "not_in_sandbox",
 	[ADOPT_POOL_NO_RECORD] = "no_record",

@@ -176,6 +176,7 @@ enum adopt_why {
 	ADOPT_PORT_CHANGED,
 	ADOPT_NOT_LISTENING,
 	ADOPT_RANGE_CHANGED,	/* its uid_map is not its record's range */
+	ADOPT_LEASE_ENDED,	/* the process it was bound to is gone */
 	ADOPT_NO_RECORD,	/* gone: the containers of a key no record has */
 	ADOPT_NOT_IN_SANDBOX,	/* gone: a service its record lacks */
 	ADOPT_POOL_NO_RECORD,	/* gone: a warm container with no record */

@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -84,4 +86,32 @@ proc_wait(pid_t pid, int64_t deadline)
 		if (errno != EINTR)
 			return -1;
 	return status;
+}
+
+uint64_t
+proc_start(pid_t pid)
+{
+	char path[40], buf[1024], *p, *end;
+	unsigned long long v;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || (size_t)n == sizeof(buf) - 1)
+		return 0;
+	buf[n] = '\0';
+	/* The name (field 2) is the process's own choice: past its last
+	 * ')' come fields 3 on, blank-separated; the start is field 22. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (field = 2; field < 22; field++)
+		if ((p = strchr(p + 1, ' ')) == NULL)
+			return 0;
+	errno = 0;
+	v = strtoull(p + 1, &end, 10);
+	return errno != 0 || end == p + 1 ? 0 : (uint64_t)v;
 }

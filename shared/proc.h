@@ -16,6 +16,9 @@ void	proc_reset_signals(void);
 void	proc_child_setup(int keep_fd, int exe_fd);
 /* A pidfd of pid; -1 on failure. */
 int	proc_pidfd(pid_t);
+/* pid's start time (/proc/PID/stat, field 22): which process it is; 0
+ * if it is gone. */
+uint64_t proc_start(pid_t);
 /* Wait for a child until deadline, then kill it: its wait status, or -1. */
 int	proc_wait(pid_t, int64_t deadline);
 

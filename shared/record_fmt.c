@@ -30,6 +30,7 @@ record_sound(const struct record *r)
 
 	if (r->magic != RECORD_MAGIC || r->version < 2 ||
 	    r->version > RECORD_VERSION || r->nservices == 0 ||
+	    r->bind_pid < 0 ||
 	    r->nservices > SBX_MAX_SERVICES ||
 	    !slug_field_valid(r->agent, sizeof(r->agent)) ||
 	    !slug_field_valid(r->project, sizeof(r->project)))

@@ -16,8 +16,10 @@
 #include "conn.h"
 
 #define RECORD_MAGIC	0x73627872u	/* "sbxr" */
-#define RECORD_VERSION	4	/* 1: without warm; 1, 2: the old hash;
-				 * 1-3: without host_uid */
+#define RECORD_VERSION	5	/* 1: without warm; 1, 2: the old hash;
+				 * 1-3: without host_uid; 1-4: without
+				 * bind_pid */
+#define RECORD_V4_HEAD	(offsetof(struct record, bind_pid))
 #define RECORD_POOL_UID	UINT32_MAX	/* a warm container's, unclaimed */
 #define RECORD_NAME_MAX	(SBX_SLUG_MAX + 16)	/* <uid>-<agent>, pool-<svc>-<slot> */
 
@@ -36,6 +38,9 @@ struct record {
 	char		agent[SBX_SLUG_MAX];
 	char		project[SBX_SLUG_MAX];
 	int64_t		created_wall_ms;	/* CLOCK_REALTIME */
+	int32_t		bind_pid;		/* 0: bound to no process */
+	uint32_t	pad;
+	uint64_t	bind_start;		/* its start (lease.c) */
 	struct record_svc svc[SBX_MAX_SERVICES];	/* nservices written */
 };
 

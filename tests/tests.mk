@@ -8,7 +8,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool
+	     brokerlog spare child probe results pool lease
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -37,6 +37,7 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c \
 		    monitor/reload.c monitor/results.c monitor/adopt_check.c \
 		    monitor/worker.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
+test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
 test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
 		    shared/job.c shared/scfilter.c shared/service.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
@@ -80,6 +81,7 @@ integration: all
 	$(LOCKED) tests/integration/run.sh
 	$(LOCKED) tests/integration/errors.sh
 	$(LOCKED) tests/integration/purge.sh
+	$(LOCKED) tests/integration/lease.sh
 
 # cppcheck over the production code; the BSD queue/tree macros are real
 # (libbsd's headers), so the checker sees what the compiler sees.

@@ -24,6 +24,7 @@
 #include "iox.h"
 #include "listen.h"
 #include "log.h"
+#include "proc.h"
 #include "rtname.h"
 #include "slug.h"
 #include "work.h"
@@ -42,6 +43,24 @@ struct record_svc_v1 {
 	struct sbx_conn	conn;
 	uint64_t	confhash;
 };
+
+/* Up to version 4 a record has no bind_pid: its services start where
+ * bind_pid is now. Moved in place; n as if it always had them. */
+static ssize_t
+upgrade_head(struct record *r, ssize_t n)
+{
+	const size_t gap = offsetof(struct record, svc) - RECORD_V4_HEAD;
+
+	if (n < (ssize_t)RECORD_V4_HEAD || (size_t)n - RECORD_V4_HEAD >
+	    sizeof(r->svc))
+		return -1;
+	memmove(r->svc, (char *)r + RECORD_V4_HEAD, (size_t)n -
+	    RECORD_V4_HEAD);
+	r->bind_pid = 0;
+	r->pad = 0;
+	r->bind_start = 0;
+	return n + (ssize_t)gap;
+}
 
 static ssize_t
 upgrade_v1(struct record *r, ssize_t n)
@@ -78,6 +97,9 @@ record_read(int dir, const char *name, struct record *r, int64_t *used)
 	n = (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_uid != 0) ? -1 : read(fd, r, sizeof(*r));
 	close(fd);
+	if (n >= (ssize_t)RECORD_V4_HEAD && r->magic == RECORD_MAGIC &&
+	    r->version < 5)
+		n = upgrade_head(r, n);
 	if (n >= (ssize_t)offsetof(struct record, svc) &&
 	    r->magic == RECORD_MAGIC && r->version == 1)
 		n = upgrade_v1(r, n);
@@ -209,6 +231,8 @@ whole(const struct sbx_config *cfg, const struct found *f,
 		a->pid[i] = c->pid;
 		a->pool_named |= (uint32_t)pool_named << i;
 	}
+	if (r->bind_pid != 0 && proc_start(r->bind_pid) != r->bind_start)
+		return ADOPT_LEASE_ENDED;
 	return ranges(f, a) ? ADOPT_WHOLE : ADOPT_RANGE_CHANGED;
 }
 

@@ -213,7 +213,7 @@ start_monitor
 check "full state_dir (its directories made before): the monitor starts" kill -0 "$MON_PID"
 # A sandbox the monitor cannot record would not survive a restart: the
 # agent gets no credentials for it.
-out=$(sbx request -a f7 -p cache-only redis 2>&1); rc=$?
+out=$(sbx request -a f7 -p cache-only redis 2>&1 >/dev/null); rc=$?
 check "a request on a full state_dir fails: internal, cannot record it" test "$rc" -eq 1 -a "$out" = "sbx: internal: the monitor could not record the sandbox (see its log)."
 check "and its log says why" grep -q 'cannot record sandbox uid=0 agent=f7: No space left on device' "$LOG"
 wait_for 30 made_is f7 0
@@ -326,9 +326,9 @@ check "with 300 connections held the broker is alive" kill -0 "$bpid"
 bfds=$(fd_count "$bpid")
 check "and its own fd table is small ($bfds of 64)" test "$bfds" -lt 32
 out=$(sbx ping 2>&1); rc=$?
-check "a new client (a third uid) at capacity gets busy" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections, try again soon"
+check "a new client (a third uid) at capacity gets busy" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections, try again soon (retry after 500 ms)"
 out=$(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$SBX" -S "$SOCK" ping 2>&1); rc=$?
-check "a uid at its own limit is told which limit" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections open for your uid, close one or try again later"
+check "a uid at its own limit is told which limit" test "$rc" -eq 1 -a "$out" = "sbx: busy: too many connections open for your uid, close one or try again later (retry after 200 ms)"
 kill -CONT $kids
 wait "$hpid1" "$hpid2"
 held="$(cat "$WORK/hold-nobody.out") / $(cat "$WORK/hold-daemon.out")"
@@ -423,7 +423,7 @@ fill=$(( ${nsvc:-0} + 3 ))
 seq "$fill" | xargs -P 4 -I{} sh -c \
     '"$1" -S "$2" request -a d{} -p cache-only redis > "$3/d{}.out" 2>&1' _ "$SBX" "$SOCK" "$WORK"
 n_ok=$(grep -l 'REDIS_PASSWORD=' "$WORK"/d*.out | wc -l)
-n_busy=$(grep -lx "sbx: busy: the monitor's descriptor budget for sandboxes is spent ($nsvc of $nsvc held); try again after a release." "$WORK"/d*.out | wc -l)
+n_busy=$(grep -lx "sbx: busy: the monitor's descriptor budget for sandboxes is spent ($nsvc of $nsvc held); try again after a release. (retry after 30000 ms)" "$WORK"/d*.out | wc -l)
 note "answers other than a sandbox: $(grep -Lh 'REDIS_PASSWORD=' "$WORK"/d*.out | xargs -r cat | sort | uniq -c | tr '\n' ' ')"
 check "filled to busy: $n_ok sandboxes (the budget), $n_busy busy naming it, no other answer" test "$n_ok" -eq "${nsvc:-0}" -a "$n_busy" -eq 3
 check "each sandbox is one redis container ($(labelled) labelled)" test "$(labelled)" -eq "$n_ok"
@@ -487,7 +487,7 @@ chmod 0755 "$WORK/lie/podman"
 restart_with runtime "$WORK/lie/podman"
 wait_for 10 no_workers
 fds0=$(rest_fds)
-out=$(sbx request -a pf1 -p cache-only redis 2>&1)
+out=$(sbx request -a pf1 -p cache-only redis 2>&1 >/dev/null)
 check "the request fails: runtime_failed, the service is gone" test "$out" = "sbx: runtime_failed: redis exited right after it became ready."
 wait_for 30 made_is pf1 0
 check "its container was removed, not leaked" made_is pf1 0
@@ -549,9 +549,9 @@ done
 wait_for 30 held_is 4
 check "root runs 4 provisions (max_provisions_per_uid), all held" held_is 4
 t0=$(date +%s%N)
-out=$(sbx request -a g5 -p cache-only redis 2>&1)
+out=$(sbx request -a g5 -p cache-only redis 2>&1 >/dev/null)
 g5_ms=$(ms_since "$t0")
-check "its fifth is busy at once (${g5_ms} ms), naming the limit" test "$out" = "sbx: busy: this user already has 4 sandboxes being provisioned, the most one user may (max_provisions_per_uid); try again soon." -a "$g5_ms" -lt 1000
+check "its fifth is busy at once (${g5_ms} ms), naming the limit" test "$out" = "sbx: busy: this user already has 4 sandboxes being provisioned, the most one user may (max_provisions_per_uid); try again soon. (retry after 2000 ms)" -a "$g5_ms" -lt 1000
 t0=$(date +%s%N)
 out=$(sbx_as nobody request -a n1 -p cache-only redis 2>&1)
 n1_ms=$(ms_since "$t0")
@@ -573,8 +573,8 @@ printf 'nobody:300000:10\n' > "$WORK/subuid"
 restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" max_sandboxes_per_uid 1
 check "nobody's sandbox was adopted" test -n "$(sbx status --json | grep '"n1"')"
 as_uid() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$WORK/sbx" -S "$SOCK" "$@"; }
-out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
-check "subuid = count: 300001 is busy on nobody's quota" test "$out" = "sbx: busy: this user already holds 1 sandboxes, the most one user may (max_sandboxes_per_uid)."
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1 >/dev/null)
+check "subuid = count: 300001 is busy on nobody's quota" test "$out" = "sbx: busy: this user already holds 1 sandboxes, the most one user may (max_sandboxes_per_uid). (retry after 10000 ms)"
 out=$(as_uid 300010 request -a s1 -p cache-only redis 2>&1)
 check "300010, past the range, is a user of its own: a sandbox" grep -q REDIS_PASSWORD= <<<"$out"
 as_uid 300010 release -a s1 >/dev/null
@@ -583,7 +583,7 @@ out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
 check "once nobody released, 300001 gets one" grep -q REDIS_PASSWORD= <<<"$out"
 as_uid 300001 release -a s1 >/dev/null
 restart_with runtime "$WORK/slow/podman" subuid_file "$WORK/subuid" subuid refuse
-out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1 >/dev/null)
 check "subuid = refuse: 300001 is forbidden, the sentence says why" test "$out" = "sbx: forbidden: uid 300001 is a subordinate uid of uid 65534, and this host refuses those (subuid = refuse)."
 check "and available offers it nothing" test -z "$(as_uid 300001 available cache-only 2>&1)"
 check "nobody itself is served" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n2 -p cache-only redis 2>&1)"
@@ -601,7 +601,7 @@ mv "$WORK/projects" "$WORK/projects.away"; : > "$WORK/projects"
 hup
 check "the policies are kept, and the log says so" grep -q 'reload: the project policies were not read again; keeping the 4 read before' "$LOG"
 check "the subordinate uids too, naming why" grep -q "subordinate uids: $WORK/subuid must be a root-owned file that only root may write; keeping the 1 ranges read before" "$LOG"
-out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1)
+out=$(as_uid 300001 request -a s1 -p cache-only redis 2>&1 >/dev/null)
 check "300001 is still refused as nobody's subordinate uid" test "$out" = "sbx: forbidden: uid 300001 is a subordinate uid of uid 65534, and this host refuses those (subuid = refuse)."
 check "nobody is still served cache-only" grep -q REDIS_PASSWORD= <<<"$(sbx_as nobody request -a n3 -p cache-only redis 2>&1)"
 sbx_as nobody release -a n3 >/dev/null

@@ -380,6 +380,19 @@ Test(dispatch, valid_sandbox_sixteen_services)
 	close(r.rx.fds[0]);
 }
 
+/* A subverted broker's bind_pid below 0 is refused, the broker with it. */
+Test(dispatch, negative_bind_pid_rejected)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, SBX_REQ_SANDBOX);
+
+	need_root();
+	m.sandbox.bind_pid = -1;
+	expect_rejected_std(&m, len, "bind_pid -1");
+	m.sandbox.bind_pid = INT32_MIN;
+	expect_rejected_std(&m, len, "bind_pid INT32_MIN");
+}
+
 /* The uid is the agent's (SO_PEERCRED of the accepted socket), not the
  * uid of whoever relays the message. */
 Test(dispatch, uid_is_the_connecting_agents)

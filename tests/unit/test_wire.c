@@ -1733,3 +1733,68 @@ Test(wire_reply, status_empty)
 	cr_assert_eq(sbs->via.array.size, 0);
 	reply_free(&r);
 }
+
+/* bind_pid: absent is 0; a pid is taken; anything else is bad_request. */
+static void
+p_sandbox_bind(struct buf *b, void (*val)(struct buf *, long long),
+    long long v)
+{
+	msgpack_pack_map(&b->pk, 5);
+	p_kv(b, "op", "request_sandbox");
+	p_kv(b, "agent", "a1");
+	p_kv(b, "project", "demo");
+	p_str(b, "services");
+	p_strs(b, two_svcs, 2);
+	p_str(b, "bind_pid");
+	val(b, v);
+}
+
+static void
+v_int(struct buf *b, long long v)
+{
+	msgpack_pack_int64(&b->pk, v);
+}
+
+static void
+v_str(struct buf *b, long long v)
+{
+	(void)v;
+	p_str(b, "1234");
+}
+
+Test(wire_bind, a_pid_is_taken_and_absent_is_zero)
+{
+	union sbx_req_any out;
+	size_t outlen;
+	char err[WIRE_ERR_MAX];
+	struct buf b;
+
+	buf_init(&b);
+	p_sandbox_bind(&b, v_int, 4242);
+	cr_assert_eq(decode_buf(&b, &out, &outlen, err), WIRE_OK, "%s", err);
+	cr_assert_eq(out.sandbox.bind_pid, 4242);
+	buf_free(&b);
+	buf_init(&b);
+	p_sandbox(&b, "a1", "demo", two_svcs, 2);
+	cr_assert_eq(decode_buf(&b, &out, &outlen, err), WIRE_OK, "%s", err);
+	cr_assert_eq(out.sandbox.bind_pid, 0, "no bind_pid: bound to nothing");
+	buf_free(&b);
+}
+
+Test(wire_bind, anything_but_a_pid_is_refused)
+{
+	struct buf b;
+
+	buf_init(&b);
+	p_sandbox_bind(&b, v_int, 0);
+	expect_bad_buf(&b, "bind_pid 0");
+	buf_init(&b);
+	p_sandbox_bind(&b, v_int, -5);
+	expect_bad_buf(&b, "a negative bind_pid");
+	buf_init(&b);
+	p_sandbox_bind(&b, v_int, 1LL << 40);
+	expect_bad_buf(&b, "a bind_pid past 2^31");
+	buf_init(&b);
+	p_sandbox_bind(&b, v_str, 0);
+	expect_bad_buf(&b, "a bind_pid that is a string");
+}
