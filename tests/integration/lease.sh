@@ -9,16 +9,16 @@ set -u
 UA=sbx-it-la UB=sbx-it-lb
 throwaway_users $UA $UB
 uid_a=$(id -u $UA)
-SLEEPERS=
+# The sleepers are the throwaway users' only processes: none outlives us
+# (each holds a copy of the host lock's descriptor).
 cleanup_hook() {
-	# shellcheck disable=SC2086
-	[ -n "$SLEEPERS" ] && kill $SLEEPERS 2>/dev/null
+	pkill -u "$UA" -x sleep 2>/dev/null
+	pkill -u "$UB" -x sleep 2>/dev/null
 }
 # sleeper USER: a process of USER's that lives until killed; its pid.
 sleeper() {
 	runuser -u "$1" -- sleep 600 >/dev/null 2>&1 &
 	local p=$!
-	SLEEPERS="$SLEEPERS $p"
 	# runuser's child is the sleep: the process USER owns.
 	wait_for 5 test -n "$(pgrep -P "$p" -x sleep)"
 	pgrep -P "$p" -x sleep
