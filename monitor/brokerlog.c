@@ -76,15 +76,18 @@ brokerlog_line(char *line, size_t len)
  * dropped). A line longer than the buffer is logged in pieces.
  */
 #define LOG_READ_MAX	(64 * 1024)
+/* And no read once this many lines were logged: a flood of short lines
+ * costs a turn at most these and what one read holds. */
+#define LOG_LINES_MAX	256
 
 void
 brokerlog_read(struct brokerlog *l)
 {
-	size_t got = 0, room;
+	size_t got = 0, room, lines = 0;
 	ssize_t n;
 	char *nl;
 
-	while (got < LOG_READ_MAX) {
+	while (got < LOG_READ_MAX && lines < LOG_LINES_MAX) {
 		room = sizeof(l->buf) - 1 - l->len;
 		if ((n = read(l->fd, l->buf + l->len, room)) <= 0)
 			return;		/* EAGAIN: all read */
@@ -92,6 +95,7 @@ brokerlog_read(struct brokerlog *l)
 		l->len += (size_t)n;
 		while ((nl = memchr(l->buf, '\n', l->len)) != NULL) {
 			brokerlog_line(l->buf, (size_t)(nl - l->buf));
+			lines++;
 			l->len -= (size_t)(nl - l->buf) + 1;
 			memmove(l->buf, nl + 1, l->len);
 		}

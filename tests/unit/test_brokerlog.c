@@ -113,3 +113,30 @@ Test(brokerlog, nothing_to_read_returns_at_once)
 	fflush(stderr);
 	cr_assert_stderr_eq_str("");
 }
+
+/* A flood of short lines costs a turn a bounded number of them: the rest
+ * waits in the pipe for the next turn, none is lost. */
+Test(brokerlog, a_flood_of_lines_is_taken_a_bounded_number_a_turn)
+{
+	char line[] = "<6>9 x\n";
+	char buf[64];
+	FILE *f;
+	int i, first = 0, all = 0;
+
+	for (i = 0; i < 1000; i++)
+		cr_assert_eq(write(bl.w, line, sizeof(line) - 1),
+		    (ssize_t)sizeof(line) - 1);
+	brokerlog_read(&bl);
+	fflush(stderr);
+	f = cr_get_redirected_stderr();
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		first++;
+	cr_assert(first > 0 && first <= 256 + 2304 / 7,
+	    "%d lines in one turn", first);
+	for (i = 0; i < 10; i++)
+		brokerlog_read(&bl);
+	fflush(stderr);
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		all++;
+	cr_assert_eq(first + all, 1000, "the rest came in later turns");
+}
