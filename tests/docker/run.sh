@@ -151,7 +151,7 @@ check "and the new postgres works" uses_sandbox
 
 echo "# a missing image"
 t0=$(date +%s)
-out=$(sbx request -a m1 -p gone missing 2>&1)
+out=$(sbx request -a m1 -p gone missing 2>&1 >/dev/null)
 check "is runtime_failed, naming the image, at once (no pull)" \
     test "$out" = "sbx: runtime_failed: missing: image localhost/sbx-nosuch:1 is missing (run make images)." -a $(( $(date +%s) - t0 )) -lt 10
 check "and leaves no container" test -z "$($RT ps -aq --filter label=sbx.agent=m1)"

@@ -60,7 +60,7 @@ check "and its socket directory" test ! -e "$WORK/run/0/g1/redis"
 
 echo "# another project under the same slug"
 project other redis; hup
-out=$(sbx request -a g1 -p other 2>&1); rc=$?
+out=$(sbx request -a g1 -p other 2>&1 >/dev/null); rc=$?
 check "is refused: conflict, naming the project held" test "$rc" -ne 0 -a "$out" = "sbx: conflict: this agent holds a sandbox of project grow; release it first."
 check "and nothing was torn down" test "$(pq "$e3" 'select x from t')" = 7
 check "audited as a refusal" grep -q 'audit event=refuse uid=0 agent=g1 project=other services=redis result=conflict' "$LOG"
