@@ -221,6 +221,7 @@ reply_error(struct sbx_reply r, enum sbx_req_type type, enum sbx_code code,
 struct busy {
 	char		msg[SBX_MESSAGE_MAX];
 	uint32_t	retry_ms;
+	bool		own;	/* the uid's own provisions: its turn comes */
 };
 
 #define RETRY_PROVISIONS_MS	2000	/* a provision ends */
@@ -321,6 +322,7 @@ waiter_add(struct sbx_sandbox *sb, struct sbx_waiter *w, bool head)
 	sb->nwaiters++;
 	sb->quota->requests++;
 	sb->cache->nrequests++;
+	w->queued_ms = sb->cache->clock();
 }
 
 static void
@@ -522,8 +524,10 @@ provision_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
 	const struct cache *c = sb->cache;
 	const struct cache_limits *l = &c->lim;
 
+	b->own = false;
 	if (l->max_provisions_per_uid > 0 &&
-	    sb->quota->provisions >= l->max_provisions_per_uid)
+	    sb->quota->provisions >= l->max_provisions_per_uid &&
+	    (b->own = true))
 		busy_set(b, RETRY_PROVISIONS_MS, "this user already has %u "
 		    "sandboxes being provisioned, the most one user may "
 		    "(max_provisions_per_uid); try again soon.",
@@ -620,6 +624,26 @@ try_claim(struct sbx_sandbox *sb, const struct sbx_waiter *w)
  * (look at the next one), false when work was started for it or the
  * entry is busy.
  */
+/*
+ * A request past its uid's own running provisions waits its turn in the
+ * queue (cache_retry takes it again when a provision ends), within its
+ * deadline; past any other limit, or its deadline, it is busy. false:
+ * it waits.
+ */
+static bool
+waits_turn(struct sbx_sandbox *sb, struct sbx_waiter *w, const struct busy *b)
+{
+	const struct cache *c = sb->cache;
+
+	if (b->own && (c->lim.max_wait_ms == 0 ||
+	    c->clock() - w->queued_ms < c->lim.max_wait_ms)) {
+		stall(sb);
+		return false;
+	}
+	refuse_head(sb, w, b);
+	return true;
+}
+
 static bool
 serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 {
@@ -654,10 +678,8 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		int64_t now = c->clock(), idle = now - sb->used_ms;
 
 		if (!same_set(sb, w)) {
-			if (provision_refused(sb, w, &b)) {
-				refuse_head(sb, w, &b);
-				return true;
-			}
+			if (provision_refused(sb, w, &b))
+				return waits_turn(sb, w, &b);
 			if (start_reshape(sb, w))
 				return false;
 			audit_sandbox(AUDIT_PROVISION, sb,
@@ -686,10 +708,8 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	if (sb->state != SB_READY && !fds_refused(sb, w, &b) &&
 	    try_claim(sb, w))
 		return true;
-	if (provision_refused(sb, w, &b)) {
-		refuse_head(sb, w, &b);
-		return true;
-	}
+	if (provision_refused(sb, w, &b))
+		return waits_turn(sb, w, &b);
 	if (sb->state == SB_READY)
 		audit_sandbox(AUDIT_EVICT, sb, SBX_OK, "reason=not_live");
 	if (start_provision(sb, w))

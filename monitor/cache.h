@@ -61,6 +61,7 @@ struct sbx_waiter {
 	size_t		nservices;	/* the project's full opted-in set */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
 	struct sbx_lease lease;		/* taken by the sandbox if answered */
+	int64_t		queued_ms;	/* when it came */
 	struct sbx_reply reply;
 };
 
@@ -147,7 +148,8 @@ struct cache_limits {
 	unsigned	max_requests_per_uid;	/* requests and releases */
 	unsigned	max_waiters;	/* on one entry */
 	unsigned	max_provisions;	/* running, in all */
-	unsigned	max_provisions_per_uid;
+	unsigned	max_provisions_per_uid;	/* past it, a request waits */
+	int64_t		max_wait_ms;	/* ...this long at most; 0: no bound */
 };
 
 struct cache {

@@ -873,6 +873,8 @@ fd_budget(struct monitor *m)
 	l->max_provisions = c->max_provisions;
 	l->max_provisions_per_uid = min_u(c->max_provisions_per_uid,
 	    c->max_provisions);
+	/* A request waits its uid's turn as long as a provision may take. */
+	l->max_wait_ms = ((int64_t)c->runtime_timeout * 3 + 10) * 1000;
 	l->max_requests = c->max_requests;
 	l->max_requests_per_uid = min_u(c->max_requests_per_uid,
 	    c->max_requests);

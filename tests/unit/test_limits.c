@@ -281,20 +281,41 @@ Test(limits, provisions_per_uid_cost_nobody_else)
 	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
 	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
 	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
-	cr_assert_eq(c.n, 1);
-	expect_busy(&c, 0, "max_provisions_per_uid", 2000);
-	cr_assert_null(cache_find(&cache, 1000, "c"), "no entry kept");
+	cr_assert_eq(c.n, 0, "the third waits its turn: no busy");
+	cr_assert_not_null(cache_find(&cache, 1000, "c"), "queued");
 	ensure(1001, "a", "roboco-api", "postgres", NULL, &other);
 	cr_assert_eq(rtd.npending, 3, "another uid provisions at once");
 	cr_assert_eq(cache.nprovisions, 3);
 	rtd_complete(&rtd);
+	expect_ok(&c, 0);
 	expect_ok(&c, 1);
-	expect_ok(&c, 2);
 	expect_ok(&other, 0);
 	cr_assert_eq(cache.nprovisions, 0);
-	rtd.deferred = false;
-	ensure(1000, "c", "roboco-api", "postgres", NULL, &c);
-	expect_ok(&c, 3);
+	cache_retry(&cache);	/* the loop's, once provisions ended */
+	cr_assert_eq(rtd.npending, 1, "its turn came: provisioning");
+	rtd_complete(&rtd);
+	expect_ok(&c, 2);
+}
+
+/* A request that waited its turn past its deadline is busy. */
+Test(limits, a_turn_waited_past_its_deadline_is_busy)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_provisions_per_uid = 1,
+	    .max_wait_ms = 5000 });
+	rtd.deferred = true;
+	ensure(1000, "a", "roboco-api", "postgres", NULL, &c);
+	ensure(1000, "b", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 0);
+	fake_now += 4000;
+	cache_retry(&cache);
+	cr_assert_eq(c.n, 0, "within its deadline it waits");
+	fake_now += 2000;
+	cache_retry(&cache);
+	cr_assert_eq(c.n, 1);
+	expect_busy(&c, 0, "max_provisions_per_uid", 2000);
+	rtd_complete(&rtd);
 }
 
 Test(limits, provisions_in_all)
@@ -443,8 +464,11 @@ Test(limits, subuids_count_for_provisions_and_requests_too)
 	rtd.deferred = true;
 	ensure(100001, "a", "roboco-api", "postgres", NULL, &c);
 	ensure(100002, "a", "roboco-api", "postgres", NULL, &c);
-	cr_assert_eq(c.n, 1);
-	expect_busy(&c, 0, "max_provisions_per_uid", 2000);
+	cr_assert_eq(c.n, 0, "the owner's one provision runs: it waits");
+	cr_assert_eq(rtd.npending, 1);
+	rtd_complete(&rtd);
+	cache_retry(&cache);
+	cr_assert_eq(rtd.npending, 1, "then its turn");
 	rtd_complete(&rtd);
 }
 
