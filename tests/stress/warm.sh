@@ -54,8 +54,9 @@ held() { [ "$(wc -l < "$GATE/held")" -ge "$1" ]; }
 cleanup_hook() { rm -f "$GATE/hold-all" "$GATE/hold-warm" "$GATE/hold-rename"; { for _ in $(seq 64); do echo go; done >&7; } 2>/dev/null; }
 
 WARM=2 write_conf yes
-# postgres on loopback TCP, redis on Unix sockets: both kinds are claimed.
-set_transport postgres tcp
+# Both on Unix sockets: a tcp port is guarded for its owner, and warm
+# needs transport = unix (sbx.conf(5)); tenancy.sh and isolation.sh
+# cover tcp.
 # A second project like demo, removed before a restart (below).
 printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/demo2.conf"
 sed -i "s|^runtime *=.*|runtime = $GATE/podman|" "$CONF"
