@@ -100,7 +100,7 @@ keep_pw() { grep -o "PASSWORD=[^ ]*" <<<"$1" | cut -d= -f2 | tr -d "'" >> "$pws"
 
 sbx request -a au1 -p cache-only postgres >/dev/null 2>&1
 sbx request -a au1 -p nosuch redis >/dev/null 2>&1
-sbx_as nobody status >/dev/null 2>&1
+sbx_as nobody request -a au9 -p cache-only --bind-pid 1 redis >/dev/null 2>&1
 e1=$(sbx request -a au1 -p cache-only redis 2>/dev/null); keep_pw "$e1"
 e2=$(sbx request -a au1 -p cache-only redis 2>/dev/null); keep_pw "$e2"
 check "a hit answers the same credentials" test -n "$e1" -a "$e1" = "$e2"
@@ -190,7 +190,7 @@ check "audit: release of nothing" a release 'agent=au1 project=- services=- resu
 check "audit: expiry" a expire 'agent=ex1 project=cache-only services=redis result=ok idle_s=[0-9]+$'
 check "audit: refusal not_opted_in" a refuse 'agent=au1 project=cache-only services=postgres result=not_opted_in op=request_sandbox$'
 check "audit: refusal unknown_project" a refuse 'agent=au1 project=nosuch services=redis result=unknown_project op=request_sandbox$'
-check "audit: refusal forbidden (status as nobody)" a refuse 'agent=- project=- services=- result=forbidden op=status$'
+check "audit: refusal forbidden (nobody binding pid 1)" a refuse 'agent=au9 project=cache-only services=redis result=forbidden op=request_sandbox$'
 check "audit: refusal busy (max_sandboxes_per_uid)" a refuse 'agent=ex2 project=cache-only services=redis result=busy op=request_sandbox$'
 check "audit: refusal disabled" a refuse 'agent=off1 project=cache-only services=redis result=disabled op=request_sandbox$'
 check "audit: refusal by the broker, with the uid" grep -Eq '^sbx-broker: audit event=refuse uid=0 agent=- project=- services=- result=bad_request op=- by=broker$' "$LOG"
