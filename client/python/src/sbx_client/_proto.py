@@ -200,19 +200,22 @@ class BusyRetry:
     (the client's ``timeout`` from the call's start), so that retrying
     never makes a call take longer than a call may."""
 
-    def __init__(self, enabled: bool, deadline: float) -> None:
+    def __init__(self, enabled: bool, deadline: float,
+                 room: float = 0.0) -> None:
         self.enabled = enabled
         self.deadline = deadline
+        self.room = room
         self.attempt = 0
 
     def wait_for(self, e: BusyError) -> Optional[float]:
         """The seconds to sleep before trying again, or None: give up
-        and raise ``e`` (retries off, or the wait would end past the
-        deadline: no use waiting to fail)."""
+        and raise ``e`` (retries off, or the wait would leave the next
+        try less than ``room`` before the deadline: no use waiting to
+        fail, or to time out instead of being told busy)."""
         if not self.enabled:
             return None
         d = busy_delay(self.attempt, e.retry_after_ms)
-        if time.monotonic() + d >= self.deadline:
+        if time.monotonic() + d + self.room >= self.deadline:
             return None
         self.attempt += 1
         return d
@@ -235,7 +238,9 @@ class Options:
         self.retry_busy = retry_busy
 
     def _retry(self) -> BusyRetry:
-        return BusyRetry(self.retry_busy, time.monotonic() + self.timeout)
+        # A try after a wait keeps a quarter of the call's time.
+        return BusyRetry(self.retry_busy, time.monotonic() + self.timeout,
+                         self.timeout / 4)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.socket!r})"
