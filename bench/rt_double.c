@@ -136,14 +136,6 @@ warm_ready(const struct rt_cli *rt, size_t svc)
 	return 0;
 }
 
-uint32_t
-rt_host_uid(const struct rt_cli *rt, unsigned slot,
-    const struct service_cfg *s)
-{
-	return idmap_host_uid(&rt->idmap, slot,
-	    (unsigned)(s - rt->cfg->services));
-}
-
 /* The double has no containers to purge. */
 int
 runtime_purge(const struct sbx_config *cfg)

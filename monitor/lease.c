@@ -18,25 +18,6 @@
 #include "lease.h"
 #include "proc.h"
 
-/* A small file of /proc, whole; -1 if it is gone or longer than cap. */
-static ssize_t
-proc_read(pid_t pid, const char *file, char *buf, size_t cap)
-{
-	char path[40];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0 || (size_t)n == cap - 1)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 /* The real uid of pid, from its status; -1 if not found. */
 static long long
 proc_uid(pid_t pid)
@@ -44,7 +25,7 @@ proc_uid(pid_t pid)
 	char buf[4096], *p, *end;
 	long long uid;
 
-	if (proc_read(pid, "status", buf, sizeof(buf)) == -1 ||
+	if (proc_file(pid, "status", buf, sizeof(buf)) == -1 ||
 	    (p = strstr(buf, "\nUid:\t")) == NULL)
 		return -1;
 	errno = 0;

@@ -53,7 +53,12 @@ bool	warm_started_sound(const struct warm_started *,
 /* A hit's check (liveness.c). */
 bool	rt_is_live(void *impl, struct sbx_sandbox *);
 /* The first host uid of service s's range in slot (idmap.c's layout). */
-uint32_t rt_host_uid(const struct rt_cli *, unsigned slot,
-	    const struct service_cfg *s);
+static inline uint32_t
+rt_host_uid(const struct rt_cli *rt, unsigned slot,
+    const struct service_cfg *s)
+{
+	return idmap_host_uid(&rt->idmap, slot,
+	    (unsigned)(s - rt->cfg->services));
+}
 
 #endif

@@ -173,14 +173,6 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	return 0;
 }
 
-uint32_t
-rt_host_uid(const struct rt_cli *rt, unsigned slot,
-    const struct service_cfg *s)
-{
-	return idmap_host_uid(&rt->idmap, slot,
-	    (unsigned)(s - rt->cfg->services));
-}
-
 /* The longest ready_timeout of sb's services; 0: one is not configured. */
 static unsigned
 max_ready_timeout(const struct sbx_config *cfg, const struct sbx_sandbox *sb)
@@ -484,8 +476,11 @@ spawn_sandbox_job(struct rt_cli *rt, enum job_type type,
 		job_svc_of(rt, sb, &sb->svc[i], &j->svc[i], &mask);
 	j->reshape = sb->prev != NULL;
 	j->nprev = sb->prev != NULL ? (uint32_t)sb->nprev : 0;
-	for (i = 0; i < j->nprev; i++)
+	for (i = 0; i < j->nprev; i++) {
 		job_svc_of(rt, sb, &sb->prev[i], &j->prev[i], &mask);
+		j->prev[i].dropped = dropped(sb, i);
+	}
+	j->ready_timeout = max_ready_timeout(rt->cfg, sb);
 	rc = worker_spawn(rt->pool, type, mask, j, sizeof(*j),
 	    sizeof(struct job_outcome), now_ms() + timeout_ms, done, arg);
 	explicit_bzero(j, sizeof(*j));

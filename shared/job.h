@@ -74,6 +74,7 @@ struct job_svc {
 	struct sbx_conn	conn;		/* name and password; the rest: reach() */
 	int32_t		pid;		/* keep: its running container's */
 	uint32_t	keep;		/* a reshape's: running already */
+	uint32_t	dropped;	/* prev[]: the new set lacks it */
 	uint32_t	warm;		/* a claimed warm container: its slot */
 	uint32_t	host_uid;	/* first host uid of its range; 0 none */
 };
@@ -82,6 +83,7 @@ struct job_sandbox {
 	struct sbx_key	key;
 	char		project[SBX_SLUG_MAX];
 	uint64_t	generation;
+	uint32_t	ready_timeout;	/* the longest of svc[]'s, seconds */
 	uint32_t	nservices;
 	uint32_t	reshape;	/* prev[] is the set served */
 	uint32_t	nprev;

@@ -88,25 +88,35 @@ proc_wait(pid_t pid, int64_t deadline)
 	return status;
 }
 
+ssize_t
+proc_file(pid_t pid, const char *file, char *buf, size_t cap)
+{
+	char path[40];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0 || (size_t)n == cap - 1)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 uint64_t
 proc_start(pid_t pid)
 {
-	char path[40], buf[1024], *p, *end;
+	char buf[1024], *p, *end;
 	unsigned long long v;
-	ssize_t n;
-	int fd, field;
+	int field;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || (size_t)n == sizeof(buf) - 1)
-		return 0;
-	buf[n] = '\0';
 	/* The name (field 2) is the process's own choice: past its last
 	 * ')' come fields 3 on, blank-separated; the start is field 22. */
-	if ((p = strrchr(buf, ')')) == NULL)
+	if (proc_file(pid, "stat", buf, sizeof(buf)) <= 0 ||
+	    (p = strrchr(buf, ')')) == NULL)
 		return 0;
 	for (field = 2; field < 22; field++)
 		if ((p = strchr(p + 1, ' ')) == NULL)

@@ -16,6 +16,9 @@ void	proc_reset_signals(void);
 void	proc_child_setup(int keep_fd, int exe_fd);
 /* A pidfd of pid; -1 on failure. */
 int	proc_pidfd(pid_t);
+/* A small file of /proc/PID, whole and NUL-ended in buf; -1 if it is
+ * gone or longer than cap. */
+ssize_t	proc_file(pid_t, const char *file, char *buf, size_t cap);
 /* pid's start time (/proc/PID/stat, field 22): which process it is; 0
  * if it is gone. */
 uint64_t proc_start(pid_t);

@@ -379,23 +379,6 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 	}
 }
 
-/* The longest ready_timeout of sb's services; 0 if one is not configured. */
-static unsigned
-max_ready_timeout(const struct sbx_config *cfg, const struct job_sandbox *sb)
-{
-	const struct service_cfg *s;
-	unsigned max = 0;
-	size_t i;
-
-	for (i = 0; i < sb->nservices; i++) {
-		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL)
-			return 0;
-		if (s->ready_timeout > max)
-			max = s->ready_timeout;
-	}
-	return max;
-}
-
 /* Start each service in its own process: they come up in parallel. */
 static pid_t
 svc_fork(const struct sbx_config *cfg, const struct job_sandbox *sb,
@@ -594,7 +577,7 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 		return 1;
 	}
 	deadline = now_ms() + ((int64_t)cfg->runtime_timeout +
-	    max_ready_timeout(cfg, sb)) * 1000;
+	    sb->ready_timeout) * 1000;
 	memset(&o, 0, sizeof(o));
 	/* podman's run --replace removes a container of the same name in
 	 * the same call: a key's first provision skips the label-wide rm. A

@@ -281,18 +281,6 @@ remove_claimed(const struct sbx_config *cfg, const struct sbx_key *key,
 	return rc;
 }
 
-/* A reshape: did it drop sb->prev[i] (the new set lacks that service)? */
-static bool
-dropped(const struct job_sandbox *sb, size_t i)
-{
-	size_t j;
-
-	for (j = 0; j < sb->nservices; j++)
-		if (strcmp(sb->prev[i].conn.name, sb->svc[j].conn.name) == 0)
-			return false;
-	return true;
-}
-
 /* A reshape: the services the sandbox had and no longer has. Bit i set:
  * the runtime said sb->prev[i]'s container is gone. */
 uint32_t
@@ -303,7 +291,7 @@ remove_dropped(const struct sbx_config *cfg, const struct job_sandbox *sb,
 	size_t i;
 
 	for (i = 0; i < sb->nprev; i++)
-		if (dropped(sb, i) && remove_service(cfg, &sb->key,
+		if (sb->prev[i].dropped && remove_service(cfg, &sb->key,
 		    sb->prev[i].conn.name, sb->prev[i].warm, deadline) == 0)
 			gone |= 1U << i;
 	return gone;
