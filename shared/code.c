@@ -15,6 +15,9 @@ static const char *const code_names[SBX_CODE_MAX] = {
 	[SBX_E_TIMEOUT] = "timeout",
 	[SBX_E_BUSY] = "busy",
 	[SBX_E_INTERNAL] = "internal",
+	[SBX_E_NO_SANDBOX] = "no_sandbox",
+	[SBX_E_UNKNOWN_SNAPSHOT] = "unknown_snapshot",
+	[SBX_E_SEED_FAILED] = "seed_failed",
 };
 
 const char *
@@ -31,6 +34,8 @@ static const char *const req_names[SBX_REQ_MAX] = {
 	[SBX_REQ_SANDBOX] = "request_sandbox",
 	[SBX_REQ_RELEASE] = "release",
 	[SBX_REQ_STATUS] = "status",
+	[SBX_REQ_RESET] = "reset",
+	[SBX_REQ_SNAPSHOT] = "snapshot",
 };
 
 const char *

@@ -14,6 +14,9 @@
 #define CFG_MAX_TMPFS	8
 #define CFG_MAX_ARGS	32
 #define CFG_MAX_RTARGS	16
+/* Snapshots one sandbox may hold (max_snapshots): redis keeps them in
+ * databases 16 to 31 of its own server (worker/data.c). */
+#define SBX_MAX_SNAPSHOTS	16
 #define POOL_MAX_WARM	64	/* warm containers of one service */
 
 enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
@@ -93,6 +96,7 @@ struct sbx_config {
 	unsigned	max_waiters;		/* queued on one sandbox */
 	unsigned	max_provisions;		/* running at once, all */
 	unsigned	max_provisions_per_uid;
+	unsigned	max_snapshots;		/* per sandbox */
 	enum subuid_mode subuid;		/* subordinate uids: count, refuse */
 	char		subuid_file[CFG_STR];
 	size_t		nservices;

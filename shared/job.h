@@ -46,6 +46,7 @@ enum job_type {
 	JOB_PURGE,		/* nothing; a line per removal to fd 3, the
 				 * admin's stdout; its exit status says */
 	JOB_LOG,		/* nothing; reads the monitor's lines on fd 3 */
+	JOB_DATA,		/* job_data; answers data_result */
 	JOB_NTYPES
 };
 
@@ -82,6 +83,8 @@ struct job_svc {
 struct job_sandbox {
 	struct sbx_key	key;
 	char		project[SBX_SLUG_MAX];
+	char		seed[SBX_SLUG_MAX];	/* the project's postgres_seed
+						 * file name, or "": none */
 	uint64_t	generation;
 	uint32_t	ready_timeout;	/* the longest of svc[]'s, seconds */
 	uint32_t	nservices;
@@ -104,6 +107,36 @@ struct job_outcome {
 		uint32_t	port;	/* tcp: published on 127.0.0.1 */
 	}		svc[SBX_MAX_SERVICES];	/* in job_sandbox.svc[] order */
 	uint32_t	dropped_gone;	/* a reshape: bit i, prev[i] removed */
+};
+
+/*
+ * A reset or a snapshot of a ready sandbox's data (worker/data.c): the
+ * services its owner holds, as a provision's job names them. The
+ * snapshot's name is a slug the monitor checked; what the sandbox holds
+ * of its snapshots is the sandbox's own (in its services), and the
+ * worker reads it as a tenant's bytes.
+ */
+enum data_op {
+	DATA_RESET = 1,		/* snapshot: "" the hand-out state, or a name */
+	DATA_SNAPSHOT,		/* snapshot: the name to save under */
+};
+
+struct job_data {
+	struct sbx_key	key;
+	char		project[SBX_SLUG_MAX];
+	uint32_t	op;		/* enum data_op */
+	char		snapshot[SBX_SLUG_MAX];
+	uint32_t	max_snapshots;	/* sbx.conf's, per sandbox */
+	uint32_t	nservices;
+	struct job_svc	svc[SBX_MAX_SERVICES];
+};
+
+/* What a data job answers: SBX_OK, SBX_E_UNKNOWN_SNAPSHOT (nothing
+ * changed), SBX_E_BAD_REQUEST (a new snapshot past max_snapshots: nothing
+ * changed), SBX_E_RUNTIME_FAILED or SBX_E_TIMEOUT; message: one sentence. */
+struct data_result {
+	uint32_t	code;		/* enum sbx_code */
+	char		message[SBX_MESSAGE_MAX];
 };
 
 /* A claimed warm container of an evicted sandbox, by its names only. */

@@ -41,6 +41,8 @@ enum sbx_req_type {
 	SBX_REQ_SANDBOX,
 	SBX_REQ_RELEASE,
 	SBX_REQ_STATUS,
+	SBX_REQ_RESET,
+	SBX_REQ_SNAPSHOT,
 	SBX_REQ_MAX
 };
 
@@ -57,6 +59,9 @@ enum sbx_code {
 	SBX_E_TIMEOUT,
 	SBX_E_BUSY,
 	SBX_E_INTERNAL,
+	SBX_E_NO_SANDBOX,	/* reset, snapshot: none held for that agent */
+	SBX_E_UNKNOWN_SNAPSHOT,
+	SBX_E_SEED_FAILED,
 	SBX_CODE_MAX
 };
 
@@ -92,6 +97,20 @@ struct sbx_req_status {
 	struct sbx_msg_hdr hdr;
 };
 
+/* Every session ended; back to the hand-out state, or to snapshot "to". */
+struct sbx_req_reset {
+	struct sbx_msg_hdr hdr;
+	char		agent[SBX_SLUG_MAX];
+	char		to[SBX_SLUG_MAX];	/* a snapshot's name, or "" */
+};
+
+/* The sandbox's state saved under name (replacing one of that name). */
+struct sbx_req_snapshot {
+	struct sbx_msg_hdr hdr;
+	char		agent[SBX_SLUG_MAX];
+	char		name[SBX_SLUG_MAX];
+};
+
 /* The largest request; the monitor's receive buffer is one byte larger so
  * that an oversized message is seen as such rather than truncated. */
 union sbx_req_any {
@@ -101,6 +120,8 @@ union sbx_req_any {
 	struct sbx_req_sandbox	 sandbox;
 	struct sbx_req_release	 release;
 	struct sbx_req_status	 status;
+	struct sbx_req_reset	 reset;
+	struct sbx_req_snapshot	 snapshot;
 };
 
 const char	*sbx_code_name(enum sbx_code);

@@ -17,6 +17,10 @@ struct project {
 	char		why[SBX_MESSAGE_MAX];	/* invalid: file:line: cause */
 	size_t		nservices;	/* the opted-in set, config order */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
+	/* postgres_seed: its file's name in the projects directory (a slug),
+	 * or "". The reload that read it copied it to
+	 * state_dir/seeds/<slug>.sql, which provisions apply. */
+	char		seed[SBX_SLUG_MAX];
 	bool		anyone;		/* no allow_users / allow_groups */
 	size_t		nuids;		/* allowed uids */
 	uid_t		uids[PROJECT_MAX_UIDS];

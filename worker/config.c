@@ -150,6 +150,9 @@ limit_key(struct parse *p, const char *k, const char *v)
 		return set_uint(p, k, v, 256, &c->max_provisions);
 	if (!strcmp(k, "max_provisions_per_uid"))
 		return set_uint(p, k, v, 256, &c->max_provisions_per_uid);
+	if (!strcmp(k, "max_snapshots"))
+		return set_uint(p, k, v, SBX_MAX_SNAPSHOTS,
+		    &c->max_snapshots);
 	if (!strcmp(k, "subuid_file"))
 		return set_str(p, k, v, c->subuid_file, sizeof(c->subuid_file));
 	if (!strcmp(k, "subuid")) {
@@ -416,6 +419,7 @@ defaults(struct sbx_config *c)
 	c->max_waiters = 16;
 	c->max_provisions = 24;	/* of max_workers: the rest tear down */
 	c->max_provisions_per_uid = 4;
+	c->max_snapshots = 4;
 	c->subuid = SUBUID_COUNT;
 	strlcpy(c->subuid_file, "/etc/subuid", sizeof(c->subuid_file));
 }
