@@ -90,6 +90,7 @@ pack_ok(msgpack_packer *pk, const struct sbx_ans *a,
 			pack_str(pk, a->services[i].name);
 		break;
 	case SBX_REQ_SANDBOX:
+	case SBX_REQ_RESET:	/* a hit's reply */
 		pack_str(pk, "services");
 		msgpack_pack_map(pk, a->nservices);
 		for (i = 0; i < a->nservices; i++)
@@ -101,6 +102,9 @@ pack_ok(msgpack_packer *pk, const struct sbx_ans *a,
 			msgpack_pack_true(pk);
 		else
 			msgpack_pack_false(pk);
+		break;
+	case SBX_REQ_SNAPSHOT:
+		pack_kv_str(pk, "name", a->snapshot);
 		break;
 	case SBX_REQ_STATUS:
 		pack_str(pk, "sandboxes");

@@ -16,9 +16,11 @@ struct sbx_ans {
 	uint32_t	type;		/* the request's type */
 	uint32_t	code;		/* enum sbx_code */
 	uint32_t	released;	/* release: 1 if a sandbox was torn down */
+	char		snapshot[SBX_SLUG_MAX];	/* snapshot: its name */
 	char		message[SBX_MESSAGE_MAX];
 	uint32_t	retry_after_ms;	/* an error: > 0, the reply's hint */
-	uint32_t	nservices;	/* available, status: names only; sandbox: full */
+	uint32_t	nservices;	/* available, status: names only; sandbox,
+					 * reset: full */
 	struct sbx_conn	services[SBX_MAX_SERVICES];
 	uint32_t	nstatus;	/* status: at most this many sandboxes */
 	uint32_t	status_all;	/* status: of every uid (root asked) */

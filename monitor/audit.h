@@ -34,6 +34,8 @@ enum audit_event {
 	AUDIT_ADOPT,
 	AUDIT_DISCARD,
 	AUDIT_REVOKE,
+	AUDIT_RESET,
+	AUDIT_SNAPSHOT,
 };
 
 /*

@@ -255,12 +255,13 @@ reply_busy(struct sbx_reply r, enum sbx_req_type type, const struct busy *b)
 }
 
 static void
-reply_sandbox(struct sbx_sandbox *sb, struct sbx_reply r)
+reply_sandbox(struct sbx_sandbox *sb, enum sbx_req_type type,
+    struct sbx_reply r)
 {
 	struct sbx_ans a;
 	size_t i;
 
-	answer_init(&a, SBX_REQ_SANDBOX, SBX_OK, "ok");
+	answer_init(&a, type, SBX_OK, "ok");
 	a.nservices = (uint32_t)sb->nservices;
 	for (i = 0; i < sb->nservices; i++)
 		a.services[i] = sb->svc[i].conn;
@@ -581,7 +582,7 @@ answer_queue(struct sbx_sandbox *sb, const char *project, enum sbx_code code,
 	    w->op == SBX_REQ_SANDBOX &&	/* NOLINT(clang-analyzer-unix.Malloc) */
 	    strcmp(w->project, project) == 0) {
 		if (code == SBX_OK) {
-			reply_sandbox(sb, w->reply);
+			reply_sandbox(sb, SBX_REQ_SANDBOX, w->reply);
 			lease_take(sb, w);
 		} else
 			reply_error(w->reply, SBX_REQ_SANDBOX, code, message);
@@ -644,12 +645,53 @@ waits_turn(struct sbx_sandbox *sb, struct sbx_waiter *w, const struct busy *b)
 	return true;
 }
 
+static void
+audit_data(const struct sbx_sandbox *sb, enum sbx_req_type op,
+    const char *snapshot, enum sbx_code code)
+{
+	audit_sandbox(op == SBX_REQ_RESET ? AUDIT_RESET : AUDIT_SNAPSHOT, sb,
+	    code, "%s=%s ms=%lld", op == SBX_REQ_RESET ? "to" : "name",
+	    snapshot[0] != '\0' ? snapshot : "-",
+	    code == SBX_OK || sb->state == SB_DATA ?
+	    (long long)(sb->cache->clock() - sb->started_ms) : 0LL);
+}
+
+/* A reset or a snapshot at the head: of a sandbox held, one at a time. */
+static bool
+serve_data(struct sbx_sandbox *sb, struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+
+	if (sb->state != SB_READY) {
+		audit_refuse(w->op, sb->key.uid, sb->key.agent, NULL, NULL, 0,
+		    SBX_E_NO_SANDBOX);
+		reply_error(w->reply, w->op, SBX_E_NO_SANDBOX, "this agent "
+		    "holds no sandbox.");
+		waiter_done(sb, w);
+		return true;
+	}
+	sb->started_ms = c->clock();
+	set_state(sb, SB_DATA);
+	/* w may be answered and gone when data() returns 0. */
+	if (c->rt.ops->data != NULL &&
+	    c->rt.ops->data(c->rt.impl, sb, w->op, w->snapshot) == 0)
+		return false;
+	set_state(sb, SB_READY);
+	audit_data(sb, w->op, w->snapshot, SBX_E_RUNTIME_FAILED);
+	reply_error(w->reply, w->op, SBX_E_RUNTIME_FAILED, "the runtime could "
+	    "not start the work.");
+	waiter_done(sb, w);
+	return true;
+}
+
 static bool
 serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 {
 	struct cache *c = sb->cache;
 	struct busy b;
 
+	if (w->op == SBX_REQ_RESET || w->op == SBX_REQ_SNAPSHOT)
+		return serve_data(sb, w);
 	if (w->op == SBX_REQ_RELEASE) {
 		if (sb->state == SB_EMPTY) {
 			audit_sandbox(AUDIT_RELEASE, sb, SBX_OK, "released=no");
@@ -696,7 +738,7 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		}
 		sb->used_ms = now;
 		sb->expiring = false;
-		reply_sandbox(sb, w->reply);	/* answer first, then log */
+		reply_sandbox(sb, SBX_REQ_SANDBOX, w->reply);	/* answer first, then log */
 		lease_take(sb, w);
 		audit_sandbox(AUDIT_HIT, sb, SBX_OK, "idle_s=%lld",
 		    (long long)idle / 1000);
@@ -872,6 +914,53 @@ cache_release(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 	enqueue(c, uid, owner, agent, w);
 }
 
+void
+cache_data(struct cache *c, uid_t uid, uid_t owner, const char *agent,
+    enum sbx_req_type op, const char *snapshot, struct sbx_reply reply)
+{
+	struct sbx_sandbox *sb = cache_find(c, uid, agent);
+	struct sbx_waiter *w;
+
+	if (sb == NULL || (sb->state == SB_EMPTY &&
+	    TAILQ_EMPTY(&sb->waiters))) {
+		audit_refuse(op, uid, agent, NULL, NULL, 0, SBX_E_NO_SANDBOX);
+		reply_error(reply, op, SBX_E_NO_SANDBOX, "this agent holds no "
+		    "sandbox.");
+		return;
+	}
+	if ((w = waiter_new(op, reply)) == NULL) {
+		audit_refuse(op, uid, agent, NULL, NULL, 0, SBX_E_INTERNAL);
+		reply_error(reply, op, SBX_E_INTERNAL,
+		    "the monitor is out of memory.");
+		return;
+	}
+	strlcpy(w->snapshot, snapshot, sizeof(w->snapshot));
+	enqueue(c, uid, owner, agent, w);
+}
+
+void
+cache_data_done(struct sbx_sandbox *sb, enum sbx_code code,
+    const char *message)
+{
+	struct sbx_waiter *w = TAILQ_FIRST(&sb->waiters);
+	struct sbx_ans a;
+
+	audit_data(sb, w->op, w->snapshot, code);
+	set_state(sb, SB_READY);
+	sb->used_ms = sb->cache->clock();
+	sb->expiring = false;
+	if (code == SBX_OK && w->op == SBX_REQ_RESET)
+		reply_sandbox(sb, SBX_REQ_RESET, w->reply);
+	else if (code == SBX_OK) {
+		answer_init(&a, SBX_REQ_SNAPSHOT, SBX_OK, "ok");
+		strlcpy(a.snapshot, w->snapshot, sizeof(a.snapshot));
+		reply_send(w->reply, &a);
+	} else
+		reply_error(w->reply, w->op, code, message);
+	waiter_done(sb, w);
+	cache_run(sb);
+}
+
 /* A provision ended: its result and its time, per service. */
 static void
 provision_metrics(const struct sbx_sandbox *sb, enum sbx_code code)
@@ -997,7 +1086,7 @@ cache_status_of(struct cache *c, const uid_t *only, struct sbx_status_rec *out,
 	RB_FOREACH(sb, sbx_tree, &c->tree) {
 		if (n == max)
 			break;
-		if (sb->state != SB_READY ||
+		if ((sb->state != SB_READY && sb->state != SB_DATA) ||
 		    (only != NULL && sb->key.uid != *only))
 			continue;
 		memset(&out[n], 0, sizeof(out[n]));
@@ -1070,7 +1159,8 @@ cache_busy(const struct cache *c)
 	size_t n = 0;
 
 	RB_FOREACH(sb, sbx_tree, (struct sbx_tree *)(uintptr_t)&c->tree)
-		if (sb->state == SB_PROVISIONING || sb->state == SB_TEARING)
+		if (sb->state == SB_PROVISIONING || sb->state == SB_TEARING ||
+		    sb->state == SB_DATA)
 			n++;
 	return n;
 }

@@ -46,6 +46,7 @@ enum sbx_state {
 	SB_PROVISIONING,
 	SB_READY,
 	SB_TEARING,
+	SB_DATA,		/* ready; a reset or snapshot runs on it */
 };
 
 /* Who gets the answer: the monitor writes it to a socket, tests record it. */
@@ -56,8 +57,9 @@ struct sbx_reply {
 
 struct sbx_waiter {
 	TAILQ_ENTRY(sbx_waiter) entry;
-	enum sbx_req_type op;		/* SBX_REQ_SANDBOX or SBX_REQ_RELEASE */
+	enum sbx_req_type op;		/* SANDBOX, RELEASE, RESET, SNAPSHOT */
 	char		project[SBX_SLUG_MAX];
+	char		snapshot[SBX_SLUG_MAX];	/* reset's to, snapshot's name */
 	size_t		nservices;	/* the project's full opted-in set */
 	char		services[SBX_MAX_SERVICES][SBX_SLUG_MAX];
 	struct sbx_lease lease;		/* taken by the sandbox if answered */
@@ -123,6 +125,9 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  * claim() serves a miss from warm containers started ahead (warm.c) with
  * no runtime call: 0 when it filled sb->svc[] (passwords too), recorded
  * the sandbox and took every service; -1 leaves sb as it was.
+ * data() starts a reset (SBX_REQ_RESET, snapshot "" or the one to go back
+ * to) or a snapshot of a ready sandbox's data and later calls
+ * cache_data_done(); -1 when it could not start.
  */
 struct sbx_runtime_ops {
 	int	(*provision)(void *impl, struct sbx_sandbox *sb);
@@ -131,6 +136,8 @@ struct sbx_runtime_ops {
 	void	(*forget)(void *impl, struct sbx_sandbox *sb);	/* optional */
 	void	(*gone)(void *impl, struct sbx_sandbox *sb);	/* optional */
 	int	(*claim)(void *impl, struct sbx_sandbox *sb);	/* optional */
+	int	(*data)(void *impl, struct sbx_sandbox *sb, enum sbx_req_type,
+		    const char *snapshot);			/* optional */
 };
 
 struct sbx_runtime {
@@ -189,6 +196,10 @@ void	cache_request(struct cache *, uid_t, uid_t owner, const char *agent,
 struct sbx_sandbox *cache_find_lease(struct cache *, int pidfd);
 void	cache_release(struct cache *, uid_t, uid_t owner, const char *agent,
 	    struct sbx_reply);
+/* A reset or a snapshot (op) of the caller's sandbox: no_sandbox if it
+ * holds none for agent; else queued behind what runs on it. */
+void	cache_data(struct cache *, uid_t, uid_t owner, const char *agent,
+	    enum sbx_req_type op, const char *snapshot, struct sbx_reply);
 void	cache_retry(struct cache *);
 struct sbx_sandbox *cache_find(struct cache *, uid_t, const char *agent);
 /* The ready sandboxes, at most max; of one uid only (*only), or of
@@ -222,6 +233,9 @@ size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
 /* Completions, called by the runtime. */
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
 void	cache_torn_down(struct sbx_sandbox *);
+/* A reset or snapshot ended (message: the worker's sentence). */
+void	cache_data_done(struct sbx_sandbox *, enum sbx_code,
+	    const char *message);
 /* The runtime refused: sb stays as it was (why: the runtime's words). */
 void	cache_teardown_failed(struct sbx_sandbox *, const char *why);
 

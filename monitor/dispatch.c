@@ -63,6 +63,31 @@ check_release(const void *m, char *why, size_t n)
 }
 
 static int
+check_reset(const void *m, char *why, size_t n)
+{
+	const struct sbx_req_reset *r = m;
+	static const char zero[SBX_SLUG_MAX];
+
+	if (!slug_field_valid(r->agent, sizeof(r->agent)))
+		return fail(why, n, "bad agent field");
+	if (memcmp(r->to, zero, sizeof(zero)) != 0 &&
+	    !slug_field_valid(r->to, sizeof(r->to)))
+		return fail(why, n, "bad to field");
+	return 0;
+}
+
+static int
+check_snapshot(const void *m, char *why, size_t n)
+{
+	const struct sbx_req_snapshot *r = m;
+
+	if (!slug_field_valid(r->agent, sizeof(r->agent)) ||
+	    !slug_field_valid(r->name, sizeof(r->name)))
+		return fail(why, n, "bad agent or name field");
+	return 0;
+}
+
+static int
 check_sandbox(const void *m, char *why, size_t n)
 {
 	const struct sbx_req_sandbox *r = m;
@@ -107,6 +132,8 @@ static const struct {
 	[SBX_REQ_SANDBOX]   = { sizeof(struct sbx_req_sandbox), check_sandbox, handle_sandbox },
 	[SBX_REQ_RELEASE]   = { sizeof(struct sbx_req_release), check_release, handle_release },
 	[SBX_REQ_STATUS]    = { sizeof(struct sbx_req_status), check_none, handle_status },
+	[SBX_REQ_RESET]     = { sizeof(struct sbx_req_reset), check_reset, handle_reset },
+	[SBX_REQ_SNAPSHOT]  = { sizeof(struct sbx_req_snapshot), check_snapshot, handle_snapshot },
 };
 
 static int

@@ -165,6 +165,30 @@ handle_release(const struct handler_env *e, uid_t uid,
 	cache_release(e->cache, uid, owner, any->release.agent, r);
 }
 
+/* Of the caller's own sandbox only, like a release: the cache's key is
+ * the peer's uid, whatever agent it names. */
+void
+handle_reset(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *any, struct sbx_reply r)
+{
+	uid_t owner;
+
+	quota_owner(e, uid, &owner);
+	cache_data(e->cache, uid, owner, any->reset.agent, SBX_REQ_RESET,
+	    any->reset.to, r);
+}
+
+void
+handle_snapshot(const struct handler_env *e, uid_t uid,
+    const union sbx_req_any *any, struct sbx_reply r)
+{
+	uid_t owner;
+
+	quota_owner(e, uid, &owner);
+	cache_data(e->cache, uid, owner, any->snapshot.agent,
+	    SBX_REQ_SNAPSHOT, any->snapshot.name, r);
+}
+
 /* Root's status lists every uid's sandboxes; any other uid's, only its
  * own: the filter is the peer uid, like every cache key. */
 void

@@ -37,5 +37,9 @@ void	handle_release(const struct handler_env *, uid_t,
 	    const union sbx_req_any *, struct sbx_reply);
 void	handle_status(const struct handler_env *, uid_t,
 	    const union sbx_req_any *, struct sbx_reply);
+void	handle_reset(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
+void	handle_snapshot(const struct handler_env *, uid_t,
+	    const union sbx_req_any *, struct sbx_reply);
 
 #endif

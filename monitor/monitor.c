@@ -924,7 +924,8 @@ setup(struct monitor *m, const char *path, int fg)
 		fatalx("%s", err);
 	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
 	reload_wait(&m->cfg, start_take, m);
-	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool };
+	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool,
+	    .projects = &m->projects };
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_base, m->cfg.userns_slots,
 	    (unsigned)m->cfg.nservices) == -1 ||
 	    warm_init(&m->rt) == -1)

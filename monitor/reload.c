@@ -32,8 +32,12 @@ project_ok(const struct sbx_config *cfg, const struct project *p,
 {
 	size_t i;
 
+	static const char none[SBX_SLUG_MAX];
+
 	if (!slug_field_valid(p->slug, sizeof(p->slug)) ||
 	    memchr(p->why, '\0', sizeof(p->why)) == NULL ||
+	    (memcmp(p->seed, none, sizeof(none)) != 0 &&
+	    !slug_field_valid(p->seed, sizeof(p->seed))) ||
 	    p->nservices > SBX_MAX_SERVICES || p->nuids > PROJECT_MAX_UIDS ||
 	    (prev != NULL && strcmp(prev->slug, p->slug) >= 0))
 		return false;	/* project_find() needs them sorted */

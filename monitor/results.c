@@ -45,3 +45,19 @@ warm_started_sound(const struct warm_started *r, const struct service_cfg *s)
 	    (r->code != SBX_OK || (r->pid > 0 && r->port <= 65535 &&
 	    (!(s->transport & TRANSPORT_TCP) || r->port > 0)));
 }
+
+/* What a data job may answer (job.h), with a message that ends. */
+bool
+data_result_sound(const struct data_result *r)
+{
+	switch (r->code) {
+	case SBX_OK:
+	case SBX_E_UNKNOWN_SNAPSHOT:
+	case SBX_E_BAD_REQUEST:
+	case SBX_E_RUNTIME_FAILED:
+	case SBX_E_TIMEOUT:
+		return memchr(r->message, '\0', sizeof(r->message)) != NULL;
+	default:
+		return false;
+	}
+}

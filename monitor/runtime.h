@@ -15,6 +15,7 @@ struct rt_cli {
 	struct worker_pool	*pool;
 	struct idmap		 idmap;
 	struct warm		 warm;		/* warm containers (warm.c) */
+	const struct project_table *projects;	/* for their seeds */
 };
 
 extern const struct sbx_runtime_ops rt_cli_ops;
@@ -50,6 +51,10 @@ bool	outcome_valid(const struct job_outcome *, const struct sbx_config *,
 /* A warm start's result, checked as hostile. */
 bool	warm_started_sound(const struct warm_started *,
 	    const struct service_cfg *);
+/* A reset's or snapshot's job (data.c), and its result's check. */
+int	rt_data(void *impl, struct sbx_sandbox *, enum sbx_req_type,
+	    const char *snapshot);
+bool	data_result_sound(const struct data_result *);
 /* A hit's check (liveness.c). */
 bool	rt_is_live(void *impl, struct sbx_sandbox *);
 /* The first host uid of service s's range in slot (idmap.c's layout). */

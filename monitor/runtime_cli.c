@@ -135,6 +135,19 @@ unclaim(struct rt_cli *rt, struct sbx_sandbox *sb, size_t n)
 	}
 }
 
+/* The seed file of sb's project (project.h), or NULL: none. */
+static const char *
+seed_of(const struct rt_cli *rt, const struct sbx_sandbox *sb)
+{
+	const struct project *p;
+
+	if (rt->projects == NULL ||
+	    (p = project_find(rt->projects, sb->project)) == NULL ||
+	    p->seed[0] == '\0')
+		return NULL;
+	return p->seed;
+}
+
 static int
 rt_claim(void *impl, struct sbx_sandbox *sb)
 {
@@ -144,7 +157,10 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	struct sbx_outcome o;
 	size_t i, n;
 
-	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES)
+	/* A warm container has no project's seed: a seeded project's
+	 * sandbox starts its own. */
+	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES ||
+	    seed_of(rt, sb) != NULL)
 		return -1;
 	for (i = 0; i < sb->nservices; i++)
 		if ((m[i] = warm_take(rt, sb->svc[i].conn.name)) == NULL)
@@ -470,6 +486,8 @@ spawn_sandbox_job(struct rt_cli *rt, enum job_type type,
 		return -1;
 	j->key = sb->key;
 	memcpy(j->project, sb->project, sizeof(j->project));
+	if (seed_of(rt, sb) != NULL)
+		strlcpy(j->seed, seed_of(rt, sb), sizeof(j->seed));
 	j->generation = sb->generation;
 	j->nservices = (uint32_t)sb->nservices;
 	for (i = 0; i < sb->nservices; i++)
@@ -669,4 +687,5 @@ const struct sbx_runtime_ops rt_cli_ops = {
 	.forget = rt_forget,
 	.gone = rt_freed,
 	.claim = rt_claim,
+	.data = rt_data,
 };

@@ -122,11 +122,42 @@ rtd_claim(void *impl, struct sbx_sandbox *sb)
 	return 0;
 }
 
+/* A reset or snapshot: ends at once with data_code, or when told. */
+static int
+rtd_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
+    const char *snapshot)
+{
+	struct rtdouble *d = impl;
+
+	(void)op;
+	d->datas++;
+	strlcpy(d->data_snapshot, snapshot, sizeof(d->data_snapshot));
+	if (d->data_deferred) {
+		d->data_pending = sb;
+		return 0;
+	}
+	cache_data_done(sb, d->data_code, d->data_code == SBX_OK ? "ok" :
+	    "the data job failed (rtdouble).");
+	return 0;
+}
+
+void
+rtd_data_complete(struct rtdouble *d)
+{
+	struct sbx_sandbox *sb = d->data_pending;
+
+	d->data_pending = NULL;
+	if (sb != NULL)
+		cache_data_done(sb, d->data_code, d->data_code == SBX_OK ?
+		    "ok" : "the data job failed (rtdouble).");
+}
+
 const struct sbx_runtime_ops rtd_ops = {
 	.provision = rtd_provision,
 	.is_live = rtd_is_live,
 	.teardown = rtd_teardown,
 	.claim = rtd_claim,
+	.data = rtd_data,
 };
 
 void

@@ -29,6 +29,11 @@ struct rtdouble {
 	int		fail_teardowns;	/* the next N the runtime refuses */
 	unsigned	warm;		/* claims that succeed (warm sets) */
 	int		provisions, teardowns, is_live_calls, claims;
+	int		datas;		/* resets and snapshots started */
+	bool		data_deferred;	/* they wait for rtd_data_complete() */
+	enum sbx_code	data_code;	/* what they end with */
+	struct sbx_sandbox *data_pending;
+	char		data_snapshot[SBX_SLUG_MAX];	/* the last one's */
 	struct rtd_call	prov[RTD_MAX_CALLS];	/* the last RTD_MAX_CALLS */
 	struct rtd_call	live_calls[RTD_MAX_CALLS];
 	struct sbx_sandbox *pending[RTD_MAX_CALLS];
@@ -41,5 +46,7 @@ extern const struct sbx_runtime_ops rtd_ops;
 
 /* Complete every deferred provision, oldest first. */
 void	rtd_complete(struct rtdouble *);
+/* End the deferred reset or snapshot with data_code. */
+void	rtd_data_complete(struct rtdouble *);
 
 #endif

@@ -907,3 +907,137 @@ Test(cache, claimed_sandbox_is_torn_down_and_never_claimed_again)
 	cr_assert_eq(rtd.provisions, 1, "the pool is spent: a provision");
 	cr_assert_str_neq(conn(&c.ans[2], "postgres")->password, "warm-1-0");
 }
+
+/* ---- reset and snapshot ------------------------------------------------- */
+
+static void
+data_op(uid_t uid, enum sbx_req_type op, const char *agent,
+    const char *snapshot, struct capture *c)
+{
+	union sbx_req_any rq;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.hdr.magic = SBX_MSG_MAGIC;
+	rq.hdr.type = op;
+	if (op == SBX_REQ_RESET) {
+		strlcpy(rq.reset.agent, agent, SBX_SLUG_MAX);
+		strlcpy(rq.reset.to, snapshot, SBX_SLUG_MAX);
+	} else {
+		strlcpy(rq.snapshot.agent, agent, SBX_SLUG_MAX);
+		strlcpy(rq.snapshot.name, snapshot, SBX_SLUG_MAX);
+	}
+	dispatch_handle(&env, uid, &rq, (struct sbx_reply){ capture_fn, c });
+}
+
+Test(cache, reset_answers_the_hit_reply_with_the_same_credentials)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "both", "postgres", "redis", &c);
+	data_op(1000, SBX_REQ_RESET, "dev-1", "", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_RESET, SBX_OK);
+	cr_assert_eq(c.ans[1].nservices, c.ans[0].nservices);
+	cr_assert_str_eq(conn(&c.ans[1], "postgres")->password,
+	    conn(&c.ans[0], "postgres")->password);
+	cr_assert_str_eq(conn(&c.ans[1], "redis")->socket,
+	    conn(&c.ans[0], "redis")->socket);
+	cr_assert_eq(rtd.datas, 1);
+	cr_assert_eq(rtd.provisions, 1, "a reset provisions nothing");
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->state, SB_READY);
+}
+
+Test(cache, snapshot_answers_its_name)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	data_op(1000, SBX_REQ_SNAPSHOT, "dev-1", "clean", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_SNAPSHOT, SBX_OK);
+	cr_assert_str_eq(c.ans[1].snapshot, "clean");
+	cr_assert_str_eq(rtd.data_snapshot, "clean");
+	cr_assert_eq(c.ans[1].nservices, 0, "no credentials in its reply");
+}
+
+Test(cache, reset_or_snapshot_with_no_sandbox_is_no_sandbox)
+{
+	struct capture c = { 0 };
+
+	data_op(1000, SBX_REQ_RESET, "ghost", "", &c);
+	data_op(1000, SBX_REQ_SNAPSHOT, "ghost", "s1", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[0], SBX_REQ_RESET, SBX_E_NO_SANDBOX);
+	expect_code(&c.ans[1], SBX_REQ_SNAPSHOT, SBX_E_NO_SANDBOX);
+	cr_assert_eq(rtd.datas, 0);
+	cr_assert_eq(cache.count, 0, "no entry made for them");
+}
+
+Test(cache, another_uids_reset_of_the_same_slug_touches_nothing)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	data_op(1001, SBX_REQ_RESET, "dev-1", "", &c);
+	data_op(1001, SBX_REQ_SNAPSHOT, "dev-1", "mine", &c);
+	data_op(0, SBX_REQ_RESET, "dev-1", "", &c);	/* nor root's */
+	cr_assert_eq(c.n, 4);
+	expect_code(&c.ans[1], SBX_REQ_RESET, SBX_E_NO_SANDBOX);
+	expect_code(&c.ans[2], SBX_REQ_SNAPSHOT, SBX_E_NO_SANDBOX);
+	expect_code(&c.ans[3], SBX_REQ_RESET, SBX_E_NO_SANDBOX);
+	cr_assert_eq(rtd.datas, 0);
+	cr_assert_eq(cache.count, 1);
+}
+
+Test(cache, reset_waits_for_the_provision_and_release_for_the_reset)
+{
+	struct capture c = { 0 };
+
+	rtd.deferred = true;
+	rtd.data_deferred = true;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	data_op(1000, SBX_REQ_RESET, "dev-1", "", &c);
+	cr_assert_eq(c.n, 0, "the reset waits for the provision");
+	rtd_complete(&rtd);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(rtd.datas, 1);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->state, SB_DATA);
+	release(1000, "dev-1", &c);
+	cr_assert_eq(c.n, 1, "the release waits for the reset");
+	cr_assert_eq(rtd.teardowns, 0);
+	rtd_data_complete(&rtd);
+	cr_assert_eq(c.n, 3);
+	expect_code(&c.ans[1], SBX_REQ_RESET, SBX_OK);
+	expect_code(&c.ans[2], SBX_REQ_RELEASE, SBX_OK);
+	cr_assert_eq(c.ans[2].released, 1);
+	cr_assert_eq(rtd.teardowns, 1);
+}
+
+Test(cache, a_sandbox_being_reset_stays_in_status)
+{
+	struct capture c = { 0 };
+
+	rtd.data_deferred = true;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	data_op(1000, SBX_REQ_SNAPSHOT, "dev-1", "s", &c);
+	status(1000, &c);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.ans[1].nstatus, 1);
+	cr_assert_eq(cache_status(&cache, (struct sbx_status_rec[2]){ 0 }, 2),
+	    1, "listed while its snapshot runs");
+	rtd_data_complete(&rtd);
+}
+
+Test(cache, a_failed_reset_says_why_and_keeps_the_sandbox)
+{
+	struct capture c = { 0 };
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	rtd.data_code = SBX_E_UNKNOWN_SNAPSHOT;
+	data_op(1000, SBX_REQ_RESET, "dev-1", "nope", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_RESET, SBX_E_UNKNOWN_SNAPSHOT);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->state, SB_READY);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(rtd.provisions, 1, "still a hit");
+}

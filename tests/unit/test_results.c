@@ -6,6 +6,7 @@
  *
  *   config_sound        JOB_CONFIG's sbx.conf (config_take.c)
  *   reload_result_ok    JOB_RELOAD's projects and ranges (reload.c)
+ *   data_result_sound   a reset's or snapshot's answer (data.c)
  *   outcome_valid       a provision's outcome (results.c)
  *   warm_started_sound  a warm start's result (results.c)
  *   adopt_found_sound   JOB_ADOPT's records (adopt.c)
@@ -165,6 +166,60 @@ Test(results, reload_refused_for_each_broken_field)
 	memset(r->err, 'x', sizeof(r->err));
 	cr_assert_not(reload_result_ok(&cfg, r), "an error that does not end");
 	free(r);
+	r = reload_good();
+	strlcpy(r->projects[0].seed, "../../etc/shadow", SBX_SLUG_MAX);
+	cr_assert_not(reload_result_ok(&cfg, r), "a seed that is a path");
+	free(r);
+	r = reload_good();
+	memset(r->projects[0].seed, 'a', sizeof(r->projects[0].seed));
+	cr_assert_not(reload_result_ok(&cfg, r), "a seed that does not end");
+	free(r);
+	r = reload_good();
+	r->projects[0].seed[5] = 'x';	/* bytes after an empty name */
+	cr_assert_not(reload_result_ok(&cfg, r), "bytes past a seed's end");
+	free(r);
+}
+
+Test(results, reload_seed_file_name_is_taken)
+{
+	struct reload_result *r = reload_good();
+
+	strlcpy(r->projects[0].seed, "alpha.sql", SBX_SLUG_MAX);
+	cr_assert(reload_result_ok(&cfg, r));
+	free(r);
+}
+
+/* ---- data_result_sound -------------------------------------------------- */
+
+Test(results, data_result_codes_a_data_job_may_answer)
+{
+	static const uint32_t ok[] = { SBX_OK, SBX_E_UNKNOWN_SNAPSHOT,
+	    SBX_E_BAD_REQUEST, SBX_E_RUNTIME_FAILED, SBX_E_TIMEOUT };
+	struct data_result r;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.code = ok[i];
+		cr_assert(data_result_sound(&r), "code %u", ok[i]);
+	}
+}
+
+Test(results, data_result_refused_for_what_no_data_job_says)
+{
+	static const uint32_t bad[] = { SBX_E_FORBIDDEN, SBX_E_NO_SANDBOX,
+	    SBX_E_SEED_FAILED, SBX_E_BUSY, SBX_CODE_MAX, 0xffffffffu };
+	struct data_result r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.code = bad[i];
+		cr_assert_not(data_result_sound(&r), "code %u", bad[i]);
+	}
+	memset(&r, 'x', sizeof(r));
+	r.code = SBX_OK;
+	cr_assert_not(data_result_sound(&r), "a message that does not end");
 }
 
 /* ---- outcome_valid ------------------------------------------------------ */

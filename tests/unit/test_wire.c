@@ -1322,6 +1322,9 @@ Test(wire_reply, pack_error_every_code)
 		[SBX_E_TIMEOUT] = "timeout",
 		[SBX_E_BUSY] = "busy",
 		[SBX_E_INTERNAL] = "internal",
+		[SBX_E_NO_SANDBOX] = "no_sandbox",
+		[SBX_E_UNKNOWN_SNAPSHOT] = "unknown_snapshot",
+		[SBX_E_SEED_FAILED] = "seed_failed",
 	};
 	struct reply r;
 	msgpack_packer pk;
