@@ -25,11 +25,11 @@ PIDS=()
 
 if [ "$SMOKE" = 1 ]; then
 	LAT_N=200 TP_SECS=0.3 TP_ROUNDS=1 TP_LEVELS="1 8" COLD_N=1 PAR_N=1
-	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis WARM_N=1
+	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis WARM_N=1 RESET_N=3
 else
 	LAT_N=${BENCH_LAT_N:-3000} TP_SECS=${BENCH_TP_SECS:-2} TP_ROUNDS=3
 	TP_LEVELS="1 2 8 64" COLD_N=${BENCH_COLD_N:-5} PAR_N=3 FILL_BIG=10000
-	LIVE_N=5000 COLD_SVCS="postgres redis" WARM_N=5
+	LIVE_N=5000 COLD_SVCS="postgres redis" WARM_N=5 RESET_N=${BENCH_RESET_N:-50}
 fi
 
 err() { errors=$((errors + 1)); echo "bench: ERROR: $*" >&2; }
@@ -68,6 +68,18 @@ write_conf() {  # dir [transport]
 	printf '[project]\nsandbox_services = redis\n' > "$1/projects/rd.conf"
 	printf '[project]\nsandbox_services = postgres\n' > "$1/projects/pg.conf"
 	printf '[project]\nsandbox_services = postgres redis\n' > "$1/projects/both.conf"
+	printf '[project]\nsandbox_services = postgres\npostgres_seed = seed.sql\n' \
+	    > "$1/projects/seeded.conf"
+	seed_sql > "$1/projects/seed.sql"
+}
+
+# The issue's seed: 50 tables of 400 rows, about 14 MB in all.
+seed_sql() {
+	local t
+	for t in $(seq 50); do
+		echo "CREATE TABLE t$t (id int PRIMARY KEY, v text);"
+		echo "INSERT INTO t$t SELECT g, repeat(md5(g::text), 22) FROM generate_series(1, 400) g;"
+	done
 }
 
 start_monitor() {  # binary dir
@@ -295,6 +307,27 @@ fig_par() {  # sock dir
 	    "$(( (t1 - t0) / 1000000 ))" ms "1" "(podman's share)"
 }
 
+# Figure 8: reset and snapshot of a seeded sandbox against the pgtestdb
+# method by hand (DROP ... WITH (FORCE) + CREATE ... TEMPLATE over one
+# open connection) in the same sandbox, interleaved (bench/reset.py); the
+# seed's application (the worker's log line) against psql -f.
+fig_reset() {  # sock dir
+	local out a50 a99 r50 r99 s50 p seed_ms
+	if ! out=$(PYTHONPATH=$TOP/client/python/src python3 "$TOP/bench/reset.py" \
+	    "$1" seeded "$2/projects/seed.sql" "$RESET_N" 2>&1); then
+		err "reset: $(tail -2 <<<"$out")"; return
+	fi
+	read -r _ a50 a99 <<<"$(grep '^anchor ' <<<"$out")"
+	read -r _ r50 r99 <<<"$(grep '^reset ' <<<"$out")"
+	read -r _ s50 _ <<<"$(grep '^snapshot ' <<<"$out")"
+	read -r _ p _ <<<"$(grep '^psql_f ' <<<"$out")"
+	row "8 reset p50 vs drop+create template" "$r50" "$a50" us "r <= 0.5" "<= 0.5"
+	row "8 reset p99 vs drop+create template" "$r99" "$a50" us "r <= 1" "<= 1 (p50's)"
+	row "8 snapshot p50 vs drop+create template" "$s50" "$a50" us "r <= 1" "<= 1"
+	seed_ms=$(sed -n 's/.*seed seed.sql applied in \([0-9]*\) ms.*/\1/p' "$2/monitor.log" | median)
+	row "8 seed applied vs psql -f" "$seed_ms" "$((p / 1000))" ms "1" "report"
+}
+
 # Figure 7: warm containers (warm = 8 of each service). A new agent's
 # request for postgres + redis is a claim; its baseline is one redis
 # started by hand (podman run + ping), and a cache hit's round trip.
@@ -444,6 +477,7 @@ if start_monitor "$TOP/$O/sbx-monitor" "$WORK/real"; then
 	fig_live
 	fig_cold "$WORK/real/sbx.sock" "$WORK/real" unix
 	fig_par "$WORK/real/sbx.sock" "$WORK/real"
+	fig_reset "$WORK/real/sbx.sock" "$WORK/real"
 	stop_monitor "$REAL"
 fi
 # The same monitor with every service on transport tcp (a monitor

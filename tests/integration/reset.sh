@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# reset.sh - seeds, reset and snapshots (docs/contract.md, "Wire protocol"):
+# a project's postgres_seed is in every sandbox of it; reset ends every
+# session and puts postgres back as handed out (or as a snapshot) and
+# empties redis (or puts it back); snapshots outlive a restart of the
+# monitor; a failing seed says its file and line and leaves nothing
+# running; the error codes; another uid with the same agent slug touches
+# nothing. Two real uids, a real podman, real psql and redis-cli.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+UA=sbx-it-ra UB=sbx-it-rb
+throwaway_users $UA $UB
+uid_a=$(id -u $UA)
+
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+write_conf yes
+set_conf max_snapshots 2
+# 50 tables of 200 rows: a seed worth copying, applied as the agent's role.
+{
+	echo "-- seeded.sql: the suite's seed"
+	for t in $(seq 50); do
+		echo "CREATE TABLE t$t (id int PRIMARY KEY, v text);"
+		echo "INSERT INTO t$t SELECT g, md5(g::text) FROM generate_series(1, 200) g;"
+	done
+	echo "CREATE TABLE marker (v text); INSERT INTO marker VALUES ('seed-1');"
+} > "$WORK/projects/seeded.sql"
+printf '[project]\nsandbox_services = postgres redis\npostgres_seed = seeded.sql\n' \
+    > "$WORK/projects/seeded.conf"
+printf 'CREATE TABLE ok1 (v int);\nINSERT INTO ok1 VALUES (1);\nSELEC oops;\n' \
+    > "$WORK/projects/bad.sql"
+printf '[project]\nsandbox_services = postgres\npostgres_seed = bad.sql\n' \
+    > "$WORK/projects/bad.conf"
+start_monitor || exit 1
+
+# sql USER ENV SQL: one psql command as USER with the eval'd lines ENV.
+sql() {
+	local u=$1 env=$2; shift 2
+	runuser -u "$u" -- env -i PATH="$PATH" bash -c \
+	    "$env"$'\n''psql -X -v ON_ERROR_STOP=1 -tAc "$1" 2>&1' sql "$1"
+}
+# rcli USER ENV ARGS...: redis-cli as USER on the sandbox's redis.
+rcli() {
+	local u=$1 env=$2; shift 2
+	runuser -u "$u" -- env -i PATH="$PATH" bash -c "$env"$'\n''
+	    REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" \
+	    --user "$REDIS_USER" --no-auth-warning "$@" 2>&1' rcli "$@"
+}
+err_of() { sbx_as "$@" 2>&1 >/dev/null; }
+
+echo "# the seed"
+envA=$(sbx_as $UA request -a r1 -p seeded postgres redis 2>&1) || nok "A's seeded sandbox" "$envA"
+check "the seed is in the agent's database" test "$(sql $UA "$envA" 'select v from marker')" = seed-1
+check "all of it (50 tables of 200 rows)" test "$(sql $UA "$envA" "select count(*) from pg_tables where tablename ~ '^t[0-9]+\$'")" = 50 -a "$(sql $UA "$envA" 'select count(*) from t50')" = 200
+check "applied as the agent's role: it owns the tables" test "$(sql $UA "$envA" "select tableowner from pg_tables where tablename = 'marker'")" = sbx
+check "no seed text reached the monitor's log" lacks "generate_series" "$(cat "$LOG")"
+
+echo "# reset ends the sessions and restores the hand-out state"
+sql $UA "$envA" "insert into marker values ('dirty'); drop table t1;" >/dev/null
+rcli $UA "$envA" set k1 v1 >/dev/null
+runuser -u $UA -- env -i PATH="$PATH" bash -c "$envA"$'\n''psql -X -tAc "select pg_sleep(60)"' \
+    >"$WORK/held.out" 2>&1 &
+held=$!
+sleeping() { [ "$(sql $UA "$envA" "select count(*) from pg_stat_activity where query like 'select pg_sleep%'")" = 1 ]; }
+wait_for 10 sleeping
+t0=$(date +%s%N)
+envR=$(sbx_as $UA reset -a r1 2>&1); rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "reset answers ok ($ms ms)" test "$rc" -eq 0
+check "with the same credentials as the request" test "$envR" = "$envA"
+wait_for 10 sh -c "! kill -0 $held 2>/dev/null"
+check "the open session was ended" grep -q "terminat" "$WORK/held.out"
+check "postgres is back as seeded" test "$(sql $UA "$envA" 'select string_agg(v, ",") from marker')" = seed-1 -a "$(sql $UA "$envA" 'select count(*) from t1')" = 200
+check "redis is empty" test "$(rcli $UA "$envA" dbsize)" = 0
+check "audited" grep -q "audit event=reset uid=$uid_a agent=r1 project=seeded .*result=ok to=-" "$LOG"
+sql $UA "$envA" "insert into marker values ('again')" >/dev/null
+sbx_as $UA reset -a r1 >/dev/null 2>&1
+check "a second reset (the copy made ahead) restores it too" test "$(sql $UA "$envA" 'select string_agg(v, ",") from marker')" = seed-1
+
+echo "# snapshots"
+sql $UA "$envA" "insert into marker values ('snap-1')" >/dev/null
+rcli $UA "$envA" set k1 snap >/dev/null
+out=$(sbx_as $UA snapshot -a r1 s1 2>&1)
+check "snapshot s1 answers its name" test "$out" = s1
+sql $UA "$envA" "delete from marker; drop table t2" >/dev/null
+rcli $UA "$envA" set k1 later >/dev/null
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "reset --to s1: postgres as it was at s1" test "$(sql $UA "$envA" 'select string_agg(v, "," order by v) from marker')" = seed-1,snap-1 -a "$(sql $UA "$envA" 'select count(*) from t2')" = 200
+check "and redis as it was at s1" test "$(rcli $UA "$envA" get k1)" = snap
+sbx_as $UA reset -a r1 >/dev/null 2>&1
+check "a plain reset still goes back to the seed" test "$(sql $UA "$envA" 'select string_agg(v, ",") from marker')" = seed-1 -a "$(rcli $UA "$envA" dbsize)" = 0
+sbx_as $UA snapshot -a r1 s2 >/dev/null 2>&1
+err=$(err_of $UA snapshot -a r1 s3)
+check "past max_snapshots (2): bad_request, saying so" grep -q "bad_request.*max_snapshots" <<<"$err"
+sql $UA "$envA" "insert into marker values ('snap-1b')" >/dev/null
+check "replacing one by its name is allowed" test "$(sbx_as $UA snapshot -a r1 s1 2>&1)" = s1
+
+echo "# the error codes"
+check "reset of no sandbox: no_sandbox" grep -q no_sandbox <<<"$(err_of $UA reset -a nobody-here)"
+check "snapshot of no sandbox: no_sandbox" grep -q no_sandbox <<<"$(err_of $UA snapshot -a nobody-here x)"
+sql $UA "$envA" "insert into marker values ('kept')" >/dev/null
+check "reset --to an unknown snapshot: unknown_snapshot" grep -q unknown_snapshot <<<"$(err_of $UA reset -a r1 --to nosuch)"
+check "and nothing changed" grep -q kept <<<"$(sql $UA "$envA" 'select v from marker')"
+check "a bad snapshot name: bad_request" grep -q bad_request <<<"$(err_of $UA snapshot -a r1 'Bad/Name')"
+
+echo "# another uid, the same agent slug"
+check "B's reset of r1: no_sandbox" grep -q no_sandbox <<<"$(err_of $UB reset -a r1)"
+check "B's snapshot of r1: no_sandbox" grep -q no_sandbox <<<"$(err_of $UB snapshot -a r1 s1)"
+check "A's data untouched" grep -q kept <<<"$(sql $UA "$envA" 'select v from marker')"
+envB=$(sbx_as $UB request -a r1 -p demo redis 2>&1)
+rcli $UB "$envB" set bkey b >/dev/null
+sbx_as $UA reset -a r1 >/dev/null 2>&1
+check "A's reset leaves B's sandbox of the same slug alone" test "$(rcli $UB "$envB" get bkey)" = b
+
+echo "# snapshots outlive a restart"
+stop_monitor
+start_monitor || exit 1
+check "the sandbox was adopted (a hit, same credentials)" test "$(sbx_as $UA request -a r1 -p seeded postgres 2>&1)" = "$envA"
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "reset --to s1 after the restart" test "$(sql $UA "$envA" 'select string_agg(v, "," order by v) from marker')" = seed-1,snap-1,snap-1b
+
+echo "# a changed seed applies after SIGHUP, to new sandboxes"
+sed -i "s/'seed-1'/'seed-2'/" "$WORK/projects/seeded.sql"
+kill -HUP "$MON_PID"
+wait_until 10 'grep -q "reload" "$LOG"'
+envA2=$(sbx_as $UA request -a r2 -p seeded postgres 2>&1)
+check "a new sandbox has the new seed" test "$(sql $UA "$envA2" 'select v from marker')" = seed-2
+sbx_as $UA reset -a r1 >/dev/null 2>&1
+check "an older sandbox's reset goes back to its own hand-out" test "$(sql $UA "$envA" 'select v from marker')" = seed-1
+
+echo "# a seed that fails"
+err=$(err_of $UA request -a r3 -p bad postgres)
+check "seed_failed, naming the file and the line" grep -q "seed_failed.*bad.sql:3:" <<<"$err"
+check "nothing of that provision is left running" test -z "$(containers r3 "$uid_a")"
+check "no seed text in the monitor's log" lacks "SELEC oops" "$(cat "$LOG")"
+
+finish
