@@ -352,6 +352,7 @@ reload_take(void *arg, struct project_table *projects,
 		projects_free(&m->projects);
 		m->projects = *projects;
 		n = cache_revoke(&m->cache, still_allowed, &m->projects);
+		warm_projects(&m->rt, &m->projects);
 		log_info("reloaded %zu project policies; %zu sandboxes lose "
 		    "services, %zu busy ones are checked when idle",
 		    m->projects.n, n, m->cache.revoke_busy);
@@ -817,14 +818,15 @@ min_u(unsigned a, unsigned b)
  * being written (a large status; a sandbox's fits a socket's buffer). */
 #define AGENT_SLACK	32
 
+/* Warm containers' pidfds: the services' pools and the projects'. */
 static unsigned
-warm_total(const struct sbx_config *c)
+warm_total(const struct monitor *m)
 {
-	unsigned n = 0;
+	unsigned n = m->rt.warm.project_cap;
 	size_t i;
 
-	for (i = 0; i < c->nservices; i++)
-		n += c->services[i].warm;
+	for (i = 0; i < m->cfg.nservices; i++)
+		n += m->cfg.services[i].warm;
 	return n;
 }
 
@@ -845,7 +847,7 @@ fd_budget(struct monitor *m)
 	struct cache_limits *l = &m->cache.lim;
 	struct rlimit rl;
 	unsigned held = (unsigned)open_fds(), left, svc, share, reserve;
-	unsigned warm = warm_total(c);
+	unsigned warm = warm_total(m);
 
 	/* Adopted services' pidfds are open now: they are the services'. */
 	if (held > m->cache.nfds)
@@ -928,7 +930,7 @@ setup(struct monitor *m, const char *path, int fg)
 	    .projects = &m->projects };
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_base, m->cfg.userns_slots,
 	    (unsigned)m->cfg.nservices) == -1 ||
-	    warm_init(&m->rt) == -1)
+	    warm_init(&m->rt, &m->projects) == -1)
 		fatal("uid ranges");
 	cache_init(&m->cache, (struct sbx_runtime){ &rt_cli_ops, &m->rt },
 	    (struct cache_limits){ .max_per_uid = m->cfg.max_sandboxes_per_uid,

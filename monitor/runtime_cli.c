@@ -157,13 +157,11 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	struct sbx_outcome o;
 	size_t i, n;
 
-	/* A warm container has no project's seed: a seeded project's
-	 * sandbox starts its own. */
-	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES ||
-	    seed_of(rt, sb) != NULL)
+	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES)
 		return -1;
 	for (i = 0; i < sb->nservices; i++)
-		if ((m[i] = warm_take(rt, sb->svc[i].conn.name)) == NULL)
+		if ((m[i] = warm_take(rt, sb->svc[i].conn.name, sb->project,
+		    seed_of(rt, sb) != NULL)) == NULL)
 			return -1;
 	memset(&o, 0, sizeof(o));
 	if (key_dir(rt, sb) == -1)

@@ -33,13 +33,51 @@
 #define RETRY_MIN_MS	2000		/* after a failed start */
 #define RETRY_MAX_MS	300000
 
+/* A service's own pool, or a project's (no project: unused). */
+static bool
+pool_used(const struct rt_cli *rt, const struct warm_pool *p)
+{
+	return p < rt->warm.pool + rt->cfg->nservices || p->project[0] != '\0';
+}
+
+static int
+pool_size(struct warm_pool *p, unsigned want)
+{
+	struct warm_member *m;
+
+	if (want > p->cap) {
+		if ((m = reallocarray(p->m, want, sizeof(*m))) == NULL)
+			return -1;
+		memset(m + p->cap, 0, (want - p->cap) * sizeof(*m));
+		p->m = m;
+		p->cap = want;
+	}
+	p->want = want;
+	return 0;
+}
+
+/* Members of projects' pools the descriptor budget was made for: what
+ * the projects ask at start (a SIGHUP may not ask for more). */
+static unsigned
+projects_want(const struct rt_cli *rt, const struct project_table *pt)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; pt != NULL && i < pt->n; i++)
+		if (pt->v[i].valid)
+			n += pt->v[i].warm * (unsigned)pt->v[i].nservices;
+	return rt_is_podman(rt->cfg) ? n : 0;
+}
+
 int
-warm_init(struct rt_cli *rt)
+warm_init(struct rt_cli *rt, const struct project_table *pt)
 {
 	const struct sbx_config *cfg = rt->cfg;
 	size_t i;
 
 	for (i = 0; i < cfg->nservices; i++) {
+		rt->warm.pool[i].svc = i;
 		if (cfg->services[i].warm == 0)
 			continue;
 		if (!rt_is_podman(cfg)) {
@@ -49,10 +87,11 @@ warm_init(struct rt_cli *rt)
 			    cfg->services[i].name);
 			continue;
 		}
-		if ((rt->warm.svc[i].m = calloc(cfg->services[i].warm,
-		    sizeof(struct warm_member))) == NULL)
+		if (pool_size(&rt->warm.pool[i], cfg->services[i].warm) == -1)
 			return -1;
 	}
+	rt->warm.project_cap = projects_want(rt, pt);
+	warm_projects(rt, pt);
 	return 0;
 }
 
@@ -64,30 +103,36 @@ config_index(const struct rt_cli *rt, const char *service)
 	return s == NULL ? -1 : s - rt->cfg->services;
 }
 
+/* The member of slot (slots are unique on the host), and its pool. */
 static struct warm_member *
-member_of(struct rt_cli *rt, size_t svc, unsigned slot)
+member_of(struct rt_cli *rt, unsigned slot, struct warm_pool **pool)
 {
-	const struct warm_svc *w = &rt->warm.svc[svc];
+	struct warm_pool *p;
 	unsigned i;
 
-	for (i = 0; w->m != NULL && i < rt->cfg->services[svc].warm; i++)
-		if (w->m[i].slot == slot)
-			return &w->m[i];
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
+		for (i = 0; i < p->cap; i++)
+			if (p->m[i].slot == slot) {
+				*pool = p;
+				return &p->m[i];
+			}
 	return NULL;
 }
 
 static struct warm_job *
-job_new(struct rt_cli *rt, size_t svc, unsigned slot)
+job_new(struct rt_cli *rt, const struct warm_pool *p, unsigned slot)
 {
 	struct warm_job *j;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return NULL;
 	j->rt = rt;
-	j->svc = svc;
+	j->svc = p->svc;
 	j->w.slot = slot;
-	strlcpy(j->w.conn.name, rt->cfg->services[svc].name,
+	strlcpy(j->w.conn.name, rt->cfg->services[p->svc].name,
 	    sizeof(j->w.conn.name));
+	strlcpy(j->w.project, p->project, sizeof(j->w.project));
+	strlcpy(j->w.seed, p->seed, sizeof(j->w.seed));
 	return j;
 }
 
@@ -109,40 +154,158 @@ removed(void *arg, const void *result, size_t len)
 
 /* Remove a member's container, record and directory; free its entry. */
 static void
-discard(struct rt_cli *rt, size_t svc, struct warm_member *m)
+discard(struct rt_cli *rt, struct warm_pool *p, struct warm_member *m)
 {
 	struct warm_job *j;
 
 	if (m->ready)
-		rt->warm.svc[svc].nready--;
+		p->nready--;
 	else
-		rt->warm.svc[svc].nstarting--;
-	record_remove_pool(rt->cfg->services[svc].name, m->slot);
+		p->nstarting--;
+	record_remove_pool(rt->cfg->services[p->svc].name, m->slot);
 	if (m->svc.pidfd >= 0)
 		close(m->svc.pidfd);
-	if ((j = job_new(rt, svc, m->slot)) != NULL)
+	if ((j = job_new(rt, p, m->slot)) != NULL)
 		j->w.host_uid = m->svc.host_uid;
 	if (j == NULL ||
 	    worker_spawn(rt->pool, JOB_WARM_REMOVE, 0, &j->w, sizeof(j->w),
 	    sizeof(uint32_t), now_ms() + (int64_t)rt->cfg->runtime_timeout *
 	    1000, removed, j) == -1) {
 		log_warnx("warm %s-%u: cannot start its removal; its uid range "
-		    "stays taken", rt->cfg->services[svc].name, m->slot);
+		    "stays taken", rt->cfg->services[p->svc].name, m->slot);
 		free(j);
 	}
 	explicit_bzero(m, sizeof(*m));
 }
 
+/* Its ready members beyond want, or all of them: gone; a project's
+ * pool that wants none is given up once its last member went. */
 static void
-backoff(struct warm_svc *w, bool failed)
+trim(struct rt_cli *rt, struct warm_pool *p, bool all)
+{
+	unsigned i;
+
+	for (i = 0; i < p->cap && (all || p->nready + p->nstarting > p->want);
+	    i++)
+		if (p->m[i].slot != 0 && p->m[i].ready)
+			discard(rt, p, &p->m[i]);
+	if (p->want == 0 && p->nready + p->nstarting == 0 &&
+	    p >= rt->warm.pool + rt->cfg->nservices) {
+		free(p->m);
+		memset(p, 0, sizeof(*p));
+	}
+}
+
+static struct warm_pool *
+project_pool(struct rt_cli *rt, size_t svc, const char *project)
+{
+	struct warm_pool *p, *free_one = NULL;
+
+	for (p = rt->warm.pool + rt->cfg->nservices;
+	    p < rt->warm.pool + WARM_POOLS; p++) {
+		if (p->project[0] == '\0') {
+			if (free_one == NULL)
+				free_one = p;
+			continue;
+		}
+		if (p->svc == svc && strcmp(p->project, project) == 0)
+			return p;
+	}
+	if (free_one != NULL) {
+		free_one->svc = svc;
+		strlcpy(free_one->project, project, sizeof(free_one->project));
+	}
+	return free_one;
+}
+
+/* One project's pools (want: its file's warm, within the cap left). */
+static unsigned
+project_pools(struct rt_cli *rt, const struct project *pr, unsigned left,
+    bool *kept)
+{
+	struct warm_pool *p;
+	unsigned want = pr->warm, used = 0;
+	ssize_t svc;
+	size_t i;
+
+	for (i = 0; i < pr->nservices; i++) {
+		if ((svc = config_index(rt, pr->services[i])) < 0 ||
+		    (p = project_pool(rt, (size_t)svc, pr->slug)) == NULL)
+			continue;
+		if (want > left - used)
+			log_warnx("warm = %u of project %s: only %u more warm "
+			    "containers than at start fit the descriptor budget "
+			    "(restart the monitor for more)", pr->warm,
+			    pr->slug, left - used);
+		if (strcmp(p->seed, pr->seed) != 0 ||
+		    p->seed_sum != pr->seed_sum) {
+			trim(rt, p, true);	/* its seed changed */
+			strlcpy(p->seed, pr->seed, sizeof(p->seed));
+			p->seed_sum = pr->seed_sum;
+		}
+		if (pool_size(p, want < left - used ? want : left - used) == 0)
+			used += p->want;
+		trim(rt, p, false);
+		kept[p - rt->warm.pool] = true;
+	}
+	return used;
+}
+
+void
+warm_projects(struct rt_cli *rt, const struct project_table *pt)
+{
+	bool kept[WARM_POOLS] = { false };
+	unsigned left = rt->warm.project_cap;
+	struct warm_pool *p;
+	size_t i;
+
+	for (i = 0; pt != NULL && rt_is_podman(rt->cfg) && i < pt->n; i++)
+		if (pt->v[i].valid && pt->v[i].warm > 0)
+			left -= project_pools(rt, &pt->v[i], left, kept);
+	for (p = rt->warm.pool + rt->cfg->nservices;
+	    p < rt->warm.pool + WARM_POOLS; p++)
+		if (p->project[0] != '\0' && !kept[p - rt->warm.pool]) {
+			p->want = 0;
+			trim(rt, p, true);
+		}
+}
+
+static void
+backoff(struct warm_pool *p, bool failed)
 {
 	if (!failed) {
-		w->retry_ms = 0;
+		p->retry_ms = 0;
 		return;
 	}
-	w->retry_ms = w->retry_ms == 0 ? RETRY_MIN_MS :
-	    w->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : w->retry_ms * 2;
-	w->retry_at = now_ms() + w->retry_ms;
+	p->retry_ms = p->retry_ms == 0 ? RETRY_MIN_MS :
+	    p->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : p->retry_ms * 2;
+	p->retry_at = now_ms() + p->retry_ms;
+}
+
+/* Its socket path, its pidfd, and a service's own pool's record. */
+static bool
+member_ready(struct rt_cli *rt, struct warm_pool *p, struct warm_member *m,
+    const struct warm_started *r)
+{
+	const struct service_cfg *s = &rt->cfg->services[p->svc];
+	char dir[SBX_SOCKET_MAX];
+
+	m->svc.pid = r->pid;
+	m->svc.conn.port = (s->transport & TRANSPORT_TCP) ? r->port : 0;
+	/* config.c bounds run_dir: the socket path fits. */
+	if ((s->transport & TRANSPORT_UNIX) &&
+	    (sockdir_pool_path(rt->cfg, s->name, m->slot, dir,
+	    sizeof(dir)) == -1 || strlcpy(m->svc.conn.socket, dir,
+	    sizeof(m->svc.conn.socket)) >= sizeof(m->svc.conn.socket) ||
+	    strlcat(m->svc.conn.socket, "/", sizeof(m->svc.conn.socket)) >=
+	    sizeof(m->svc.conn.socket) || strlcat(m->svc.conn.socket,
+	    s->socket_name, sizeof(m->svc.conn.socket)) >=
+	    sizeof(m->svc.conn.socket)))
+		return false;
+	if ((m->svc.pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0)) < 0)
+		return false;
+	return p->project[0] != '\0' ||
+	    record_write_pool(rt->cfg, &m->svc, m->slot) == 0;
 }
 
 static void
@@ -152,80 +315,72 @@ started(void *arg, const void *result, size_t len)
 	const struct warm_started *r = result;
 	struct rt_cli *rt = j->rt;
 	const struct service_cfg *s = &rt->cfg->services[j->svc];
-	struct warm_member *m = member_of(rt, j->svc, j->w.slot);
+	struct warm_pool *p = NULL;
+	struct warm_member *m = member_of(rt, j->w.slot, &p);
 	bool sound = r != NULL && len == sizeof(*r) &&
 	    warm_started_sound(r, s), ok = sound && r->code == SBX_OK;
-	char dir[SBX_SOCKET_MAX];
 
 	rt->warm.starting--;
 	if (m == NULL) {	/* cannot be: the entry waits for us */
 		free(j);
 		return;
 	}
-	if (ok) {
-		m->svc.pid = r->pid;
-		m->svc.conn.port = (s->transport & TRANSPORT_TCP) ? r->port : 0;
-		/* config.c bounds run_dir: the socket path fits. */
-		if ((s->transport & TRANSPORT_UNIX) &&
-		    (sockdir_pool_path(rt->cfg, s->name, m->slot, dir,
-		    sizeof(dir)) == -1 || strlcpy(m->svc.conn.socket, dir,
-		    sizeof(m->svc.conn.socket)) >= sizeof(m->svc.conn.socket) ||
-		    strlcat(m->svc.conn.socket, "/", sizeof(m->svc.conn.socket)) >=
-		    sizeof(m->svc.conn.socket) || strlcat(m->svc.conn.socket,
-		    s->socket_name, sizeof(m->svc.conn.socket)) >=
-		    sizeof(m->svc.conn.socket)))
-			ok = false;
-		m->svc.pidfd = ok ? (int)syscall(SYS_pidfd_open, r->pid, 0) : -1;
-		ok = m->svc.pidfd >= 0 &&
-		    record_write_pool(rt->cfg, &m->svc, m->slot) == 0;
-	}
-	backoff(&rt->warm.svc[j->svc], !ok);
+	ok = ok && member_ready(rt, p, m, r);
+	backoff(p, !ok);
 	if (!ok) {
 		log_warnx("warm %s-%u: not started: %s", s->name, m->slot,
 		    sound ? r->message : "the worker failed");
-		discard(rt, j->svc, m);
+		discard(rt, p, m);
+	} else if (m->seed_sum != p->seed_sum ||
+	    p->nready + p->nstarting > p->want) {
+		m->ready = true;	/* its pool changed meanwhile */
+		p->nstarting--;
+		p->nready++;
+		discard(rt, p, m);
+		trim(rt, p, false);
 	} else {
 		m->ready = true;
-		rt->warm.svc[j->svc].nstarting--;
-		rt->warm.svc[j->svc].nready++;
-		log_info("warm %s-%u: ready", s->name, m->slot);
+		p->nstarting--;
+		p->nready++;
+		log_info("warm %s-%u%s%s: ready", s->name, m->slot,
+		    p->project[0] != '\0' ? " of project " : "", p->project);
 	}
 	free(j);
 }
 
 static int
-start_one(struct rt_cli *rt, size_t svc)
+start_one(struct rt_cli *rt, struct warm_pool *p)
 {
-	struct warm_svc *w = &rt->warm.svc[svc];
 	struct warm_member *m = NULL;
 	struct warm_job *j;
 	unsigned i, slot;
 
-	for (i = 0; i < rt->cfg->services[svc].warm; i++)
-		if (w->m[i].slot == 0) {
-			m = &w->m[i];
+	for (i = 0; i < p->cap; i++)
+		if (p->m[i].slot == 0) {
+			m = &p->m[i];
 			break;
 		}
 	if (m == NULL || (slot = idmap_take(&rt->idmap)) == 0)
 		return -1;
-	if ((j = job_new(rt, svc, slot)) == NULL) {
+	if ((j = job_new(rt, p, slot)) == NULL) {
 		idmap_put(&rt->idmap, slot);
 		return -1;
 	}
 	memset(m, 0, sizeof(*m));
 	m->slot = slot;
+	m->seed_sum = p->seed_sum;
 	m->svc.pidfd = -1;
 	strlcpy(m->svc.conn.name, j->w.conn.name, sizeof(m->svc.conn.name));
 	secret_fill(m->svc.conn.password, sizeof(m->svc.conn.password));
 	memcpy(j->w.conn.password, m->svc.conn.password,
 	    sizeof(j->w.conn.password));
 	j->w.host_uid = m->svc.host_uid = rt_host_uid(rt, slot,
-	    &rt->cfg->services[svc]);
-	if (worker_spawn(rt->pool, JOB_WARM_START, 1U << svc, &j->w,
+	    &rt->cfg->services[p->svc]);
+	if (worker_spawn(rt->pool, JOB_WARM_START, 1U << p->svc, &j->w,
 	    sizeof(j->w),
 	    sizeof(struct warm_started), now_ms() +
-	    ((int64_t)rt->cfg->runtime_timeout * 2 +
-	    rt->cfg->services[svc].ready_timeout + 10) * 1000,
+	    ((int64_t)rt->cfg->runtime_timeout * 3 +
+	    rt->cfg->services[p->svc].ready_timeout + 10) * 1000,
 	    started, j) == -1) {
 		explicit_bzero(j, sizeof(*j));
 		free(j);
@@ -234,41 +389,60 @@ start_one(struct rt_cli *rt, size_t svc)
 		return -1;
 	}
 	explicit_bzero(j->w.conn.password, sizeof(j->w.conn.password));
-	w->nstarting++;
+	p->nstarting++;
 	rt->warm.starting++;
 	return 0;
 }
 
-struct warm_member *
-warm_take(struct rt_cli *rt, const char *service)
+/* A ready member of p that still runs (a dead one is replaced). */
+static struct warm_member *
+take_from(struct rt_cli *rt, struct warm_pool *p)
 {
-	ssize_t svc = config_index(rt, service);
-	struct warm_svc *w;
 	unsigned i;
 
-	if (svc < 0 || (w = &rt->warm.svc[svc])->m == NULL)
-		return NULL;
-	for (i = 0; i < rt->cfg->services[svc].warm; i++) {
-		struct warm_member *m = &w->m[i];
+	for (i = 0; i < p->cap; i++) {
+		struct warm_member *m = &p->m[i];
 
 		if (m->slot == 0 || !m->ready)
 			continue;
 		if (rt_warm_alive(&m->svc))
 			return m;
 		log_warnx("warm %s-%u: found dead at a claim: replaced",
-		    service, m->slot);
-		discard(rt, (size_t)svc, m);
+		    m->svc.conn.name, m->slot);
+		discard(rt, p, m);
 	}
 	return NULL;
+}
+
+struct warm_member *
+warm_take(struct rt_cli *rt, const char *service, const char *project,
+    bool seeded)
+{
+	ssize_t svc = config_index(rt, service);
+	struct warm_pool *p;
+	struct warm_member *m = NULL;
+
+	if (svc < 0)
+		return NULL;
+	for (p = rt->warm.pool + rt->cfg->nservices;
+	    m == NULL && p < rt->warm.pool + WARM_POOLS; p++)
+		if (p->project[0] != '\0' && p->svc == (size_t)svc &&
+		    strcmp(p->project, project) == 0)
+			m = take_from(rt, p);
+	/* A service's own pool has no project's seed. */
+	if (m == NULL && !(seeded &&
+	    rt->cfg->services[svc].probe == PROBE_POSTGRES))
+		m = take_from(rt, &rt->warm.pool[svc]);
+	return m;
 }
 
 /* Claimed: the sandbox holds its slot and pidfd now. */
 void
 warm_taken(struct rt_cli *rt, struct warm_member *m)
 {
-	ssize_t svc = config_index(rt, m->svc.conn.name);
+	struct warm_pool *p = NULL;
 
-	if (svc < 0)
+	if (member_of(rt, m->slot, &p) != m)
 		return;
 	if (rt->warm.nunrecords < WARM_RENAMES) {
 		struct warm_unrecord *u =
@@ -278,7 +452,7 @@ warm_taken(struct rt_cli *rt, struct warm_member *m)
 		u->slot = m->slot;
 	} else
 		record_remove_pool(m->svc.conn.name, m->slot);
-	rt->warm.svc[svc].nready--;
+	p->nready--;
 	explicit_bzero(m, sizeof(*m));
 }
 
@@ -370,84 +544,88 @@ worker_spare(const struct rt_cli *rt, size_t provisions)
 static void
 sweep_dead(struct rt_cli *rt, size_t provisions)
 {
+	struct warm_pool *p;
 	struct warm_member *m;
-	size_t i;
 	unsigned k;
 
-	for (i = 0; i < rt->cfg->nservices; i++)
-		for (k = 0; rt->warm.svc[i].m != NULL &&
-		    k < rt->cfg->services[i].warm; k++) {
-			m = &rt->warm.svc[i].m[k];
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
+		for (k = 0; k < p->cap; k++) {
+			m = &p->m[k];
 			if (m->slot == 0 || !m->ready ||
 			    rt_pid_alive(m->svc.pidfd) ||
 			    !worker_spare(rt, provisions))
 				continue;
 			log_warnx("warm %s-%u: died while idle: replaced",
-			    rt->cfg->services[i].name, m->slot);
-			discard(rt, i, m);
+			    rt->cfg->services[p->svc].name, m->slot);
+			discard(rt, p, m);
 		}
+}
+
+static void
+rename_work(struct rt_cli *rt, size_t provisions)
+{
+	struct warm_job *j;
+
+	if (rt->warm.nrenames == 0 || rt->warm.renaming != NULL ||
+	    !worker_spare(rt, provisions) ||
+	    (j = calloc(1, sizeof(*j))) == NULL)
+		return;
+	j->rt = rt;
+	memcpy(j->renames.v, rt->warm.renames, sizeof(j->renames.v));
+	j->renames.n = (uint32_t)rt->warm.nrenames;
+	if (worker_spawn(rt->pool, JOB_RENAME, 0, &j->renames,
+	    sizeof(j->renames), sizeof(uint32_t), now_ms() +
+	    (int64_t)rt->cfg->runtime_timeout * 1000 *
+	    (int64_t)j->renames.n, renamed, j) == -1)
+		free(j);
+	else {
+		rt->warm.nrenames = 0;
+		rt->warm.renaming = &j->renames;
+	}
 }
 
 void
 warm_work(struct rt_cli *rt, size_t provisions)
 {
 	const struct sbx_config *cfg = rt->cfg;
-	struct warm_job *j;
 	int64_t now = now_ms();
-	size_t i;
+	struct warm_pool *p;
 
 	warm_unrecord(rt);	/* before a refill may reuse a slot */
-	if (rt->warm.nrenames > 0 && rt->warm.renaming == NULL &&
-	    worker_spare(rt, provisions) &&
-	    (j = calloc(1, sizeof(*j))) != NULL) {
-		j->rt = rt;
-		memcpy(j->renames.v, rt->warm.renames, sizeof(j->renames.v));
-		j->renames.n = (uint32_t)rt->warm.nrenames;
-		if (worker_spawn(rt->pool, JOB_RENAME, 0, &j->renames,
-		    sizeof(j->renames), sizeof(uint32_t), now +
-		    (int64_t)cfg->runtime_timeout * 1000 *
-		    (int64_t)j->renames.n, renamed, j) == -1)
-			free(j);
-		else {
-			rt->warm.nrenames = 0;
-			rt->warm.renaming = &j->renames;
-		}
-	}
+	rename_work(rt, provisions);
 	sweep_dead(rt, provisions);
 	if (!cfg->enabled)
 		return;
-	for (i = 0; i < cfg->nservices; i++) {
-		const struct warm_svc *w = &rt->warm.svc[i];
-
-		while (w->m != NULL && w->nready + w->nstarting <
-		    cfg->services[i].warm && now >= w->retry_at &&
-		    rt->warm.starting < WARM_STARTS &&
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
+		while (pool_used(rt, p) && p->nready + p->nstarting < p->want &&
+		    now >= p->retry_at && rt->warm.starting < WARM_STARTS &&
 		    provisions + rt->warm.starting < cfg->max_provisions &&
-		    worker_spare(rt, provisions) && start_one(rt, i) == 0)
+		    worker_spare(rt, provisions) && start_one(rt, p) == 0)
 			;
-	}
 }
 
+/* Adoption: a service's own pool's member (a project's pool starts anew). */
 int
 warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
     const struct sbx_conn *c, uint32_t host_uid, int pid, int pidfd)
 {
 	ssize_t svc = config_index(rt, service);
-	struct warm_svc *w;
+	struct warm_pool *p;
 	unsigned i;
 
-	if (svc < 0 || (w = &rt->warm.svc[svc])->m == NULL)
+	if (svc < 0)
 		return -1;
-	for (i = 0; i < rt->cfg->services[svc].warm; i++) {
-		if (w->m[i].slot != 0)
+	p = &rt->warm.pool[svc];
+	for (i = 0; i < p->want; i++) {
+		if (p->m[i].slot != 0)
 			continue;
-		w->m[i].slot = slot;
-		w->m[i].ready = true;
-		w->m[i].svc.conn = *c;
-		w->m[i].svc.pid = pid;
-		w->m[i].svc.pidfd = pidfd;
-		w->m[i].svc.host_uid = host_uid;
-		w->nready++;
+		p->m[i].slot = slot;
+		p->m[i].ready = true;
+		p->m[i].svc.conn = *c;
+		p->m[i].svc.pid = pid;
+		p->m[i].svc.pidfd = pidfd;
+		p->m[i].svc.host_uid = host_uid;
+		p->nready++;
 		return 0;
 	}
 	return -1;	/* warm was lowered: this one goes */
@@ -456,23 +634,23 @@ warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
 bool
 warm_owns_dir(const struct rt_cli *rt, const char *path)
 {
+	const struct warm_pool *p;
 	char dir[SBX_SOCKET_MAX];
-	size_t s;
 	unsigned i;
 
-	for (s = 0; s < rt->cfg->nservices; s++)
-		for (i = 0; rt->warm.svc[s].m != NULL &&
-		    i < rt->cfg->services[s].warm; i++)
-			if (rt->warm.svc[s].m[i].slot != 0 &&
-			    sockdir_pool_path(rt->cfg, rt->cfg->services[s].name,
-			    rt->warm.svc[s].m[i].slot, dir, sizeof(dir)) == 0 &&
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
+		for (i = 0; i < p->cap; i++)
+			if (p->m[i].slot != 0 &&
+			    sockdir_pool_path(rt->cfg, rt->cfg->services[p->svc].name,
+			    p->m[i].slot, dir, sizeof(dir)) == 0 &&
 			    strcmp(dir, path) == 0)
 				return true;
 	return false;
 }
 
+/* A service's own pool's ready members (status, metrics). */
 unsigned
 warm_ready(const struct rt_cli *rt, size_t svc)
 {
-	return rt->warm.svc[svc].nready;
+	return rt->warm.pool[svc].nready;
 }

@@ -18,14 +18,30 @@ struct rt_cli;
 struct warm_member {
 	unsigned	slot;		/* its uid range and name; 0: unused */
 	bool		ready;		/* started and probed, else starting */
+	uint64_t	seed_sum;	/* the seed it was started with */
 	struct sbx_svc	svc;		/* password, port, pid, pidfd */
 };
 
-struct warm_svc {
-	struct warm_member *m;		/* warm of them */
+/*
+ * One service's warm containers: of any project (project "": the
+ * [service] section's warm), or of one project's pool (its file's warm),
+ * started with the project's seed applied. Only the first kind is
+ * recorded and adopted at a restart; a project's pool starts anew.
+ */
+struct warm_pool {
+	size_t		svc;		/* config index */
+	char		project[SBX_SLUG_MAX];
+	char		seed[SBX_SLUG_MAX];	/* its seed file, "" none */
+	uint64_t	seed_sum;
+	unsigned	want;		/* members kept ready */
+	unsigned	cap;		/* m[] */
+	struct warm_member *m;
 	unsigned	nready, nstarting;
 	int64_t		retry_at, retry_ms;	/* after failed starts */
 };
+
+/* The services' own pools, then projects'. */
+#define WARM_POOLS	(SBX_MAX_SERVICES * 5)
 
 /* A claimed container's pool record, removed after the reply: an
  * unlink costs a claim's reply up to a few hundred us on ext4, and a
@@ -36,7 +52,8 @@ struct warm_unrecord {
 };
 
 struct warm {
-	struct warm_svc	svc[SBX_MAX_SERVICES];	/* by config index */
+	struct warm_pool pool[WARM_POOLS];	/* [i < nservices]: service i's */
+	unsigned	project_cap;	/* members of projects' pools, at most */
 	struct warm_rename renames[WARM_RENAMES];
 	size_t		nrenames;
 	struct warm_unrecord unrecords[WARM_RENAMES];
@@ -50,13 +67,20 @@ struct warm {
 	unsigned	starting;	/* all services */
 };
 
-int	warm_init(struct rt_cli *);
+/* The services' pools, and projects' within project_cap members. */
+int	warm_init(struct rt_cli *, const struct project_table *);
+/* At start and after a SIGHUP: the projects' pools as their files say;
+ * a pool whose project or seed changed is emptied. */
+void	warm_projects(struct rt_cli *, const struct project_table *);
 /*
- * Take a ready, live warm container of service for a claim: it leaves
- * the pool (the caller owns svc and slot). Dead ones met on the way are
- * removed and replaced. NULL: none.
+ * A ready, live warm container of service for a sandbox of project
+ * (seeded: the project's seed file, or NULL): from the project's pool,
+ * else from the service's own if no seed is missing from it. It leaves
+ * the pool at warm_taken. Dead ones met on the way are removed and
+ * replaced. NULL: none.
  */
-struct warm_member *warm_take(struct rt_cli *, const char *service);
+struct warm_member *warm_take(struct rt_cli *, const char *service,
+	    const char *project, bool seeded);
 void	warm_taken(struct rt_cli *, struct warm_member *);
 /* After the reply: rename a claimed container for the admin's ps. */
 void	warm_rename_later(struct rt_cli *, const char *from, const char *to,

@@ -150,6 +150,8 @@ struct job_warm {
 	uint32_t	slot;
 	uint32_t	host_uid;	/* first host uid of its range */
 	struct sbx_conn	conn;		/* the start's: name and password */
+	char		project[SBX_SLUG_MAX];	/* a project's pool, or "" */
+	char		seed[SBX_SLUG_MAX];	/* its seed, applied: "" none */
 };
 
 struct warm_started {

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -21,6 +22,8 @@ struct project {
 	 * or "". The reload that read it copied it to
 	 * state_dir/seeds/<slug>.sql, which provisions apply. */
 	char		seed[SBX_SLUG_MAX];
+	uint64_t	seed_sum;	/* its copy's content, for pools */
+	unsigned	warm;		/* sandboxes of the full set kept ready */
 	bool		anyone;		/* no allow_users / allow_groups */
 	size_t		nuids;		/* allowed uids */
 	uid_t		uids[PROJECT_MAX_UIDS];
