@@ -23,6 +23,7 @@
 /* The keys a request may carry; anything else is ignored. */
 struct fields {
 	const msgpack_object *op, *agent, *project, *services, *bind_pid;
+	const msgpack_object *to, *name;	/* reset's, snapshot's */
 };
 
 static enum wire_status
@@ -45,9 +46,9 @@ static enum wire_status
 collect_fields(const msgpack_object *obj, struct fields *f, char *err)
 {
 	static const char *const names[] = { "op", "agent", "project",
-	    "services", "bind_pid" };
+	    "services", "bind_pid", "to", "name" };
 	const msgpack_object **slots[] = { &f->op, &f->agent, &f->project,
-	    &f->services, &f->bind_pid };
+	    &f->services, &f->bind_pid, &f->to, &f->name };
 	uint32_t i;
 	size_t k;
 
@@ -117,6 +118,16 @@ copy_services(const msgpack_object *o, struct sbx_req_sandbox *rq, char *err)
 	return WIRE_OK;
 }
 
+/* reset's to, if present: a snapshot's name, a slug; absent is "". A nil
+ * is not absence but a value of the wrong type, as for bind_pid. */
+static enum wire_status
+copy_to(const msgpack_object *o, char dst[SBX_SLUG_MAX], char *err)
+{
+	if (o == NULL)
+		return WIRE_OK;
+	return copy_slug(o, "to", dst, err);
+}
+
 /* bind_pid, if present: a positive integer that a pid can be. */
 static enum wire_status
 copy_bind_pid(const msgpack_object *o, struct sbx_req_sandbox *rq, char *err)
@@ -157,6 +168,16 @@ fill_body(const struct fields *f, union sbx_req_any *out, size_t *len,
 	case SBX_REQ_STATUS:
 		*len = sizeof(out->status);
 		return WIRE_OK;
+	case SBX_REQ_RESET:
+		*len = sizeof(out->reset);
+		if (copy_slug(f->agent, "agent", out->reset.agent, err))
+			return WIRE_BAD;
+		return copy_to(f->to, out->reset.to, err);
+	case SBX_REQ_SNAPSHOT:
+		*len = sizeof(out->snapshot);
+		if (copy_slug(f->agent, "agent", out->snapshot.agent, err))
+			return WIRE_BAD;
+		return copy_slug(f->name, "name", out->snapshot.name, err);
 	default:
 		return bad(err, "unknown 'op'.");
 	}

@@ -94,6 +94,9 @@ VALID = {
                         ("services", ["postgres", "redis"])),
     "release": (("op", "release"), ("agent", "dev-1")),
     "status": (("op", "status"),),
+    "reset": (("op", "reset"), ("agent", "dev-1")),
+    "reset-to": (("op", "reset"), ("agent", "dev-1"), ("to", "clean")),
+    "snapshot": (("op", "snapshot"), ("agent", "dev-1"), ("name", "clean")),
 }
 
 
@@ -184,6 +187,14 @@ def wire_seeds():
                             b"\xc0")
     s["bad-ext"] = b"\x81\xa2op\xd4\x01\x00"
     s["bad-float-agent"] = enc((("op", "release"), ("agent", 1.5)))
+    s["bad-reset-no-agent"] = enc((("op", "reset"), ("to", "clean")))
+    s["bad-reset-to-nil"] = enc((("op", "reset"), ("agent", "a"),
+                                ("to", None)))
+    s["bad-reset-to-slug"] = enc((("op", "reset"), ("agent", "a"),
+                                 ("to", "../x")))
+    s["bad-snapshot-no-name"] = enc((("op", "snapshot"), ("agent", "a")))
+    s["bad-snapshot-name-twice"] = enc((("op", "snapshot"), ("agent", "a"),
+                                       ("name", "s1"), ("name", "s2")))
     # every seed not already given a mode reads the whole buffer at once
     return {k: (v if k.startswith("ok-") and "-chunk" in k else b"\0" + v)
             for k, v in s.items()}

@@ -439,6 +439,41 @@ each_slug_field(const char *bad, size_t len, const char *what)
 	p_str(&b, "agent");
 	p_strn(&b, bad, len);
 	expect_bad_msg(&b, "'agent' must be", label);
+
+	snprintf(label, sizeof(label), "%s as reset agent", what);
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	p_kv(&b, "op", "reset");
+	p_str(&b, "agent");
+	p_strn(&b, bad, len);
+	expect_bad_msg(&b, "'agent' must be", label);
+
+	snprintf(label, sizeof(label), "%s as reset to", what);
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_str(&b, "to");
+	p_strn(&b, bad, len);
+	expect_bad_msg(&b, "'to' must be", label);
+
+	snprintf(label, sizeof(label), "%s as snapshot agent", what);
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_str(&b, "agent");
+	p_strn(&b, bad, len);
+	p_kv(&b, "name", "clean");
+	expect_bad_msg(&b, "'agent' must be", label);
+
+	snprintf(label, sizeof(label), "%s as snapshot name", what);
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_str(&b, "name");
+	p_strn(&b, bad, len);
+	expect_bad_msg(&b, "'name' must be", label);
 }
 
 Test(wire_slug, uppercase)
@@ -728,6 +763,22 @@ Test(wire_frame, truncated_at_every_offset)
 	p_kv(&b, "op", "release");
 	p_kv(&b, "agent", "dev-1");
 	check_every_prefix(&b, SBX_REQ_RELEASE);
+	buf_free(&b);
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "to", "clean");
+	check_every_prefix(&b, SBX_REQ_RESET);
+	buf_free(&b);
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "clean");
+	check_every_prefix(&b, SBX_REQ_SNAPSHOT);
 	buf_free(&b);
 
 	/* an ignored key with a nested value, and a 300-byte string (str16) */
@@ -1800,4 +1851,323 @@ Test(wire_bind, anything_but_a_pid_is_refused)
 	buf_init(&b);
 	p_sandbox_bind(&b, v_str, 0);
 	expect_bad_buf(&b, "a bind_pid that is a string");
+}
+
+/* ---- reset and snapshot ----------------------------------------------- */
+
+Test(wire_valid, reset)
+{
+	union sbx_req_any w;
+	struct buf b;
+
+	/* no to: back to the state at hand-out, to is all zero */
+	want_init(&w, SBX_REQ_RESET);
+	strcpy(w.reset.agent, "dev-1");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	expect_exact(&b, &w, sizeof(struct sbx_req_reset));
+}
+
+Test(wire_valid, reset_to)
+{
+	union sbx_req_any w;
+	struct buf b;
+
+	want_init(&w, SBX_REQ_RESET);
+	strcpy(w.reset.agent, "dev-1");
+	strcpy(w.reset.to, "before-migration");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "to", "before-migration");
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	expect_exact(&b, &w, sizeof(struct sbx_req_reset));
+}
+
+Test(wire_valid, snapshot)
+{
+	union sbx_req_any w;
+	struct buf b;
+
+	want_init(&w, SBX_REQ_SNAPSHOT);
+	strcpy(w.snapshot.agent, "dev-1");
+	strcpy(w.snapshot.name, "s1");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "name", "s1");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "op", "snapshot");
+	expect_exact(&b, &w, sizeof(struct sbx_req_snapshot));
+}
+
+/* The longest names fill their arrays but for the NUL; short ones after
+ * long ones leave no tail. */
+Test(wire_valid, reset_snapshot_longest_names)
+{
+	union sbx_req_any w;
+	char s63[64];
+	struct buf b;
+
+	memset(s63, 'z', 63);
+	s63[63] = '\0';
+	want_init(&w, SBX_REQ_SNAPSHOT);
+	strcpy(w.snapshot.agent, s63);
+	strcpy(w.snapshot.name, "0.a_b-c");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", s63);
+	p_kv(&b, "name", "0.a_b-c");
+	expect_exact(&b, &w, sizeof(struct sbx_req_snapshot));
+
+	want_init(&w, SBX_REQ_RESET);
+	strcpy(w.reset.agent, "a");
+	strcpy(w.reset.to, s63);
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "a");
+	p_kv(&b, "to", s63);
+	expect_exact(&b, &w, sizeof(struct sbx_req_reset));
+}
+
+/* Keys of the other ops, and keys of none, are ignored: snapshot's name
+ * on a reset does not make it go to a snapshot, reset's to on a snapshot
+ * is not its name, whatever their values. */
+Test(wire_keys, reset_snapshot_ignore_others_keys)
+{
+	union sbx_req_any w;
+	struct buf b;
+
+	want_init(&w, SBX_REQ_RESET);
+	strcpy(w.reset.agent, "dev-1");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 5);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "s1");
+	p_str(&b, "project");
+	msgpack_pack_int(&b.pk, 3);
+	p_kv(&b, "To", "NOT A SLUG");
+	expect_exact(&b, &w, sizeof(struct sbx_req_reset));
+
+	want_init(&w, SBX_REQ_SNAPSHOT);
+	strcpy(w.snapshot.agent, "dev-1");
+	strcpy(w.snapshot.name, "s1");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 5);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "s1");
+	p_str(&b, "to");
+	msgpack_pack_nil(&b.pk);
+	p_str(&b, "services");
+	p_strs(&b, two_svcs, 2);
+	expect_exact(&b, &w, sizeof(struct sbx_req_snapshot));
+}
+
+Test(wire_keys, reset_snapshot_missing_fields)
+{
+	struct buf b;
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	p_kv(&b, "op", "reset");
+	expect_bad_msg(&b, "the request needs 'agent'", "reset alone");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "to", "s1");
+	expect_bad_msg(&b, "the request needs 'agent'", "reset without agent");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "name", "s1");
+	expect_bad_msg(&b, "the request needs 'agent'",
+	    "snapshot without agent");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	expect_bad_msg(&b, "the request needs 'name'", "snapshot without name");
+
+	/* reset's to is not snapshot's name */
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "to", "s1");
+	expect_bad_msg(&b, "the request needs 'name'", "snapshot with to");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	p_kv(&b, "op", "snapshot");
+	expect_bad_msg(&b, "'agent'", "snapshot alone");
+}
+
+/* Values of the wrong type: one sentence naming the key. A nil to is a
+ * wrong type too, not an absent one. */
+Test(wire_keys, reset_snapshot_wrong_types)
+{
+	struct buf b;
+	int kind;
+
+	for (kind = 0; kind < 6; kind++) {
+		buf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		p_kv(&b, "op", "reset");
+		p_kv(&b, "agent", "dev-1");
+		p_str(&b, "to");
+		switch (kind) {
+		case 0: msgpack_pack_int(&b.pk, 1); break;
+		case 1: msgpack_pack_nil(&b.pk); break;
+		case 2: msgpack_pack_true(&b.pk); break;
+		case 3: p_strs(&b, (const char *const[]){ "s1" }, 1); break;
+		case 4:
+			msgpack_pack_bin(&b.pk, 2);
+			msgpack_pack_bin_body(&b.pk, "s1", 2);
+			break;
+		default:
+			msgpack_pack_map(&b.pk, 1);
+			p_kv(&b, "name", "s1");
+			break;
+		}
+		expect_bad_msg(&b, "'to' must be a string", "to of a wrong type");
+	}
+	for (kind = 0; kind < 3; kind++) {
+		buf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		p_kv(&b, "op", "snapshot");
+		p_kv(&b, "agent", "dev-1");
+		p_str(&b, "name");
+		if (kind == 0)
+			msgpack_pack_uint64(&b.pk, 7);
+		else if (kind == 1)
+			msgpack_pack_nil(&b.pk);
+		else
+			msgpack_pack_double(&b.pk, 1.5);
+		expect_bad_msg(&b, "'name' must be a string",
+		    "name of a wrong type");
+	}
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	p_kv(&b, "op", "reset");
+	p_str(&b, "agent");
+	msgpack_pack_int(&b.pk, -1);
+	expect_bad_msg(&b, "'agent' must be a string", "reset agent=-1");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_str(&b, "agent");
+	msgpack_pack_nil(&b.pk);
+	p_kv(&b, "name", "s1");
+	expect_bad_msg(&b, "'agent' must be a string", "snapshot agent=nil");
+}
+
+/* "" is no snapshot's name: the hand-out state is asked for by leaving
+ * to out, not by an empty one. */
+Test(wire_keys, reset_to_empty_is_bad)
+{
+	struct buf b;
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "to", "");
+	expect_bad_msg(&b, "'to' must be", "to=\"\"");
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "");
+	expect_bad_msg(&b, "'name' must be", "name=\"\"");
+}
+
+/* Each key at most once, whatever the second one holds. */
+Test(wire_keys, reset_snapshot_duplicate_keys)
+{
+	struct buf b;
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "to", "s1");
+	p_kv(&b, "to", "s1");
+	expect_bad_msg(&b, "twice", "to twice, same value");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "to", "s1");
+	p_kv(&b, "agent", "dev-1");
+	p_str(&b, "to");
+	msgpack_pack_nil(&b.pk);
+	expect_bad_msg(&b, "twice", "to twice, then nil");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "agent", "dev-2");
+	expect_bad_msg(&b, "twice", "reset agent twice");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "s1");
+	p_kv(&b, "name", "s2");
+	expect_bad_msg(&b, "twice", "name twice");
+
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "s1");
+	expect_bad_msg(&b, "twice", "snapshot agent twice");
+
+	/* the op twice: a snapshot that is also a reset */
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	p_kv(&b, "op", "snapshot");
+	p_kv(&b, "op", "reset");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "s1");
+	expect_bad_msg(&b, "twice", "op snapshot then reset");
+
+	/* a key of another op twice is still a key twice */
+	buf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	p_kv(&b, "op", "release");
+	p_kv(&b, "agent", "dev-1");
+	p_kv(&b, "name", "s1");
+	p_kv(&b, "name", "s2");
+	expect_bad_msg(&b, "twice", "release with name twice");
+}
+
+/* The ops' names are exact. */
+Test(wire_keys, reset_snapshot_op_names_are_exact)
+{
+	static const char *const ops[] = { "Reset", "reset ", "resets",
+	    "snap", "snapshots", "SNAPSHOT", "take_snapshot" };
+	struct buf b;
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		buf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		p_kv(&b, "op", ops[i]);
+		p_kv(&b, "agent", "dev-1");
+		p_kv(&b, "name", "s1");
+		expect_bad_msg(&b, "unknown 'op'", ops[i]);
+	}
 }
