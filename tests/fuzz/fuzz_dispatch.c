@@ -206,6 +206,17 @@ check_body(const union sbx_req_any *rq, size_t len)
 		assert(len == sizeof(rq->release));
 		assert(field_ok(rq->release.agent));
 		break;
+	case SBX_REQ_RESET:
+		assert(len == sizeof(rq->reset));
+		assert(field_ok(rq->reset.agent));
+		assert(!memcmp(rq->reset.to, zero, SBX_SLUG_MAX) ||
+		    field_ok(rq->reset.to));
+		break;
+	case SBX_REQ_SNAPSHOT:
+		assert(len == sizeof(rq->snapshot));
+		assert(field_ok(rq->snapshot.agent) &&
+		    field_ok(rq->snapshot.name));
+		break;
 	case SBX_REQ_SANDBOX:
 		assert(len == sizeof(*s));
 		assert(field_ok(s->agent) && field_ok(s->project));

@@ -329,6 +329,19 @@ fake_answer(const union sbx_req_any *rq, struct sbx_ans *a,
 			strlcpy(c->database, rq->sandbox.project,
 			    sizeof(c->database));
 		}
+	} else if (rq->hdr.type == SBX_REQ_RESET) {	/* a hit's reply */
+		a->nservices = 1;
+		strlcpy(a->services[0].name, "postgres",
+		    sizeof(a->services[0].name));
+		conn_shape(&a->services[0], 0);
+		strlcpy(a->services[0].user, rq->reset.agent,
+		    sizeof(a->services[0].user));
+		strlcpy(a->services[0].password, "0123456789abcdef",
+		    sizeof(a->services[0].password));
+		strlcpy(a->services[0].database, "sbx",
+		    sizeof(a->services[0].database));
+	} else if (rq->hdr.type == SBX_REQ_SNAPSHOT) {
+		memcpy(a->snapshot, rq->snapshot.name, SBX_SLUG_MAX);
 	} else if (rq->hdr.type == SBX_REQ_AVAILABLE) {
 		a->nservices = 1;
 		memcpy(a->services[0].name, rq->available.project,
@@ -352,19 +365,12 @@ encode(const union sbx_req_any *rq, enum wire_status st, const char *err)
 	struct sbx_ans a;
 
 	msgpack_sbuffer_init(&sb);
-	/* reset's and snapshot's replies are the monitor's to pack
-	 * (answer.c); the decoder's side of them is checked above. */
-	if (st == WIRE_OK && (rq->hdr.type == SBX_REQ_RESET ||
-	    rq->hdr.type == SBX_REQ_SNAPSHOT)) {
-		msgpack_sbuffer_destroy(&sb);
-		return;
-	}
 	if (st == WIRE_OK) {
 		fake_answer(rq, &a, &rec);
 		assert(answer_pack(&a, &rec, a.nstatus, &sb.data, &sb.size) == 0);
 		sb.alloc = sb.size;
 		check_reply(&sb, 1, NULL);
-		if (a.type == SBX_REQ_SANDBOX)
+		if (a.type == SBX_REQ_SANDBOX || a.type == SBX_REQ_RESET)
 			check_services(&sb, &a);
 	} else {
 		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);

@@ -81,7 +81,7 @@ echo "# snapshots"
 sql $UA "$envA" "insert into marker values ('snap-1')" >/dev/null
 rcli $UA "$envA" set k1 snap >/dev/null
 out=$(sbx_as $UA snapshot -a r1 s1 2>&1)
-check "snapshot s1 answers its name" test "$out" = s1
+check "snapshot s1 answers its name" test "$out" = "saved snapshot s1"
 sql $UA "$envA" "delete from marker; drop table t2" >/dev/null
 rcli $UA "$envA" set k1 later >/dev/null
 sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
@@ -93,7 +93,7 @@ sbx_as $UA snapshot -a r1 s2 >/dev/null 2>&1
 err=$(err_of $UA snapshot -a r1 s3)
 check "past max_snapshots (2): bad_request, saying so" grep -q "bad_request.*max_snapshots" <<<"$err"
 sql $UA "$envA" "insert into marker values ('snap-1b')" >/dev/null
-check "replacing one by its name is allowed" test "$(sbx_as $UA snapshot -a r1 s1 2>&1)" = s1
+check "replacing one by its name is allowed" test "$(sbx_as $UA snapshot -a r1 s1 2>&1)" = "saved snapshot s1"
 
 echo "# the error codes"
 check "reset of no sandbox: no_sandbox" grep -q no_sandbox <<<"$(err_of $UA reset -a nobody-here)"

@@ -204,6 +204,14 @@ msg_init(union sbx_req_any *m, uint32_t type)
 		return sizeof(struct sbx_req_release);
 	case SBX_REQ_STATUS:
 		return sizeof(struct sbx_req_status);
+	case SBX_REQ_RESET:
+		strcpy(m->reset.agent, "dev-1");
+		strcpy(m->reset.to, "clean");
+		return sizeof(struct sbx_req_reset);
+	case SBX_REQ_SNAPSHOT:
+		strcpy(m->snapshot.agent, "dev-1");
+		strcpy(m->snapshot.name, "clean");
+		return sizeof(struct sbx_req_snapshot);
 	default:
 		return sizeof(struct sbx_msg_hdr);
 	}
@@ -309,16 +317,15 @@ expect_agents(int fd, int client)
 }
 
 static void
-expect_valid(uint32_t type)
+expect_valid_msg(const union sbx_req_any *m, size_t len)
 {
-	union sbx_req_any m;
-	size_t len = msg_init(&m, type);
+	uint32_t type = m->hdr.type;
 	struct result r;
 	int before = count_fds();
 
 	need_root();
 	cr_assert_eq(mark_of(agent), 0, "the fixture's socket is fresh");
-	relay_std(&m, len, &r);
+	relay_std(m, len, &r);
 	cr_assert_eq(r.rc, (int)type, "type %u rejected: %s", type, r.why);
 	cr_assert_eq(r.uid, getuid());
 	cr_assert_eq(r.nfds, 1);
@@ -333,6 +340,15 @@ expect_valid(uint32_t type)
 	expect_agents(r.rx.fds[0], agent_client);
 	close(r.rx.fds[0]);
 	cr_assert_eq(count_fds(), before);
+}
+
+static void
+expect_valid(uint32_t type)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, type);
+
+	expect_valid_msg(&m, len);
 }
 
 Test(dispatch, valid_ping)
@@ -358,6 +374,64 @@ Test(dispatch, valid_release)
 Test(dispatch, valid_status)
 {
 	expect_valid(SBX_REQ_STATUS);
+}
+
+Test(dispatch, valid_reset)
+{
+	expect_valid(SBX_REQ_RESET);
+}
+
+Test(dispatch, valid_reset_to_nothing)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, SBX_REQ_RESET);
+
+	memset(m.reset.to, 0, SBX_SLUG_MAX);	/* the hand-out state */
+	expect_valid_msg(&m, len);
+}
+
+Test(dispatch, valid_snapshot)
+{
+	expect_valid(SBX_REQ_SNAPSHOT);
+}
+
+Test(dispatch, reset_and_snapshot_hostile_fields)
+{
+	static const char *const bad[] = { "Dev-1", "-dev", ".x", "a b",
+	    "a/b", "caf\xc3\xa9" };
+	union sbx_req_any m;
+	size_t i, len;
+
+	len = msg_init(&m, SBX_REQ_RESET);
+	memset(m.reset.to, 'a', SBX_SLUG_MAX);
+	expect_rejected_std(&m, len, "reset.to without NUL");
+	len = msg_init(&m, SBX_REQ_RESET);
+	m.reset.to[7] = 'x';			/* "clean\0\0x" */
+	expect_rejected_std(&m, len, "reset.to tail");
+	len = msg_init(&m, SBX_REQ_RESET);
+	memset(m.reset.to, 0, SBX_SLUG_MAX);
+	m.reset.to[3] = 'x';			/* "" with bytes after */
+	expect_rejected_std(&m, len, "an empty reset.to's tail");
+	len = msg_init(&m, SBX_REQ_SNAPSHOT);
+	memset(m.snapshot.name, 0, SBX_SLUG_MAX);
+	expect_rejected_std(&m, len, "an empty snapshot.name");
+	len = msg_init(&m, SBX_REQ_SNAPSHOT);
+	memset(m.snapshot.agent, 'a', SBX_SLUG_MAX);
+	expect_rejected_std(&m, len, "snapshot.agent without NUL");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		len = msg_init(&m, SBX_REQ_RESET);
+		memset(m.reset.to, 0, SBX_SLUG_MAX);
+		strcpy(m.reset.to, bad[i]);
+		expect_rejected_std(&m, len, bad[i]);
+		len = msg_init(&m, SBX_REQ_RESET);
+		memset(m.reset.agent, 0, SBX_SLUG_MAX);
+		strcpy(m.reset.agent, bad[i]);
+		expect_rejected_std(&m, len, bad[i]);
+		len = msg_init(&m, SBX_REQ_SNAPSHOT);
+		memset(m.snapshot.name, 0, SBX_SLUG_MAX);
+		strcpy(m.snapshot.name, bad[i]);
+		expect_rejected_std(&m, len, bad[i]);
+	}
 }
 
 Test(dispatch, valid_sandbox_sixteen_services)
