@@ -209,6 +209,15 @@ session_wait(void)
 	return n == 1 ? b : -1;
 }
 
+/* A server's notices (a seed's RAISE, a DROP's "skipping") are a
+ * tenant's words: not on our stderr, which is the monitor's log. */
+static void
+notice_drop(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
 PGconn *
 session_pg(const struct session_env *e, const char *dbname)
 {
@@ -226,8 +235,10 @@ session_pg(const struct session_env *e, const char *dbname)
 	snprintf(port, sizeof(port), "%u", r->dir != NULL ? r->s->port :
 	    r->port);
 	if ((c = PQconnectdbParams(k, v, 0)) != NULL &&
-	    PQstatus(c) == CONNECTION_OK)
+	    PQstatus(c) == CONNECTION_OK) {
+		PQsetNoticeProcessor(c, notice_drop, NULL);
 		return c;
+	}
 	session_text(why, sizeof(why), c != NULL ? PQerrorMessage(c) :
 	    "out of memory");
 	log_warnx("%s: cannot connect to database %s: %s", r->s->name,
