@@ -13,12 +13,15 @@
  * other client's command in between. All of it is the tenant's own
  * data: a marker is taken as a name only if it is a slug.
  *
- * A reset ends the agent's connections (CLIENT KILL, which skips ours;
- * the image lets its user run it), empties 0-15 (FLUSHDB each: FLUSHALL
+ * A reset ends the agent's connections (CLIENT KILL by id, the image lets
+ * its user run it; every client but those named sbx-data, which are
+ * other data jobs', whose sessions the reset must not end: a tenant who
+ * names its own so keeps them, and only that), empties 0-15 (FLUSHDB each: FLUSHALL
  * would take the snapshots) and copies the snapshot back if it is to
  * one. Nothing is slow enough to be left for after the reply.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data.h"
@@ -27,6 +30,7 @@
 #define MARKER		"sbx:snapshot"	/* no copy's name: those start */
 #define TTLS		"sbx:ttl"	/* with a byte below 16 */
 #define SNAP_DB0	16
+#define OUR_NAME	"sbx-data"	/* CLIENT SETNAME of our sessions */
 
 /* Each slot's marker (or "") and its number of keys. */
 static const char list_lua[] =
@@ -145,6 +149,54 @@ rd_list(struct rd_job *rj)
 	return 0;
 }
 
+/* The client id of a CLIENT LIST line (a tenant's words: "id=N ..."),
+ * 0 if it is ours (named OUR_NAME) or not one. */
+static unsigned long long
+rd_client(const char *line)
+{
+	const char *name = strstr(line, " name=");
+	unsigned long long id;
+	char *end;
+
+	if (strncmp(line, "id=", 3) != 0 || line[3] < '0' || line[3] > '9')
+		return 0;
+	id = strtoull(line + 3, &end, 10);
+	if (*end != ' ' || (name != NULL && strncmp(name + 6, OUR_NAME " ",
+	    sizeof(OUR_NAME)) == 0))
+		return 0;
+	return id;
+}
+
+/* Every client of type (normal, pubsub) ended, but ours. */
+static int
+rd_kill(const struct rd_job *rj, const char *type)
+{
+	redisReply *rep, *k;
+	char *line, *next;
+	unsigned long long id;
+
+	rep = redisCommand(rj->c, "CLIENT LIST TYPE %s", type);
+	if (rep == NULL || rep->type != REDIS_REPLY_STRING) {
+		(void)rd_ok(rj, rep, "listing the clients");
+		return -1;
+	}
+	for (line = rep->str; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if ((id = rd_client(line)) == 0)
+			continue;
+		/* One gone meanwhile is no error. */
+		k = redisCommand(rj->c, "CLIENT KILL ID %llu", id);
+		if (k == NULL) {
+			freeReplyObject(rep);
+			return rd_ok(rj, k, "ending a client");
+		}
+		freeReplyObject(k);
+	}
+	freeReplyObject(rep);
+	return 0;
+}
+
 static int
 rd_reset(const struct rd_job *rj)
 {
@@ -152,10 +204,7 @@ rd_reset(const struct rd_job *rj)
 
 	snprintf(src, sizeof(src), "%d", rj->slot != -1 ?
 	    SNAP_DB0 + rj->slot : -1);
-	if (rd_ok(rj, redisCommand(rj->c, "CLIENT KILL TYPE normal"),
-	    "ending the clients") == 0 &&
-	    rd_ok(rj, redisCommand(rj->c, "CLIENT KILL TYPE pubsub"),
-	    "ending the clients") == 0 &&
+	if (rd_kill(rj, "normal") == 0 && rd_kill(rj, "pubsub") == 0 &&
 	    rd_ok(rj, redisCommand(rj->c, "EVAL %s 0 %s %s %s", reset_lua,
 	    src, MARKER, TTLS), "the reset") == 0)
 		return session_report(SBX_OK, "reset");
@@ -186,7 +235,8 @@ redis_data_session(const struct session_env *e, void *arg)
 		    rj.service);
 		return;
 	}
-	if (rd_list(&rj) == -1)
+	if (rd_ok(&rj, redisCommand(rj.c, "CLIENT SETNAME " OUR_NAME),
+	    "naming our client") == -1 || rd_list(&rj) == -1)
 		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot read its "
 		    "snapshots.", rj.service);
 	else if (data_check(&rj.snaps, rj.q, rj.service, &rj.slot) == 0 &&

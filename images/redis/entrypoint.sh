@@ -3,7 +3,7 @@
 # Writes the config, with the "default" user's ACL (password SBX_PASSWORD;
 # every command but the @admin category and ACL, MODULE, DEBUG,
 # SHUTDOWN, CONFIG, so the agent cannot reconfigure, load code into or
-# stop the server; CLIENT KILL is let back in, for sbx's reset to end
+# stop the server; CLIENT LIST and KILL are let back in, for sbx's reset to end
 # the agent's connections), to the tmpfs at SBX_RUN_DIR (default /srv/redis, a path the
 # image lacks so that podman honours the tmpfs mode=; mode=0700,U or
 # mode=1777 both work; without a tmpfs there, /var/lib/redis in the
@@ -63,7 +63,7 @@ tcp=${SBX_LISTEN_TCP:-}
 	    'maxclients 1000' \
 	    'databases 32' \
 	    "dir $DIR"
-	printf 'user default reset on ~* &* +@all -@admin +client|kill -acl -module -debug -shutdown -config ">%s"\n' "$esc"
+	printf 'user default reset on ~* &* +@all -@admin +client|list +client|kill -acl -module -debug -shutdown -config ">%s"\n' "$esc"
 } > "$CONF.tmp"
 esc=
 mv -f "$CONF.tmp" "$CONF"
