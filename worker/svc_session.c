@@ -46,13 +46,14 @@
 void
 session_text(char *dst, size_t cap, const char *src)
 {
-	size_t i;
+	size_t i = 0;
+	unsigned char c;
 
 	if (cap == 0)
 		return;
-	for (i = 0; i + 1 < cap && src[i] != '\0'; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] :
-		    src[i] == '\n' || src[i] == '\t' ? ' ' : '?';
+	while (i + 1 < cap && (c = (unsigned char)*src++) != '\0')
+		dst[i++] = (char)(c >= 0x20 && c < 0x7f ? c :
+		    c == '\n' || c == '\t' ? ' ' : '?');
 	/* libpq's messages end in a newline: none at the end */
 	while (i > 0 && dst[i - 1] == ' ')
 		i--;
