@@ -40,6 +40,7 @@
 #include "data.h"
 #include "iox.h"
 #include "log.h"
+#include "pq.h"
 
 #define LOCK_KEY	"7523431027348501504"	/* "sbx data", any constant */
 #define ORIGIN		"sbx_origin"
@@ -93,21 +94,21 @@ pg_snap_slot(const char *datname, const char *prefix)
 static int
 pg_do(const struct pg_job *pj, const char *sql)
 {
-	PGresult *res = PQexec(pj->c, sql);
-	ExecStatusType st = PQresultStatus(res);
+	PGresult *res = pq.exec(pj->c, sql);
+	ExecStatusType st = pq.resultStatus(res);
 	const char *prim;
 	char why[SBX_MESSAGE_MAX];
 
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-		PQclear(res);
+		pq.clear(res);
 		return 0;
 	}
-	prim = res != NULL ? PQresultErrorField(res,
+	prim = res != NULL ? pq.resultErrorField(res,
 	    PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	session_text(why, sizeof(why), prim != NULL ? prim :
-	    PQerrorMessage(pj->c));
+	    pq.errorMessage(pj->c));
 	log_warnx("%s: %.40s...: %s", pj->service, sql, why);
-	PQclear(res);
+	pq.clear(res);
 	return -1;
 }
 
@@ -155,18 +156,18 @@ pg_list(struct pg_job *pj)
 	int i, n;
 
 	memset(&pj->d, 0, sizeof(pj->d));
-	res = PQexec(pj->c, "SELECT datname, coalesce(shobj_description(oid,"
+	res = pq.exec(pj->c, "SELECT datname, coalesce(shobj_description(oid,"
 	    " 'pg_database'), '') FROM pg_database WHERE datname LIKE "
 	    "'sbx\\_%'");
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 2) {
-		PQclear(res);
+	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 2) {
+		pq.clear(res);
 		return -1;
 	}
-	n = PQntuples(res);
+	n = pq.ntuples(res);
 	for (i = 0; i < n; i++)
-		pg_dbs_add(&pj->d, PQgetvalue(res, i, 0),
-		    PQgetvalue(res, i, 1));
-	PQclear(res);
+		pg_dbs_add(&pj->d, pq.getvalue(res, i, 0),
+		    pq.getvalue(res, i, 1));
+	pq.clear(res);
 	return 0;
 }
 
@@ -275,7 +276,7 @@ pg_file_snapshot(struct pg_job *pj, const char *copy)
 	char old[DBNAME_MAX], *lit;
 	int rc = -1;
 
-	if ((lit = PQescapeLiteral(pj->c, pj->q->snapshot,
+	if ((lit = pq.escapeLiteral(pj->c, pj->q->snapshot,
 	    strlen(pj->q->snapshot))) == NULL)
 		return -1;
 	pg_old(pj, old, sizeof(old));
@@ -287,7 +288,7 @@ pg_file_snapshot(struct pg_job *pj, const char *copy)
 		rc = 0;
 	else
 		(void)pg_do(pj, "ROLLBACK");
-	PQfreemem(lit);
+	pq.freemem(lit);
 	return rc;
 }
 
@@ -316,21 +317,21 @@ pg_sweep(const struct pg_job *pj)
 	const char *name;
 	int i, n;
 
-	res = PQexec(pj->c, "SELECT datname FROM pg_database WHERE datname "
+	res = pq.exec(pj->c, "SELECT datname FROM pg_database WHERE datname "
 	    "~ '^sbx_old_[0-9_]{1,40}$'");
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 1) {
-		PQclear(res);
+	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 1) {
+		pq.clear(res);
 		return;
 	}
-	n = PQntuples(res);
+	n = pq.ntuples(res);
 	for (i = 0; i < n; i++) {
-		name = PQgetvalue(res, i, 0);
+		name = pq.getvalue(res, i, 0);
 		if (strspn(name + strlen(OLD), "0123456789_") ==
 		    strlen(name + strlen(OLD)) && strlen(name) < DBNAME_MAX)
 			(void)pg_dof(pj, "DROP DATABASE IF EXISTS %s WITH "
 			    "(FORCE)", name);
 	}
-	PQclear(res);
+	pq.clear(res);
 }
 
 /* After the reply: what was replaced goes; a reset's next copy is made
@@ -353,17 +354,18 @@ pg_data_session(const struct session_env *e, void *arg)
 	struct pg_job pj = { .q = arg, .service = e->r->s->name, .slot = -1 };
 
 	if ((pj.c = session_pg(e, "postgres")) == NULL ||
-	    (pj.db = PQescapeIdentifier(pj.c, e->r->database,
+	    (pj.db = pq.escapeIdentifier(pj.c, e->r->database,
 	    strlen(e->r->database))) == NULL) {
 		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot connect.",
 		    pj.service);
-		PQfinish(pj.c);
+		if (pj.c != NULL)
+			pq.finish(pj.c);
 		return;
 	}
 	if (pg_check(&pj) == 0 && session_wait() == DATA_GO &&
 	    (pj.q->op == DATA_RESET ? pg_reset(&pj) : pg_snapshot(&pj)) == 0 &&
 	    session_wait() == -1)
 		pg_tidy(&pj);
-	PQfreemem(pj.db);
-	PQfinish(pj.c);
+	pq.freemem(pj.db);
+	pq.finish(pj.c);
 }

@@ -26,6 +26,7 @@
 
 #include "iox.h"
 #include "log.h"
+#include "pq.h"
 #include "seed.h"
 #include "session.h"
 #include "slug.h"
@@ -98,15 +99,15 @@ seed_failed(PGconn *c, const PGresult *res, const struct seed_job *j)
 	unsigned long line = 0;
 
 	if (res != NULL) {
-		prim = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-		pos = PQresultErrorField(res, PG_DIAG_STATEMENT_POSITION);
+		prim = pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+		pos = pq.resultErrorField(res, PG_DIAG_STATEMENT_POSITION);
 	}
-	if (res != NULL && PQresultStatus(res) == PGRES_COPY_IN)
+	if (res != NULL && pq.resultStatus(res) == PGRES_COPY_IN)
 		prim = "COPY FROM STDIN is not supported (use INSERT)";
 	session_text(clean, sizeof(clean), prim != NULL ? prim :
 	    "the server gave no reason");
 	if (pos != NULL) {
-		enc = PQparameterStatus(c, "server_encoding");
+		enc = pq.parameterStatus(c, "server_encoding");
 		line = seed_line(j->text, j->len, strtoul(pos, NULL, 10),
 		    enc != NULL && strcmp(enc, "SQL_ASCII") == 0);
 	}
@@ -130,15 +131,15 @@ seed_run(const struct session_env *e, const struct seed_job *j)
 		    "connect to apply the project's seed.");
 		return -1;
 	}
-	res = PQexec(c, j->text);
-	if (res != NULL && (PQresultStatus(res) == PGRES_COMMAND_OK ||
-	    PQresultStatus(res) == PGRES_TUPLES_OK ||
-	    PQresultStatus(res) == PGRES_EMPTY_QUERY))
+	res = pq.exec(c, j->text);
+	if (res != NULL && (pq.resultStatus(res) == PGRES_COMMAND_OK ||
+	    pq.resultStatus(res) == PGRES_TUPLES_OK ||
+	    pq.resultStatus(res) == PGRES_EMPTY_QUERY))
 		rc = 0;
 	else
 		seed_failed(c, res, j);
-	PQclear(res);
-	PQfinish(c);
+	pq.clear(res);
+	pq.finish(c);
 	return rc;
 }
 
@@ -153,14 +154,14 @@ origin_make(const struct session_env *e)
 	int rc = -1;
 
 	if ((c = session_pg(e, "postgres")) != NULL &&
-	    (id = PQescapeIdentifier(c, e->r->database,
+	    (id = pq.escapeIdentifier(c, e->r->database,
 	    strlen(e->r->database))) != NULL) {
 		snprintf(q, sizeof(q), "CREATE DATABASE " ORIGIN_DB
 		    " TEMPLATE %s STRATEGY FILE_COPY ALLOW_CONNECTIONS false",
 		    id);
-		PQfreemem(id);
-		res = PQexec(c, q);
-		rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
+		pq.freemem(id);
+		res = pq.exec(c, q);
+		rc = pq.resultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
 	}
 	if (rc == -1) {
 		log_warnx("%s: cannot keep the seeded state as " ORIGIN_DB,
@@ -168,8 +169,10 @@ origin_make(const struct session_env *e)
 		session_report(SBX_E_RUNTIME_FAILED, "postgres: cannot keep "
 		    "the seeded state for resets.");
 	}
-	PQclear(res);
-	PQfinish(c);
+	if (c != NULL) {
+		pq.clear(res);
+		pq.finish(c);
+	}
 	return rc;
 }
 

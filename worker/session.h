@@ -63,7 +63,8 @@ void	session_end(struct session *, int64_t deadline);
 int	session_report(uint32_t code, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	session_wait(void);
-/* In the child: libpq to dbname as r's user, or NULL (logged). */
+/* In the child: libpq (loaded now: pq.h) to dbname as r's user, or NULL
+ * (logged). */
 PGconn	*session_pg(const struct session_env *, const char *dbname);
 /* In the child: hiredis, authenticated as r's user, or NULL (logged). */
 redisContext *session_redis(const struct session_env *);

@@ -36,6 +36,7 @@
 #include "drop.h"
 #include "iox.h"
 #include "log.h"
+#include "pq.h"
 #include "session.h"
 
 /* The child's descriptors, where session_child puts them. */
@@ -233,18 +234,20 @@ session_pg(const struct session_env *e, const char *dbname)
 	    "sbx-data", CONNECT_S, "disable", "disable", "UTF8", NULL };
 	PGconn *c;
 
+	if (pq_load() == -1)
+		return NULL;
 	snprintf(port, sizeof(port), "%u", r->dir != NULL ? r->s->port :
 	    r->port);
-	if ((c = PQconnectdbParams(k, v, 0)) != NULL &&
-	    PQstatus(c) == CONNECTION_OK) {
-		PQsetNoticeProcessor(c, notice_drop, NULL);
+	if ((c = pq.connectdbParams(k, v, 0)) != NULL &&
+	    pq.status(c) == CONNECTION_OK) {
+		pq.setNoticeProcessor(c, notice_drop, NULL);
 		return c;
 	}
-	session_text(why, sizeof(why), c != NULL ? PQerrorMessage(c) :
+	session_text(why, sizeof(why), c != NULL ? pq.errorMessage(c) :
 	    "out of memory");
 	log_warnx("%s: cannot connect to database %s: %s", r->s->name,
 	    dbname, why);
-	PQfinish(c);
+	pq.finish(c);
 	return NULL;
 }
 
