@@ -4,11 +4,12 @@
 #   make check-asan   the same, built with ASan+UBSan into build-asan/
 #   make test         unit tests, ASan unit tests, images, integration
 
-TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl
+TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
+	    libpq hiredis
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool lease
+	     brokerlog spare child probe results pool lease data
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -38,6 +39,9 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c \
 		    monitor/worker.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
+test_data_SRC     = tests/unit/test_data.c worker/data.c worker/pg_data.c \
+		    worker/redis_data.c worker/svc_session.c worker/seed.c worker/pq.c \
+		    shared/drop.c shared/sockdir.c $(CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
 		    shared/job.c shared/scfilter.c shared/service.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
@@ -108,7 +112,7 @@ lint: $(GEN_H) $(O)/sbx-monitor
 TIDY_SRC   = $(sort $(wildcard monitor/*.c worker/*.c broker/*.c shared/*.c client/*.c lib/*.c))
 TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" \
 	     -Ishared -Imonitor -Iworker -Ibroker -Iclient -Ilib -I$(O)/gen \
-	     $(call pc,libseccomp libcap msgpack libbsd-overlay inih)
+	     $(call pc,libseccomp libcap msgpack libbsd-overlay inih libpq hiredis)
 tidy: $(GEN_H)
 	@echo "  TIDY $(words $(TIDY_SRC)) files"
 	@printf '%s\n' $(TIDY_SRC) | xargs -P 2 -n 4 sh -c \

@@ -8,6 +8,9 @@
  * in). allow_users / allow_groups are resolved to uids here, so no NSS
  * lookup happens in the monitor. An invalid file's project stays in the
  * table, marked invalid, with why: the agent's reply says it.
+ *
+ * postgres_seed names a file of the same directory, held to the same
+ * rules (seeds.c); the reload copies it where provisions read it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "seed.h"
 #include "slug.h"
 #include "work.h"
 
@@ -29,6 +33,7 @@ struct pparse {
 	const struct sbx_config	*cfg;
 	struct project		*p;
 	const char		*key;		/* the entry's, for the message */
+	bool			 services_seen;	/* sandbox_services parsed */
 	char			*err;
 	size_t			 errlen;
 	int			 failed;
@@ -108,6 +113,20 @@ add_group(struct pparse *pp, const char *name)
 	return 1;
 }
 
+/* The project's set has a postgres service: a seed has a database. */
+static bool
+offers_postgres(const struct pparse *pp)
+{
+	const struct service_cfg *s;
+	size_t i;
+
+	for (i = 0; i < pp->p->nservices; i++)
+		if ((s = config_service(pp->cfg, pp->p->services[i])) != NULL &&
+		    s->probe == PROBE_POSTGRES)
+			return true;
+	return false;
+}
+
 static int
 set_services(struct pparse *pp, const char *v)
 {
@@ -130,6 +149,36 @@ set_services(struct pparse *pp, const char *v)
 		strlcpy(p->services[i], w[i], SBX_SLUG_MAX);
 	}
 	p->nservices = n;
+	pp->services_seen = true;
+	if (p->seed[0] != '\0' && !offers_postgres(pp))
+		return pfail(pp, "postgres_seed needs a service whose probe "
+		    "is postgres", NULL);
+	return 1;
+}
+
+/*
+ * postgres_seed: a file of the projects directory, checked now so that
+ * -t and the reload's log say what is wrong with it at this line; the
+ * reload copies it (seeds.c), checked again as it reads it.
+ */
+static int
+set_seed(struct pparse *pp, const char *v)
+{
+	char err[SBX_MESSAGE_MAX];
+	uint64_t size;
+	int fd;
+
+	if (pp->p->seed[0] != '\0')
+		return pfail(pp, "given twice", NULL);
+	if ((fd = seed_open(pp->cfg->projects, v, &size, err,
+	    sizeof(err))) == -1)
+		return pfail(pp, err, NULL);
+	close(fd);
+	strlcpy(pp->p->seed, v, sizeof(pp->p->seed));
+	/* sandbox_services before this line: its set must take the seed */
+	if (pp->services_seen && !offers_postgres(pp))
+		return pfail(pp, "needs a service whose probe is postgres "
+		    "in sandbox_services", NULL);
 	return 1;
 }
 
@@ -169,6 +218,8 @@ on_pentry(void *user, const char *section, const char *k, const char *v)
 		return for_each_word(pp, v, add_user);
 	if (!strcmp(k, "allow_groups"))
 		return for_each_word(pp, v, add_group);
+	if (!strcmp(k, "postgres_seed"))
+		return set_seed(pp, v);
 	pp->key = NULL;
 	return pfail(pp, "unknown key", k);
 }
@@ -216,6 +267,7 @@ project_parse(const struct sbx_config *cfg, const char *path,
 
 	p->anyone = true;
 	p->nservices = p->nuids = 0;
+	p->seed[0] = '\0';
 	p->valid = false;
 	*line = 0;
 	if ((f = open_trusted(path, err, errlen)) == NULL)

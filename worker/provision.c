@@ -7,7 +7,8 @@
  * service in a child of its own (svc_fork), so that they come up in
  * parallel; each runs the container and waits for the readiness prober
  * (probe.c), which it forks and which drops to a uid no other process has
- * (prober_ids) before it reads a tenant's bytes.
+ * (prober_ids) before it reads a tenant's bytes. A seeded project's
+ * postgres then gets its seed (seed.c), applied as that same uid.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,9 @@
 #include "log.h"
 #include "probe.h"
 #include "runtime_argv.h"
+#include "seed.h"
+#include "session.h"
+#include "slug.h"
 #include "sockdir.h"
 #include "work.h"
 
@@ -211,6 +215,7 @@ struct place {
 	const char		*project;
 	uint32_t		 host_uid;	/* its range's first, 0 none */
 	unsigned		 warm;		/* warm: its slot */
+	const char		*seed;		/* postgres_seed's name, or "" */
 };
 
 static int
@@ -312,6 +317,25 @@ prober_ids(const struct place *pl, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
+/* A ready postgres of a seeded project: its seed, as its prober's uid.
+ * A failure is the service's (the provision removes what it started). */
+static void
+svc_seed(const struct sbx_config *cfg, const struct place *pl,
+    const struct service_cfg *s, const struct probe_target *t, uid_t uid,
+    int64_t deadline, struct svc_result *res)
+{
+	struct svc_reach r = { .s = s, .dir = t->dir, .port = t->port,
+	    .uid = uid, .gid = (gid_t)uid, .user = t->user,
+	    .password = t->password, .database = t->database };
+
+	if (s->probe != PROBE_POSTGRES || pl->seed == NULL ||
+	    pl->seed[0] == '\0')
+		return;
+	if (seed_apply(cfg, pl->project, pl->seed, &r, deadline, &res->code,
+	    res->message, sizeof(res->message)) == 0)
+		snprintf(res->message, sizeof(res->message), "ready");
+}
+
 static void
 svc_start(const struct sbx_config *cfg, const struct place *pl,
     const struct sbx_conn *c, int64_t deadline, struct svc_result *res)
@@ -367,6 +391,7 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 	case PROBE_READY:
 		res->code = SBX_OK;
 		snprintf(res->message, sizeof(res->message), "ready");
+		svc_seed(cfg, pl, s, &t, uid, deadline, res);
 		break;
 	case PROBE_TIMEOUT:
 		snprintf(res->message, sizeof(res->message),
@@ -402,7 +427,7 @@ svc_fork(const struct sbx_config *cfg, const struct job_sandbox *sb,
 		close(p[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		struct place pl = { .key = &sb->key, .project = sb->project,
-		    .host_uid = sb->svc[idx].host_uid };
+		    .host_uid = sb->svc[idx].host_uid, .seed = sb->seed };
 
 		memset(&res, 0, sizeof(res));
 		svc_start(cfg, &pl, &sb->svc[idx].conn, deadline, &res);
@@ -544,7 +569,12 @@ job_sound(const struct job_sandbox *j)
 
 	if (j->nservices > SBX_MAX_SERVICES || j->nprev > SBX_MAX_SERVICES ||
 	    !memchr(j->key.agent, '\0', sizeof(j->key.agent)) ||
-	    !memchr(j->project, '\0', sizeof(j->project)))
+	    !memchr(j->project, '\0', sizeof(j->project)) ||
+	    !memchr(j->seed, '\0', sizeof(j->seed)))
+		return -1;
+	/* A seed is a file name, of a project's by its slug. */
+	if (j->seed[0] != '\0' && (!seed_name_valid(j->seed) ||
+	    !slug_valid(j->project, strlen(j->project))))
 		return -1;
 	for (i = 0; i < j->nservices; i++)
 		if (!memchr(j->svc[i].conn.name, '\0', SBX_SLUG_MAX) ||

@@ -2,13 +2,16 @@
  * reload.c - JOB_RELOAD: the projects and the subordinate uids, read as
  * root's files and sent back as one fixed-size reload_result, which the
  * monitor checks before it takes anything of it (monitor/reload.c). Here
- * run the NSS lookups of allow_groups and allow_users, out of the loop.
+ * run the NSS lookups of allow_groups and allow_users, out of the loop,
+ * and the copies of the projects' seeds that provisions apply (seeds.c):
+ * a project whose seed cannot be copied goes to the monitor invalid.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "iox.h"
 #include "log.h"
+#include "seed.h"
 #include "work.h"
 
 #define RELOAD_DEADLINE_MS	60000
@@ -26,6 +29,9 @@ reload_body(int fd, const struct sbx_config *cfg, const void *job,
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return 1;	/* a short result: the monitor says so */
 	r->projects_ok = projects_load(cfg, &pt, false) == 0;
+	if (r->projects_ok && seeds_sync(cfg, &pt) == -1)
+		log_warnx("reload: no copy of any project's seed: provisions "
+		    "of seeded projects fail");
 	if (pt.n > RELOAD_MAX_PROJECTS) {
 		log_warnx("reload: %zu projects, more than %d", pt.n,
 		    RELOAD_MAX_PROJECTS);

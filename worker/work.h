@@ -112,5 +112,7 @@ int	log_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	purge_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	data_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 
 #endif

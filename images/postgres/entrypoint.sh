@@ -17,6 +17,9 @@
 #    socket in SBX_SOCKET_DIR (the directory sbx binds in; no socket
 #    without it) and TCP on every address of the container's own network
 #    namespace only when SBX_LISTEN_TCP=1 (or when there is no socket).
+#    log_min_error_statement=panic: a failing statement is not logged, so
+#    a project's seed (sbx-worker applies it as the agent's role) never
+#    reaches the container's log; its error alone is said.
 #
 # Extra container args are passed to the server, e.g. `-c work_mem=64MB`.
 set -eu
@@ -89,4 +92,5 @@ tcp=
 [ "${SBX_LISTEN_TCP:-}" = 1 ] && tcp='*'
 [ -n "$sock" ] || tcp='*'	# started by hand: TCP, as before sockets
 exec "$BIN/postgres" -D "$PGDATA" -c unix_socket_directories="$sock" \
-    -c unix_socket_permissions=0777 -c listen_addresses="$tcp" "$@"
+    -c unix_socket_permissions=0777 -c listen_addresses="$tcp" \
+    -c log_min_error_statement=panic "$@"

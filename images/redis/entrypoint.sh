@@ -3,12 +3,15 @@
 # Writes the config, with the "default" user's ACL (password SBX_PASSWORD;
 # every command but the @admin category and ACL, MODULE, DEBUG,
 # SHUTDOWN, CONFIG, so the agent cannot reconfigure, load code into or
-# stop the server), to the tmpfs at SBX_RUN_DIR (default /srv/redis, a path the
+# stop the server; CLIENT LIST and KILL are let back in, for sbx's reset to end
+# the agent's connections), to the tmpfs at SBX_RUN_DIR (default /srv/redis, a path the
 # image lacks so that podman honours the tmpfs mode=; mode=0700,U or
 # mode=1777 both work; without a tmpfs there, /var/lib/redis in the
 # container is used) and execs redis-server as PID 1 on it. It listens on
 # SBX_SOCKET_DIR/redis.sock when sbx binds a socket directory in, and on
-# TCP 6379 when SBX_LISTEN_TCP=1 or there is no socket. The password is never in any argv: printf is a shell builtin
+# TCP 6379 when SBX_LISTEN_TCP=1 or there is no socket. 32 databases:
+# the agent's are 0-15, sbx keeps snapshots in 16-31 (sbx-worker's
+# redis_data.c). The password is never in any argv: printf is a shell builtin
 # and sed reads it from a pipe. No persistence: save "", appendonly no.
 #
 # Extra container args are passed to redis-server, e.g. `--maxmemory 100mb`.
@@ -58,8 +61,9 @@ tcp=${SBX_LISTEN_TCP:-}
 	    'save ""' \
 	    'appendonly no' \
 	    'maxclients 1000' \
+	    'databases 32' \
 	    "dir $DIR"
-	printf 'user default reset on ~* &* +@all -@admin -acl -module -debug -shutdown -config ">%s"\n' "$esc"
+	printf 'user default reset on ~* &* +@all -@admin +client|list +client|kill -acl -module -debug -shutdown -config ">%s"\n' "$esc"
 } > "$CONF.tmp"
 esc=
 mv -f "$CONF.tmp" "$CONF"

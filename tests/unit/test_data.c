@@ -1,0 +1,440 @@
+/*
+ * test_data.c - the pure parts of reset, snapshot and seeds: a statement
+ * position as a seed's line (seed.c), JOB_DATA's check of a hostile job
+ * (data.c), snapshot slots from a tenant's names and comments (data.c,
+ * pg_data.c), a tenant's text made one clean line (svc_session.c), and
+ * the rules a postgres_seed file is held to (seeds.c, projects.c).
+ *
+ * The file rules need root (files of another owner): as anyone else
+ * those are skipped.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "seed.h"
+#include "work.h"
+
+/* ---- the statement position's line ---- */
+
+Test(seed_line, counts_lines_from_one)
+{
+	const char t[] = "SELECT 1;\nSELEKT 2;\n";
+
+	cr_assert_eq(seed_line(t, strlen(t), 1, false), 1);
+	cr_assert_eq(seed_line(t, strlen(t), 10, false), 1);	/* the \n */
+	cr_assert_eq(seed_line(t, strlen(t), 11, false), 2);
+	cr_assert_eq(seed_line(t, strlen(t), 20, false), 2);
+}
+
+Test(seed_line, counts_characters_not_bytes)
+{
+	/* "é" is two bytes, one character: postgres counts characters. */
+	const char t[] = "-- \xc3\xa9\xc3\xa9\nX";
+
+	cr_assert_eq(seed_line(t, strlen(t), 6, false), 1);	/* the \n */
+	cr_assert_eq(seed_line(t, strlen(t), 7, false), 2);	/* X */
+	/* a SQL_ASCII server counts bytes */
+	cr_assert_eq(seed_line(t, strlen(t), 8, true), 1);
+	cr_assert_eq(seed_line(t, strlen(t), 9, true), 2);
+}
+
+Test(seed_line, out_of_range_is_no_line)
+{
+	const char t[] = "a\nb";
+
+	cr_assert_eq(seed_line(t, strlen(t), 0, false), 0);
+	cr_assert_eq(seed_line(t, strlen(t), 4, false), 0);
+	cr_assert_eq(seed_line(t, strlen(t), (unsigned long)-1, false), 0);
+	cr_assert_eq(seed_line("", 0, 1, false), 0);
+}
+
+/* ---- JOB_DATA's check ---- */
+
+static struct job_data *
+good_job(void)
+{
+	static struct job_data j;
+
+	memset(&j, 0, sizeof(j));
+	j.key.uid = 1000;
+	strcpy(j.key.agent, "agent");
+	strcpy(j.project, "demo");
+	j.op = DATA_RESET;
+	j.max_snapshots = 4;
+	j.nservices = 1;
+	strcpy(j.svc[0].conn.name, "postgres");
+	strcpy(j.svc[0].conn.password, "secret");
+	j.svc[0].host_uid = 2147483648u;
+	return &j;
+}
+
+Test(job_data, a_sound_job_passes)
+{
+	struct job_data *j = good_job();
+
+	cr_assert_eq(data_job_sound(j), 0);
+	strcpy(j->snapshot, "before-migration_2.x");
+	cr_assert_eq(data_job_sound(j), 0);
+	j->op = DATA_SNAPSHOT;
+	cr_assert_eq(data_job_sound(j), 0);
+	j->max_snapshots = SBX_MAX_SNAPSHOTS;
+	cr_assert_eq(data_job_sound(j), 0);
+}
+
+Test(job_data, counts_out_of_range_are_refused)
+{
+	struct job_data *j = good_job();
+
+	j->nservices = SBX_MAX_SERVICES + 1;
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	j->nservices = UINT32_MAX;
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	j->max_snapshots = SBX_MAX_SNAPSHOTS + 1;
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	j->svc[0].conn.port = 65536;
+	cr_assert_eq(data_job_sound(j), -1);
+}
+
+Test(job_data, unended_strings_are_refused)
+{
+	struct job_data *j = good_job();
+
+	memset(j->key.agent, 'a', sizeof(j->key.agent));
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	memset(j->project, 'a', sizeof(j->project));
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	memset(j->snapshot, 'a', sizeof(j->snapshot));
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	memset(j->svc[0].conn.name, 'a', sizeof(j->svc[0].conn.name));
+	cr_assert_eq(data_job_sound(j), -1);
+	j = good_job();
+	memset(j->svc[0].conn.password, 'a', sizeof(j->svc[0].conn.password));
+	cr_assert_eq(data_job_sound(j), -1);
+}
+
+Test(job_data, unknown_ops_are_refused)
+{
+	struct job_data *j = good_job();
+
+	j->op = 0;
+	cr_assert_eq(data_job_sound(j), -1);
+	j->op = DATA_SNAPSHOT + 1;
+	cr_assert_eq(data_job_sound(j), -1);
+	j->op = UINT32_MAX;
+	cr_assert_eq(data_job_sound(j), -1);
+}
+
+Test(job_data, a_snapshot_name_is_a_slug)
+{
+	static const char *bad[] = { "Upper", "-dash", ".dot", "a b", "a/b",
+	    "a'b", "a;drop", "\xc3\xa9", "a\"b" };
+	struct job_data *j;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		j = good_job();
+		strcpy(j->snapshot, bad[i]);
+		cr_assert_eq(data_job_sound(j), -1, "%s", bad[i]);
+	}
+	/* a snapshot is saved under a name */
+	j = good_job();
+	j->op = DATA_SNAPSHOT;
+	cr_assert_eq(data_job_sound(j), -1);
+}
+
+/* ---- snapshot slots ---- */
+
+Test(snaps, names_are_taken_only_if_slugs)
+{
+	struct snaps s;
+
+	memset(&s, 0, sizeof(s));
+	snaps_set(&s, 0, "good");
+	snaps_set(&s, 1, "Bad Name");
+	snaps_set(&s, 2, "x'; DROP DATABASE sbx; --");
+	snaps_set(&s, 3, NULL);
+	snaps_set(&s, SBX_MAX_SNAPSHOTS, "beyond");	/* ignored */
+	cr_assert_eq(snaps_find(&s, "good"), 0);
+	cr_assert_eq(snaps_find(&s, "Bad Name"), -1);
+	cr_assert_eq(snaps_find(&s, "beyond"), -1);
+	cr_assert(s.present[1] && s.present[2] && s.present[3]);
+	cr_assert_str_empty(s.name[2]);
+}
+
+Test(snaps, a_new_name_takes_a_free_slot_up_to_max)
+{
+	struct snaps s;
+
+	memset(&s, 0, sizeof(s));
+	cr_assert_eq(snaps_slot(&s, "a", 2), 0);
+	snaps_set(&s, 0, "a");
+	cr_assert_eq(snaps_slot(&s, "a", 2), 0);	/* replaced in place */
+	cr_assert_eq(snaps_slot(&s, "b", 2), 1);
+	snaps_set(&s, 1, "b");
+	cr_assert_eq(snaps_slot(&s, "c", 2), -1);	/* max held */
+	cr_assert_eq(snaps_slot(&s, "b", 2), 1);	/* a name held: yes */
+	cr_assert_eq(snaps_slot(&s, "a", 0), 0);
+	cr_assert_eq(snaps_slot(&s, "c", 0), -1);
+}
+
+Test(snaps, an_unnamed_copy_is_taken_over_last)
+{
+	struct snaps s;
+
+	memset(&s, 0, sizeof(s));
+	snaps_set(&s, 0, "not a slug");
+	cr_assert_eq(snaps_slot(&s, "n", 4), 1);
+	for (unsigned i = 1; i < SBX_MAX_SNAPSHOTS; i++)
+		snaps_set(&s, i, NULL);
+	cr_assert_eq(snaps_slot(&s, "n", SBX_MAX_SNAPSHOTS), 0);
+}
+
+Test(snaps, postgres_slot_names_are_exact)
+{
+	cr_assert_eq(pg_snap_slot("sbx_snap_0", "sbx_snap_"), 0);
+	cr_assert_eq(pg_snap_slot("sbx_snap_15", "sbx_snap_"), 15);
+	cr_assert_eq(pg_snap_slot("sbx_next_3", "sbx_next_"), 3);
+	cr_assert_eq(pg_snap_slot("sbx_snap_16", "sbx_snap_"), -1);
+	cr_assert_eq(pg_snap_slot("sbx_snap_01", "sbx_snap_"), -1);
+	cr_assert_eq(pg_snap_slot("sbx_snap_", "sbx_snap_"), -1);
+	cr_assert_eq(pg_snap_slot("sbx_snap_1x", "sbx_snap_"), -1);
+	cr_assert_eq(pg_snap_slot("sbx_snap_-1", "sbx_snap_"), -1);
+	cr_assert_eq(pg_snap_slot("sbx_snap_99999999999", "sbx_snap_"), -1);
+	cr_assert_eq(pg_snap_slot("sbx_next_origin", "sbx_next_"), -1);
+	cr_assert_eq(pg_snap_slot("xsbx_snap_1", "sbx_snap_"), -1);
+}
+
+/* ---- a tenant's text ---- */
+
+Test(session_text, one_printable_line)
+{
+	char out[16];
+
+	session_text(out, sizeof(out), "bad\x1b[31m\nnext\r");
+	cr_assert_str_eq(out, "bad?[31m next?");
+	session_text(out, sizeof(out), "a very long line of text");
+	cr_assert_eq(strlen(out), sizeof(out) - 1);
+	session_text(out, sizeof(out), "ends in newline\n");
+	cr_assert_str_eq(out, "ends in newline");
+	session_text(out, sizeof(out), "\xc3\xa9");
+	cr_assert_str_eq(out, "??");
+}
+
+/* ---- the seed file's rules ---- */
+
+Test(seed_file, names)
+{
+	cr_assert(seed_name_valid("demo.sql"));
+	cr_assert(seed_name_valid("seed"));
+	cr_assert_not(seed_name_valid("../demo.sql"));
+	cr_assert_not(seed_name_valid("sub/demo.sql"));
+	cr_assert_not(seed_name_valid(".hidden.sql"));
+	cr_assert_not(seed_name_valid("Demo.sql"));
+	cr_assert_not(seed_name_valid(""));
+	cr_assert_not(seed_name_valid("other.conf"));	/* a project file */
+}
+
+static char dir[64];
+
+static void
+mkfile(const char *name, mode_t mode, const char *text)
+{
+	char p[128];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	cr_assert_neq(fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600), -1);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	cr_assert_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void
+files_setup(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root: files of another owner");
+	strlcpy(dir, "/tmp/sbx-seed-XXXXXX", sizeof(dir));
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void
+files_teardown(void)
+{
+	char cmd[128];
+
+	if (dir[0] != '\0') {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		cr_assert_eq(system(cmd), 0);
+	}
+}
+
+static int
+try_open(const char *name, char *err, size_t len)
+{
+	uint64_t size;
+	int fd = seed_open(dir, name, &size, err, len);
+
+	if (fd != -1)
+		close(fd);
+	return fd == -1 ? -1 : 0;
+}
+
+TestSuite(seed_rules, .init = files_setup, .fini = files_teardown);
+
+Test(seed_rules, a_roots_file_passes)
+{
+	char err[160];
+
+	mkfile("ok.sql", 0644, "SELECT 1;\n");
+	cr_assert_eq(try_open("ok.sql", err, sizeof(err)), 0, "%s", err);
+}
+
+Test(seed_rules, what_a_project_file_may_not_be_a_seed_may_not)
+{
+	char err[160], p[128], q[128];
+
+	mkfile("gw.sql", 0664, "x");
+	cr_assert_eq(try_open("gw.sql", err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "root-owned"));
+	mkfile("ow.sql", 0646, "x");
+	cr_assert_eq(try_open("ow.sql", err, sizeof(err)), -1);
+	mkfile("user.sql", 0644, "x");
+	snprintf(p, sizeof(p), "%s/user.sql", dir);
+	cr_assert_eq(chown(p, 1000, 0), 0);
+	cr_assert_eq(try_open("user.sql", err, sizeof(err)), -1);
+	snprintf(p, sizeof(p), "%s/link.sql", dir);
+	snprintf(q, sizeof(q), "%s/ok.sql", dir);
+	mkfile("ok.sql", 0644, "x");
+	cr_assert_eq(symlink(q, p), 0);
+	cr_assert_eq(try_open("link.sql", err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "symbolic link"));
+	snprintf(p, sizeof(p), "%s/fifo.sql", dir);
+	cr_assert_eq(mkfifo(p, 0600), 0);
+	cr_assert_eq(try_open("fifo.sql", err, sizeof(err)), -1);
+	snprintf(p, sizeof(p), "%s/sub.sql", dir);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	cr_assert_eq(try_open("sub.sql", err, sizeof(err)), -1);
+	cr_assert_eq(try_open("missing.sql", err, sizeof(err)), -1);
+}
+
+Test(seed_rules, past_the_cap_is_refused)
+{
+	char err[160], p[128];
+
+	mkfile("big.sql", 0644, "");
+	snprintf(p, sizeof(p), "%s/big.sql", dir);
+	cr_assert_eq(truncate(p, (off_t)SEED_MAX + 1), 0);
+	cr_assert_eq(try_open("big.sql", err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "MiB"));
+	cr_assert_eq(truncate(p, (off_t)SEED_MAX), 0);
+	cr_assert_eq(try_open("big.sql", err, sizeof(err)), 0);
+}
+
+/* projects_load: a bad postgres_seed is its line's fault. */
+static const struct project *
+load(struct project_table *t, const char *slug)
+{
+	static struct sbx_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	strlcpy(cfg.projects, dir, sizeof(cfg.projects));
+	cfg.nservices = 2;
+	strcpy(cfg.services[0].name, "postgres");
+	cfg.services[0].probe = PROBE_POSTGRES;
+	strcpy(cfg.services[1].name, "redis");
+	cfg.services[1].probe = PROBE_REDIS;
+	cr_assert_eq(projects_load(&cfg, t, false), 0);
+	return project_find(t, slug);
+}
+
+Test(seed_rules, a_project_names_its_seed_at_a_line)
+{
+	struct project_table t;
+	const struct project *p;
+
+	mkfile("ok.sql", 0644, "SELECT 1;\n");
+	mkfile("a.conf", 0644, "[project]\nsandbox_services = postgres\n"
+	    "postgres_seed = ok.sql\n");
+	mkfile("b.conf", 0644, "[project]\nsandbox_services = redis\n"
+	    "postgres_seed = ok.sql\n");
+	mkfile("c.conf", 0644, "[project]\npostgres_seed = ok.sql\n"
+	    "sandbox_services = redis\n");
+	mkfile("d.conf", 0644, "[project]\n\npostgres_seed = ../ok.sql\n");
+	mkfile("e.conf", 0644, "[project]\npostgres_seed = ok.sql\n"
+	    "postgres_seed = ok.sql\n");
+	p = load(&t, "a");
+	cr_assert(p->valid, "%s", p->why);
+	cr_assert_str_eq(p->seed, "ok.sql");
+	p = project_find(&t, "b");
+	cr_assert_not(p->valid);
+	cr_assert_not_null(strstr(p->why, "b.conf:3: postgres_seed"), "%s",
+	    p->why);
+	p = project_find(&t, "c");
+	cr_assert_not(p->valid);
+	cr_assert_not_null(strstr(p->why, "c.conf:3: sandbox_services"),
+	    "%s", p->why);
+	p = project_find(&t, "d");
+	cr_assert_not(p->valid);
+	cr_assert_not_null(strstr(p->why, "d.conf:3:"), "%s", p->why);
+	p = project_find(&t, "e");
+	cr_assert_not(p->valid);
+	cr_assert_not_null(strstr(p->why, "e.conf:3:"), "%s", p->why);
+	projects_free(&t);
+}
+
+/* The reload's copies: one per seeded project, 0600 in a 0700 dir of
+ * root's, none for a project without. */
+Test(seed_rules, the_reload_copies_and_prunes)
+{
+	struct project_table t;
+	static struct sbx_config cfg;
+	char p[160];
+	struct stat st;
+
+	memset(&cfg, 0, sizeof(cfg));
+	strlcpy(cfg.projects, dir, sizeof(cfg.projects));
+	strlcpy(cfg.state_dir, dir, sizeof(cfg.state_dir));
+	cfg.nservices = 1;
+	strcpy(cfg.services[0].name, "postgres");
+	cfg.services[0].probe = PROBE_POSTGRES;
+	mkfile("ok.sql", 0644, "SELECT 1;\n");
+	mkfile("a.conf", 0644, "[project]\nsandbox_services = postgres\n"
+	    "postgres_seed = ok.sql\n");
+	snprintf(p, sizeof(p), "%s/seeds", dir);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	mkfile("seeds/gone.sql", 0600, "old");
+	cr_assert_eq(projects_load(&cfg, &t, false), 0);
+	cr_assert_eq(seeds_sync(&cfg, &t), 0);
+	cr_assert(project_find(&t, "a")->valid);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0700);
+	snprintf(p, sizeof(p), "%s/seeds/a.sql", dir);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0600);
+	cr_assert_eq(st.st_size, 10);
+	snprintf(p, sizeof(p), "%s/seeds/gone.sql", dir);
+	cr_assert_eq(stat(p, &st), -1);
+	projects_free(&t);
+	/* the seed goes bad after the load: the project is refused */
+	cr_assert_eq(projects_load(&cfg, &t, false), 0);
+	snprintf(p, sizeof(p), "%s/ok.sql", dir);
+	cr_assert_eq(chmod(p, 0666), 0);
+	cr_assert_eq(seeds_sync(&cfg, &t), 0);
+	cr_assert_not(project_find(&t, "a")->valid);
+	snprintf(p, sizeof(p), "%s/seeds/a.sql", dir);
+	cr_assert_eq(stat(p, &st), -1);
+	projects_free(&t);
+}

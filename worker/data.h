@@ -1,0 +1,57 @@
+/*
+ * data.h - JOB_DATA, a reset or a snapshot of a sandbox's data (data.c),
+ * and what its services' sessions share (pg_data.c, redis_data.c).
+ *
+ * Each service's session (svc_session.c) goes through the same steps,
+ * the parent's bytes between them: it checks (reports whether the job
+ * can be done, changing nothing), waits for DATA_GO, acts (reports), then
+ * waits for the parent's last word (the reply is written) and tidies up.
+ */
+#ifndef SBX_DATA_H
+#define SBX_DATA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "job.h"
+#include "session.h"
+
+#define DATA_GO		1	/* parent to session: act */
+
+/* What every session is asked. */
+struct data_req {
+	uint32_t	 op;		/* enum data_op */
+	const char	*snapshot;	/* "" or a slug */
+	uint32_t	 max;		/* max_snapshots */
+};
+
+/* The snapshots a service holds, by slot: "" a free one. Names come
+ * from the tenant's server: only slugs are taken. */
+struct snaps {
+	char	name[SBX_MAX_SNAPSHOTS][SBX_SLUG_MAX];
+	bool	present[SBX_MAX_SNAPSHOTS];	/* a copy is there, named or not */
+};
+
+/* A job from the monitor: counts in range, strings ended, op known, the
+ * snapshot "" or a slug (and not "" to save). 0, or -1. */
+int	data_job_sound(const struct job_data *);
+/* s's slot i as named by name (a tenant's text); ignored unless a slug. */
+void	snaps_set(struct snaps *, unsigned i, const char *name);
+/* The slot of name, or -1. */
+int	snaps_find(const struct snaps *, const char *name);
+/* Where name goes: its slot, or a free one (a copy with no valid name is
+ * free); -1 if it is new and max are held. */
+int	snaps_slot(const struct snaps *, const char *name, uint32_t max);
+/* The check every service makes: 0, or -1 with its reply reported. */
+int	data_check(const struct snaps *, const struct data_req *,
+	    const char *service, int *slot);
+
+void	pg_data_session(const struct session_env *, void *arg);
+void	redis_data_session(const struct session_env *, void *arg);
+
+/* pg_data.c: slot i of "sbx_snap_<i>" (i below SBX_MAX_SNAPSHOTS, no
+ * leading zero), else -1. */
+int	pg_snap_slot(const char *datname, const char *prefix);
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * pg_data.c - a reset or a snapshot of a sandbox's postgres.
+ * runs in: a session child (svc_session.c): the sandbox's own uid, not
+ * dumpable; a client of the server as the agent's role
+ *
+ * The role is no superuser, but may create databases, owns the agent's,
+ * and may end its own sessions: that is all this needs. Its databases:
+ *
+ *   <database>        the agent's (s->database)
+ *   sbx_origin        the seeded hand-out state (seed.c); without a seed
+ *                     the hand-out state is template1 (the image's
+ *                     database was initdb's empty one)
+ *   sbx_snap_<i>      snapshot slot i, named by its COMMENT
+ *   sbx_next_origin,  a copy of sbx_origin or of sbx_snap_<i>, made
+ *   sbx_next_<i>      after the last reset to it: the next one is two
+ *                     renames, not a copy
+ *   sbx_old_*         a replaced database, or a copy in the making:
+ *                     dropped by the tidy-up
+ *
+ * All are the tenant's own and so are their names and comments: a name
+ * is read as ours only if it is exactly one of the above, a comment only
+ * if it is a slug. A tenant who plays with them changes what its own
+ * resets give, nothing else. Every session of ours connects to database
+ * postgres and holds an advisory lock there for its whole job, tidy-up
+ * included: data jobs of one sandbox take turns.
+ *
+ * A reset: no new connections to <database>, its sessions ended (and
+ * every other of the role's, so that no template is in use), then one
+ * transaction renames it away and the copy into its place. Without a
+ * next copy, the copy is made first (FILE_COPY, from the state reset
+ * to), still renamed in: the agent's database is never missing. After
+ * the reply: the old one dropped and the next copy made.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "iox.h"
+#include "log.h"
+#include "pq.h"
+
+#define LOCK_KEY	"7523431027348501504"	/* "sbx data", any constant */
+#define ORIGIN		"sbx_origin"
+#define NEXT_ORIGIN	"sbx_next_origin"
+#define SNAP		"sbx_snap_"
+#define NEXT		"sbx_next_"
+#define OLD		"sbx_old_"
+#define TERMINATE_MS	"5000"
+#define DBNAME_MAX	64
+
+/* What the server holds of ours, as its listing says. */
+struct pg_dbs {
+	struct snaps	snaps;
+	bool		origin;
+	bool		next_origin;
+	bool		next[SBX_MAX_SNAPSHOTS];
+};
+
+struct pg_job {
+	const struct data_req	*q;
+	const char		*service;
+	PGconn			*c;
+	char			*db;		/* <database>, quoted */
+	struct pg_dbs		 d;
+	int			 slot;		/* the snapshot's, or -1 */
+	char			 src[DBNAME_MAX];	/* a reset's state */
+	char			 next[DBNAME_MAX];	/* its next copy */
+	unsigned		 seq;		/* sbx_old_ names made */
+};
+
+int
+pg_snap_slot(const char *datname, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *p = datname + n;
+	int i = 0;
+
+	if (strncmp(datname, prefix, n) != 0 || *p == '\0' ||
+	    (*p == '0' && p[1] != '\0'))
+		return -1;
+	for (; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || (i = i * 10 + (*p - '0')) >=
+		    SBX_MAX_SNAPSHOTS)
+			return -1;
+	}
+	return i;
+}
+
+/* One of our statements; a failure logged by postgres's primary message
+ * (the server's words, cleaned), never any other text. */
+static int
+pg_do(const struct pg_job *pj, const char *sql)
+{
+	PGresult *res = pq.exec(pj->c, sql);
+	ExecStatusType st = pq.resultStatus(res);
+	const char *prim;
+	char why[SBX_MESSAGE_MAX];
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+		pq.clear(res);
+		return 0;
+	}
+	prim = res != NULL ? pq.resultErrorField(res,
+	    PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	session_text(why, sizeof(why), prim != NULL ? prim :
+	    pq.errorMessage(pj->c));
+	log_warnx("%s: %.40s...: %s", pj->service, sql, why);
+	pq.clear(res);
+	return -1;
+}
+
+/* A statement of our own words (names ours, or quoted) from fmt. */
+static int
+pg_dof(const struct pg_job *pj, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+pg_dof(const struct pg_job *pj, const char *fmt, ...)
+{
+	char sql[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(sql))
+		return -1;
+	return pg_do(pj, sql);
+}
+
+/* One row of the listing into d. */
+static void
+pg_dbs_add(struct pg_dbs *d, const char *name, const char *comment)
+{
+	int i;
+
+	if (strcmp(name, ORIGIN) == 0)
+		d->origin = true;
+	else if (strcmp(name, NEXT_ORIGIN) == 0)
+		d->next_origin = true;
+	else if ((i = pg_snap_slot(name, SNAP)) != -1)
+		snaps_set(&d->snaps, (unsigned)i, comment);
+	else if ((i = pg_snap_slot(name, NEXT)) != -1)
+		d->next[i] = true;
+}
+
+/* The server's databases of ours, and their comments. */
+static int
+pg_list(struct pg_job *pj)
+{
+	PGresult *res;
+	int i, n;
+
+	memset(&pj->d, 0, sizeof(pj->d));
+	res = pq.exec(pj->c, "SELECT datname, coalesce(shobj_description(oid,"
+	    " 'pg_database'), '') FROM pg_database WHERE datname LIKE "
+	    "'sbx\\_%'");
+	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 2) {
+		pq.clear(res);
+		return -1;
+	}
+	n = pq.ntuples(res);
+	for (i = 0; i < n; i++)
+		pg_dbs_add(&pj->d, pq.getvalue(res, i, 0),
+		    pq.getvalue(res, i, 1));
+	pq.clear(res);
+	return 0;
+}
+
+/* A name for a database on its way out, or on its way in. */
+static void
+pg_old(struct pg_job *pj, char *out, size_t cap)
+{
+	snprintf(out, cap, OLD "%ld_%lld_%u", (long)getpid(),
+	    (long long)wall_ms(), pj->seq++);
+}
+
+/* No one but us on <database> and on any template: the role's other
+ * sessions ended (and waited for), a data job's waiting for our lock
+ * on database postgres kept. */
+static int
+pg_end_sessions(const struct pg_job *pj)
+{
+	return pg_do(pj, "SELECT count(pg_terminate_backend(pid, "
+	    TERMINATE_MS ")) FROM pg_stat_activity WHERE backend_type = "
+	    "'client backend' AND pid <> pg_backend_pid() AND usename = "
+	    "current_user AND NOT (datname = 'postgres' AND "
+	    "application_name = 'sbx-data')");
+}
+
+static int
+pg_connections(const struct pg_job *pj, bool on)
+{
+	return pg_dof(pj, "ALTER DATABASE %s ALLOW_CONNECTIONS %s", pj->db,
+	    on ? "true" : "false");
+}
+
+/* A copy of src named name, which nobody may connect to. */
+static int
+pg_copy(const struct pg_job *pj, const char *name, const char *src)
+{
+	return pg_dof(pj, "CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY "
+	    "ALLOW_CONNECTIONS false", name, src);
+}
+
+/* Check: what the reset goes back to, or the snapshot's slot. */
+static int
+pg_check(struct pg_job *pj)
+{
+	if (pg_do(pj, "SELECT pg_advisory_lock(" LOCK_KEY ")") == -1 ||
+	    pg_list(pj) == -1) {
+		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot read its "
+		    "databases.", pj->service);
+		return -1;
+	}
+	if (data_check(&pj->d.snaps, pj->q, pj->service, &pj->slot) == -1)
+		return -1;
+	if (pj->q->op == DATA_RESET && pj->slot != -1) {
+		snprintf(pj->src, sizeof(pj->src), SNAP "%d", pj->slot);
+		snprintf(pj->next, sizeof(pj->next), NEXT "%d", pj->slot);
+	} else {
+		strlcpy(pj->src, pj->d.origin ? ORIGIN : "template1",
+		    sizeof(pj->src));
+		strlcpy(pj->next, NEXT_ORIGIN, sizeof(pj->next));
+	}
+	return session_report(SBX_OK, "can");
+}
+
+/* The swap: <database> renamed away, in its place the copy; one
+ * transaction, so that either both renames are done or neither. */
+static int
+pg_swap(struct pg_job *pj, const char *copy)
+{
+	char old[DBNAME_MAX];
+
+	pg_old(pj, old, sizeof(old));
+	if (pg_do(pj, "BEGIN") == 0 &&
+	    pg_dof(pj, "ALTER DATABASE %s RENAME TO %s", pj->db, old) == 0 &&
+	    pg_dof(pj, "ALTER DATABASE %s RENAME TO %s", copy, pj->db) == 0 &&
+	    pg_connections(pj, true) == 0 && pg_do(pj, "COMMIT") == 0)
+		return 0;
+	(void)pg_do(pj, "ROLLBACK");
+	return -1;
+}
+
+static int
+pg_reset(struct pg_job *pj)
+{
+	bool have = pj->slot != -1 ? pj->d.next[pj->slot] :
+	    pj->d.next_origin;
+	char fresh[DBNAME_MAX];
+	const char *copy = pj->next;
+
+	if (!have) {
+		pg_old(pj, fresh, sizeof(fresh));
+		copy = fresh;
+	}
+	if (pg_connections(pj, false) == 0 && pg_end_sessions(pj) == 0 &&
+	    (have || pg_copy(pj, fresh, pj->src) == 0) &&
+	    pg_swap(pj, copy) == 0)
+		return session_report(SBX_OK, "reset");
+	(void)pg_connections(pj, true);
+	return session_report(SBX_E_RUNTIME_FAILED, "%s: the reset failed "
+	    "(see the monitor's log).", pj->service);
+}
+
+/* The copy of <database> becomes slot i, named: the old copy, if any,
+ * renamed away in the same transaction. */
+static int
+pg_file_snapshot(struct pg_job *pj, const char *copy)
+{
+	char old[DBNAME_MAX], *lit;
+	int rc = -1;
+
+	if ((lit = pq.escapeLiteral(pj->c, pj->q->snapshot,
+	    strlen(pj->q->snapshot))) == NULL)
+		return -1;
+	pg_old(pj, old, sizeof(old));
+	if (pg_do(pj, "BEGIN") == 0 && (!pj->d.snaps.present[pj->slot] ||
+	    pg_dof(pj, "ALTER DATABASE " SNAP "%d RENAME TO %s", pj->slot,
+	    old) == 0) && pg_dof(pj, "ALTER DATABASE %s RENAME TO " SNAP "%d",
+	    copy, pj->slot) == 0 && pg_dof(pj, "COMMENT ON DATABASE " SNAP
+	    "%d IS %s", pj->slot, lit) == 0 && pg_do(pj, "COMMIT") == 0)
+		rc = 0;
+	else
+		(void)pg_do(pj, "ROLLBACK");
+	pq.freemem(lit);
+	return rc;
+}
+
+static int
+pg_snapshot(struct pg_job *pj)
+{
+	char copy[DBNAME_MAX];
+	int made;
+
+	pg_old(pj, copy, sizeof(copy));
+	made = pg_connections(pj, false) == 0 && pg_end_sessions(pj) == 0 &&
+	    pg_copy(pj, copy, pj->db) == 0;
+	if (pg_connections(pj, true) == 0 && made &&
+	    pg_file_snapshot(pj, copy) == 0)
+		return session_report(SBX_OK, "saved");
+	return session_report(SBX_E_RUNTIME_FAILED, "%s: the snapshot "
+	    "failed (see the monitor's log).", pj->service);
+}
+
+/* Every sbx_old_* dropped: ours of this job, and any a job that died
+ * left. Names are the tenant's: only ours, in their shape, are used. */
+static void
+pg_sweep(const struct pg_job *pj)
+{
+	PGresult *res;
+	const char *name;
+	int i, n;
+
+	res = pq.exec(pj->c, "SELECT datname FROM pg_database WHERE datname "
+	    "~ '^sbx_old_[0-9_]{1,40}$'");
+	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 1) {
+		pq.clear(res);
+		return;
+	}
+	n = pq.ntuples(res);
+	for (i = 0; i < n; i++) {
+		name = pq.getvalue(res, i, 0);
+		if (strspn(name + strlen(OLD), "0123456789_") ==
+		    strlen(name + strlen(OLD)) && strlen(name) < DBNAME_MAX)
+			(void)pg_dof(pj, "DROP DATABASE IF EXISTS %s WITH "
+			    "(FORCE)", name);
+	}
+	pq.clear(res);
+}
+
+/* After the reply: what was replaced goes; a reset's next copy is made
+ * from the state it went back to, a snapshot's stale one dropped. */
+static void
+pg_tidy(struct pg_job *pj)
+{
+	pg_sweep(pj);
+	if (pj->q->op == DATA_SNAPSHOT)
+		(void)pg_dof(pj, "DROP DATABASE IF EXISTS " NEXT "%d WITH "
+		    "(FORCE)", pj->slot);
+	else if (pg_list(pj) == 0 && !(pj->slot != -1 ?
+	    pj->d.next[pj->slot] : pj->d.next_origin))
+		(void)pg_copy(pj, pj->next, pj->src);
+}
+
+void
+pg_data_session(const struct session_env *e, void *arg)
+{
+	struct pg_job pj = { .q = arg, .service = e->r->s->name, .slot = -1 };
+
+	if ((pj.c = session_pg(e, "postgres")) == NULL ||
+	    (pj.db = pq.escapeIdentifier(pj.c, e->r->database,
+	    strlen(e->r->database))) == NULL) {
+		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot connect.",
+		    pj.service);
+		if (pj.c != NULL)
+			pq.finish(pj.c);
+		return;
+	}
+	if (pg_check(&pj) == 0 && session_wait() == DATA_GO &&
+	    (pj.q->op == DATA_RESET ? pg_reset(&pj) : pg_snapshot(&pj)) == 0 &&
+	    session_wait() == -1)
+		pg_tidy(&pj);
+	pq.freemem(pj.db);
+	pq.finish(pj.c);
+}

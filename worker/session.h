@@ -1,0 +1,74 @@
+/*
+ * session.h - a session with a sandbox's service as a client of it
+ * (svc_session.c): the seed at a provision, a reset or a snapshot. It
+ * runs in a child that reads the tenant's bytes as a uid of the
+ * sandbox's own range, never as root, and talks to its parent over one
+ * socket pair: fixed-size reports up, one byte at a time down.
+ */
+#ifndef SBX_SESSION_H
+#define SBX_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include "config.h"
+#include "job.h"
+
+/* Where and as whom a service is reached. */
+struct svc_reach {
+	const struct service_cfg *s;
+	const char	*dir;		/* its socket directory, or NULL: tcp */
+	uint16_t	 port;		/* tcp: published on 127.0.0.1 */
+	uid_t		 uid;		/* the session's: its range's last */
+	gid_t		 gid;
+	const char	*user;
+	const char	*password;
+	const char	*database;
+};
+
+/* The child's side: the reach, with the socket directory as the child
+ * holds it (host: /proc/self/fd/N, or 127.0.0.1). */
+struct session_env {
+	const struct svc_reach	*r;
+	char			 host[32];
+};
+
+typedef void	(*session_fn)(const struct session_env *, void *arg);
+
+/* The parent's side. */
+struct session {
+	pid_t	pid;		/* -1: none */
+	int	fd;		/* reports up, bytes down; shut: the last */
+};
+
+/* A child that opens r's socket directory as root, drops to r's uid,
+ * not dumpable, and runs fn until the deadline (an alarm ends it). */
+int	session_start(struct session *, const struct svc_reach *,
+	    session_fn, void *arg, int64_t deadline);
+/* The child's next report, its message made one clean line; -1: none
+ * came by the deadline (it died, or hangs). */
+int	session_recv(struct session *, struct data_result *,
+	    int64_t deadline);
+/* A byte for the child (session_wait's); -1 if it is gone. */
+int	session_send(struct session *, uint8_t);
+/* No more bytes for the child, then its end by the deadline, or kill. */
+void	session_end(struct session *, int64_t deadline);
+
+/* In the child: a report to the parent; the parent's next byte (-1 on
+ * EOF: the parent said all it will). */
+int	session_report(uint32_t code, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	session_wait(void);
+/* In the child: libpq (loaded now: pq.h) to dbname as r's user, or NULL
+ * (logged). */
+PGconn	*session_pg(const struct session_env *, const char *dbname);
+/* In the child: hiredis, authenticated as r's user, or NULL (logged). */
+redisContext *session_redis(const struct session_env *);
+/* A tenant's text as one printable ASCII line of at most cap - 1. */
+void	session_text(char *dst, size_t cap, const char *src);
+
+#endif
