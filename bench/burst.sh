@@ -17,7 +17,7 @@
 #      time until its containers are gone; p99.
 # BENCH_SMOKE=1: 4 agents, 3 leases.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 O=${1:-build}
 SBX=$TOP/$O/sbx
