@@ -495,6 +495,7 @@ if start_monitor "$TOP/$O/sbx-monitor" "$WORK/warm"; then
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 fi
 fig_double "$WORK/base.sock" "$BASE_PID"
+BENCH_SMOKE=$SMOKE BENCH_TABLE=$TABLE BENCH_RATIOS=$WORK/ratios bench/burst.sh "$O" || err "bursts and leases (bench/burst.sh)"
 issue_check
 echo "# $((SECONDS)) s; $(grep -v "^#" "$TABLE" 2>/dev/null | grep -c PASS) PASS, $(grep -v "^#" "$TABLE" 2>/dev/null | grep -c MISS) MISS, $errors errors"
 [ "$errors" -eq 0 ]

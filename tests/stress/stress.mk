@@ -7,6 +7,7 @@
 #   make isolation   tests/stress/isolation.sh (by request shape) and
 #                    tests/stress/tenancy.sh (by the kernel)
 #   make warm        tests/stress/warm.sh (warm containers)
+#   make burst       tests/stress/burst.sh (a burst of one uid queued, another's hits)
 
 $(O)/stress-load: tests/stress/load.c
 	@mkdir -p $(@D)
@@ -24,7 +25,9 @@ isolation: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/tenancy.sh
 warm: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/warm.sh
+burst: all
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/burst.sh
 
-EXTRA_TESTS += faults load isolation warm
+EXTRA_TESTS += faults load isolation warm burst
 
-.PHONY: faults load isolation warm
+.PHONY: faults load isolation warm burst

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# burst.sh O - bursts of new agents and leases (bench/README.md, "Bursts
+# and leases"); run.sh calls it near its end, under the same lock. Rows
+# in run.sh's format, appended to $BENCH_TABLE (and $BENCH_RATIOS) when
+# set. Exits non-zero when something errors (a busy reply in a burst
+# that must be served whole is an error), never on a ratio alone.
+#
+#   A. 32 new agents of one uid at once (postgres + redis each), warm = 2,
+#      max_sandboxes_per_uid = max_connections_per_uid = 64, every other
+#      limit at its default: served, busy, wall time against the same
+#      number of sandboxes started by hand with podman at the monitor's
+#      parallelism (max_provisions_per_uid at once, each sandbox's two
+#      containers started together, as one provision's worker does);
+#      p50 / p95 / p99 of the requests.
+#   B. Every limit at its default: a burst of max_connections_per_uid.
+#   C. 20 leases: a sandbox bound to a process, the process killed, the
+#      time until its containers are gone; p99.
+# BENCH_SMOKE=1: 4 agents, 3 leases.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+TOP=$PWD
+O=${1:-build}
+SBX=$TOP/$O/sbx
+RT=podman
+SMOKE=${BENCH_SMOKE:-0}
+PY=/usr/bin/python3	# Debian's, which has python3-msgpack
+PYPATH=$TOP/client/python/src
+if [ "$SMOKE" = 1 ]; then N=4 LEASES=3; else N=${BENCH_BURST_N:-32} LEASES=20; fi
+W=$(mktemp -d /tmp/sbb.XXXXXX)	# run_dir under it: at most 24 characters
+chmod 0755 "$W"
+mount -t tmpfs -o mode=0755,size=64m sbx-burst "$W" 2>/dev/null && W_TMPFS=1
+TABLE=${BENCH_TABLE:-/dev/null}
+RATIOS=${BENCH_RATIOS:-/dev/null}
+errors=0 MON=
+
+err() { errors=$((errors + 1)); echo "bench: ERROR: burst: $*" >&2; }
+
+cleanup() {
+	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
+	pkill -P $$ -x sleep 2>/dev/null
+	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
+	[ -n "${W_TMPFS:-}" ] && umount "$W"
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+# run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL.
+row() {
+	awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" -v g="$6" -v rf="$RATIOS" "BEGIN {
+		r = b > 0 ? s / b : 0; ok = ($5);
+		printf \"%-36s %12s %12s %7.2f  %-18s %s\n\", n, s u, b u, r, g,
+		    ok ? \"PASS\" : \"MISS\";
+		printf \"%s\t%.4f\n\", n, r >> rf }" | tee -a "$TABLE"
+}
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
+# Nearest rank over numbers on stdin.
+pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END {
+	if (!NR) { print 0; exit } k = int((NR * p + 99) / 100); print v[k < 1 ? 1 : k] }'; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# policy/local.conf with our own socket, projects, state and run_dir,
+# every limit as it is there (its defaults) but those in "KEY=VALUE...".
+write_conf() {  # dir KEY=VALUE...
+	local d=$1 kv; shift
+	mkdir -p "$d/projects"
+	sed -e "s|^socket *=.*|socket = $d/sbx.sock|" \
+	    -e "s|^projects *=.*|projects = $d/projects|" \
+	    -e "s|^state_dir *=.*|state_dir = $d/state|" \
+	    -e "s|^run_dir *=.*|run_dir = $d/r|" \
+	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
+	    policy/local.conf > "$d/sbx.conf"
+	for kv; do
+		# [sbx] keys at their first occurrence; warm in every service.
+		case ${kv%%=*} in
+		warm) sed -i "s|^warm *=.*|warm = ${kv#*=}|" "$d/sbx.conf" ;;
+		*) sed -i "0,/^${kv%%=*} *=/s|^${kv%%=*} *=.*|${kv%%=*} = ${kv#*=}|" "$d/sbx.conf" ;;
+		esac
+	done
+	printf '[project]\nsandbox_services = postgres redis\n' > "$d/projects/both.conf"
+	printf '[project]\nsandbox_services = redis\n' > "$d/projects/rd.conf"
+}
+start_monitor() {  # dir
+	"$TOP/$O/sbx-monitor" -d -f "$1/sbx.conf" >>"$1/monitor.log" 2>&1 &
+	MON=$!
+	for _ in $(seq 200); do
+		[ -S "$1/sbx.sock" ] && "$SBX" -S "$1/sbx.sock" ping >/dev/null 2>&1 && return 0
+		kill -0 "$MON" 2>/dev/null || break
+		sleep 0.05
+	done
+	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
+}
+stop_monitor() {
+	local rc
+	kill -TERM "$MON" 2>/dev/null; wait "$MON" 2>/dev/null; rc=$?
+	[ "$rc" -eq 0 ] || err "monitor exited $rc on SIGTERM"
+	MON=
+}
+# The pool full (every warm container recorded: 2 services x warm), and
+# nothing else: no sandbox's container, none of a burst being removed.
+quiet() {  # dir warm
+	[ "$(ls "$1/state/sandboxes" 2>/dev/null | grep -c '^pool-')" -eq $((2 * $2)) ] &&
+	[ "$($RT ps -aq --filter label=sbx.pool | wc -l)" -eq $((2 * $2)) ] &&
+	[ "$($RT ps -aq --filter label=sbx.uid | wc -l)" -eq 0 ]
+}
+wait_quiet() {  # dir warm
+	local i
+	for i in $(seq 1800); do quiet "$@" && return 0; sleep 0.1; done
+	err "not quiet: $(ls "$1/state/sandboxes" | grep -c '^pool-') pool records, $($RT ps -aq --filter label=sbx.pool | wc -l) pool and $($RT ps -aq --filter label=sbx.uid | wc -l) sandbox containers"
+	return 1
+}
+release_all() {  # sock prefix n
+	local i
+	for i in $(seq 0 $(($3 - 1))); do
+		"$SBX" -S "$1" release -a "$2$i" >/dev/null 2>&1 || err "release $2$i"
+	done
+}
+# burst SOCK N PREFIX: N new agents (postgres + redis) at once; the
+# client's summary line in $out, the requests' lines in $W/burst.out.
+burst() {
+	PYTHONPATH=$PYPATH "$PY" "$TOP/bench/burst.py" burst "$1" "$2" "$3" both \
+	    postgres redis > "$W/burst.out" 2>&1 || err "burst.py: $(tail -2 "$W/burst.out")"
+	grep -v '^req .* ok$' "$W/burst.out" | grep -v '^burst ' | head -5 >&2
+	out=$(grep '^burst ' "$W/burst.out")
+}
+
+# The monitor's podman run by hand (unix transport), as run.sh's byhand:
+# the same image and options as worker/runtime_argv.c builds from the
+# [service] section, readiness polled every 10 ms by sbx-bench byhand.
+svc_key() { awk -v s="[service $1]" -v k="$2" '
+	$0 == s { in_s = 1; next } /^\[/ { in_s = 0 }
+	in_s && $1 == k { sub(/^[^=]*= */, ""); print }' "$3"; }
+byhand() {  # service kind name conf uidmap_base
+	local s=$1 conf=$4 a=() v dir
+	dir=$W/hand/$3; rm -rf "$dir"; mkdir -p -m 0755 "$dir"
+	a=(podman run -d --name "$3" --label=sbx.bench=1
+	   "--uidmap=0:$5:65536" "--gidmap=0:$5:65536"
+	   --read-only --read-only-tmpfs=false --ipc=none
+	   --log-driver=k8s-file --log-opt=max-size=1m --network=none
+	   "--volume=$dir:/sbx:U" --env=SBX_SOCKET_DIR=/sbx
+	   --security-opt=no-new-privileges --cap-drop=all
+	   "--pids-limit=$(svc_key "$s" pids "$conf")")
+	v=$(svc_key "$s" memory "$conf"); [ -n "$v" ] && a+=("--memory=$v")
+	v=$(svc_key "$s" cpus "$conf"); [ -n "$v" ] && a+=("--cpus=$v")
+	while read -r v; do a+=("--tmpfs=$v"); done < <(svc_key "$s" tmpfs "$conf")
+	while read -r v; do a+=("--env=${v%%=*}"); done < <(svc_key "$s" env "$conf")
+	a+=("$(svc_key "$s" image "$conf")")
+	SBX_PASSWORD=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') \
+	SBX_USER=$(svc_key "$s" user "$conf") \
+	SBX_DATABASE=$(svc_key "$s" database "$conf") \
+	SBX_DATA_DIR=/srv/pgdata SBX_RUN_DIR=/srv/redis \
+	    "$TOP/$O/bench/sbx-bench" byhand "$3" "$dir" "$2" -- "${a[@]}"
+}
+# One sandbox by hand: its postgres and redis started together, each in
+# a uid range of its own from the end of the reserved range (where no
+# sandbox is); prints its ms from T0 (ms) to both ready.
+hand_one() {  # i conf t0
+	local b=$((4294770688 - 2 * $1 * 65536))
+	byhand postgres pg "sbx-bench-burst$1-pg" "$2" "$b" >/dev/null & local p=$!
+	byhand redis redis "sbx-bench-burst$1-rd" "$2" $((b - 65536)) >/dev/null || return 1
+	wait "$p" || return 1
+	echo $(( $(now_ms) - $3 ))
+}
+# N sandboxes by hand, P at a time (each slot starts the next as soon
+# as one ends); prints the wall ms; every sandbox's ms in $W/hand.out.
+by_hand() {  # n p conf
+	local i t0
+	: > "$W/hand.out"
+	t0=$(now_ms)
+	for i in $(seq 0 $(($1 - 1))); do
+		while [ "$(jobs -rp | wc -l)" -ge "$2" ]; do wait -n; done
+		hand_one "$i" "$3" "$t0" >> "$W/hand.out" &
+	done
+	wait
+	echo $(( $(now_ms) - t0 ))
+	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
+}
+
+echo "# burst: $N new agents of one uid at once, warm = 2, 64 sandboxes and connections per uid"
+D=$W/a
+write_conf "$D" warm=2 max_sandboxes_per_uid=64 max_connections_per_uid=64
+PAR=$(awk -F' *= *' '$1 == "max_provisions_per_uid" { print $2 }' "$D/sbx.conf")
+if start_monitor "$D"; then
+	if wait_quiet "$D" 2; then
+		burst "$D/sbx.sock" "$N" b
+		echo "# burst: sbx: $out" | tee -a "$TABLE"
+		release_all "$D/sbx.sock" b "$N"
+		ok=$(field ok <<<"$out"); busy=$(field busy <<<"$out")
+		[ "${ok:-0}" -eq "$N" ] || err "$N at once: $ok served, $busy busy"
+		row "9 burst $N: served" "${ok:-0}" "$N" "" "s == b" "all"
+		row "9 burst $N: busy" "${busy:-0}" 1 "" "s == 0" "0"
+		wait_quiet "$D" 2
+		# The anchor: by hand, max_provisions_per_uid sandboxes at a time,
+		# on the same quiet host (the pool full, idle).
+		hw=$(by_hand "$N" "$PAR" "$D/sbx.conf")
+		echo "# burst: by hand, $PAR at a time: wall $hw ms; each from the start: p50 $(pct 50 < "$W/hand.out") p95 $(pct 95 < "$W/hand.out") p99 $(pct 99 < "$W/hand.out") ms" | tee -a "$TABLE"
+		[ "$(wc -l < "$W/hand.out")" -eq "$N" ] || err "by hand: $(wc -l < "$W/hand.out") of $N"
+		row "9 burst $N: wall vs by hand ($PAR at once)" "$(field wall_ms <<<"$out")" "$hw" ms "r <= 1.2" "<= 1.2x"
+		# Each request's latency against each sandbox's by hand, both
+		# from the burst's start (nearest rank).
+		for p in 50 95 99; do
+			row "9 burst $N: request p$p vs by hand" "$(field p$p <<<"$out")" \
+			    "$(pct $p < "$W/hand.out")" ms "1" "(report)"
+		done
+	fi
+	stop_monitor
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+fi
+
+D=$W/d
+write_conf "$D"
+C=$(awk -F' *= *' '$1 == "max_connections_per_uid" { print $2 }' "$D/sbx.conf")
+WD=$(awk -F' *= *' '$1 == "warm" { print $2; exit }' "$D/sbx.conf")
+[ "$SMOKE" = 1 ] && C=4
+echo "# burst: every limit at its default: $C new agents at once (max_connections_per_uid), warm = $WD"
+if start_monitor "$D"; then
+	if wait_quiet "$D" "$WD"; then
+		burst "$D/sbx.sock" "$C" c
+		echo "# burst: sbx: $out" | tee -a "$TABLE"
+		release_all "$D/sbx.sock" c "$C"
+		ok=$(field ok <<<"$out"); busy=$(field busy <<<"$out")
+		[ "${ok:-0}" -eq "$C" ] || err "$C at once, defaults: $ok served, $busy busy"
+		row "9 defaults, burst $C: served" "${ok:-0}" "$C" "" "s == b" "all"
+		row "9 defaults, burst $C: busy" "${busy:-0}" 1 "" "s == 0" "0"
+		row "9 defaults, burst $C: request p99" "$(field p99 <<<"$out")" "$(field p50 <<<"$out")" ms "1" "(report, vs p50)"
+	fi
+	stop_monitor
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+fi
+
+# Leases, as tests/integration/lease.sh: warm = 0 (a claimed container
+# keeps the pool's labels), a sandbox (redis) bound to a sleep of ours;
+# killed; the ms until its containers are gone (podman ps, every 10 ms).
+D=$W/l
+write_conf "$D" warm=0
+if start_monitor "$D"; then
+	: > "$W/lease.out"
+	for i in $(seq "$LEASES"); do
+		sleep 600 & p=$!
+		if ! "$SBX" -S "$D/sbx.sock" request -a "l$i" -p rd --bind-pid "$p" redis >/dev/null 2>"$W/lease.err"; then
+			err "lease $i: $(cat "$W/lease.err")"; kill "$p"; wait "$p" 2>/dev/null; continue
+		fi
+		[ -n "$($RT ps -q --filter "label=sbx.agent=l$i")" ] || err "lease $i: no container"
+		t0=$(date +%s%N); kill "$p"; wait "$p" 2>/dev/null
+		n=0
+		while [ -n "$($RT ps -q --filter "label=sbx.agent=l$i")" ] && [ $n -lt 1000 ]; do
+			sleep 0.01; n=$((n + 1))
+		done
+		echo $(( ($(date +%s%N) - t0) / 1000000 )) >> "$W/lease.out"
+	done
+	l99=$(pct 99 < "$W/lease.out")
+	echo "# lease: gone after exit, ms: $(sort -n "$W/lease.out" | tr '\n' ' ')" | tee -a "$TABLE"
+	row "9 lease: gone after exit, p99 of $LEASES" "$l99" 2000 ms "s <= 2000" "<= 2000 ms"
+	row "9 lease: gone after exit, p50" "$(pct 50 < "$W/lease.out")" 2000 ms "1" "(report)"
+	stop_monitor
+fi
+[ "$errors" -eq 0 ]
