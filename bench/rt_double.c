@@ -77,10 +77,18 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 
 /* warm.c's interface, for a runtime that keeps none. */
 int
-warm_init(struct rt_cli *rt)
+warm_init(struct rt_cli *rt, const struct project_table *pt)
 {
 	(void)rt;
+	(void)pt;
 	return 0;
+}
+
+void
+warm_projects(struct rt_cli *rt, const struct project_table *pt)
+{
+	(void)rt;
+	(void)pt;
 }
 
 void

@@ -313,7 +313,7 @@ fig_par() {  # sock dir
 # seed's application (the worker's log line) against psql -f.
 fig_reset() {  # sock dir
 	local out a50 a99 r50 r99 s50 p seed_ms
-	if ! out=$(PYTHONPATH=$TOP/client/python/src python3 "$TOP/bench/reset.py" \
+	if ! out=$(PYTHONPATH=$TOP/client/python/src /usr/bin/python3 "$TOP/bench/reset.py" \
 	    "$1" seeded "$2/projects/seed.sql" "$RESET_N" 2>&1); then
 		err "reset: $(tail -2 <<<"$out")"; return
 	fi

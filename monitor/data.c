@@ -70,10 +70,12 @@ rt_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
 		j->svc[i].pid = sb->svc[i].pid;
 		j->svc[i].host_uid = sb->svc[i].host_uid;
 	}
-	/* The worker's own deadline (runtime_timeout) ends first. */
+	/* The worker's own deadlines end first: a wait for the sandbox's
+	 * lock (another job's tidy-up), then the work. */
 	rc = worker_spawn(rt->pool, JOB_DATA, mask, j, sizeof(*j),
 	    sizeof(struct data_result), now_ms() +
-	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000, data_done, dj);
+	    ((int64_t)rt->cfg->runtime_timeout * 2 + 10) * 1000, data_done,
+	    dj);
 	explicit_bzero(j, sizeof(*j));
 	free(j);
 	if (rc == -1)
