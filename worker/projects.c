@@ -182,6 +182,22 @@ set_seed(struct pparse *pp, const char *v)
 	return 1;
 }
 
+/* warm: sandboxes of the whole set kept ready (monitor/warm.c). */
+static int
+set_warm(struct pparse *pp, const char *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 ||
+	    n > POOL_MAX_WARM)
+		return pfail(pp, "must be a whole number up to 64", NULL);
+	pp->p->warm = (unsigned)n;
+	return 1;
+}
+
 static int
 for_each_word(struct pparse *pp, const char *v,
     int (*fn)(struct pparse *, const char *))
@@ -220,6 +236,8 @@ on_pentry(void *user, const char *section, const char *k, const char *v)
 		return for_each_word(pp, v, add_group);
 	if (!strcmp(k, "postgres_seed"))
 		return set_seed(pp, v);
+	if (!strcmp(k, "warm"))
+		return set_warm(pp, v);
 	pp->key = NULL;
 	return pfail(pp, "unknown key", k);
 }

@@ -498,9 +498,18 @@ warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
 	memcpy(&j, job, len);
 	if (!memchr(j.conn.name, '\0', sizeof(j.conn.name)) ||
 	    !memchr(j.conn.password, '\0', sizeof(j.conn.password)) ||
+	    !memchr(j.project, '\0', sizeof(j.project)) ||
+	    !memchr(j.seed, '\0', sizeof(j.seed)) ||
+	    (j.project[0] != '\0' && !slug_valid(j.project,
+	    strlen(j.project))) ||
+	    (j.seed[0] != '\0' && (j.project[0] == '\0' ||
+	    !seed_name_valid(j.seed))) ||
 	    (s = config_service(cfg, j.conn.name)) == NULL)
 		return 1;
-	pl = (struct place){ .host_uid = j.host_uid, .warm = j.slot };
+	/* A project's pool: its label, and its seed applied. */
+	pl = (struct place){ .host_uid = j.host_uid, .warm = j.slot,
+	    .project = j.project[0] != '\0' ? j.project : NULL,
+	    .seed = j.seed };
 	memset(&res, 0, sizeof(res));
 	svc_start(cfg, &pl, &j.conn, now_ms() + ((int64_t)cfg->runtime_timeout +
 	    s->ready_timeout) * 1000, &res);

@@ -125,21 +125,27 @@ write_out(int out, const char *buf, size_t n)
 	return 0;
 }
 
-/* All of in to out; a file grown past SEED_MAX since its check is
+/* All of in to out, and its FNV-1a sum (warm.c empties a project's
+ * pool when it changes); a file grown past SEED_MAX since its check is
  * refused. */
 static int
-copy_fd(int in, int out)
+copy_fd(int in, int out, uint64_t *sum)
 {
 	char *buf;
 	uint64_t done = 0;
-	ssize_t n;
+	ssize_t n, i;
 	int rc = 0;
+
+	*sum = 0xcbf29ce484222325ULL;
 
 	if ((buf = malloc(COPY_BUF)) == NULL)
 		return -1;
 	while ((n = read(in, buf, COPY_BUF)) != 0) {
 		if (n == -1 && errno == EINTR)
 			continue;
+		for (i = 0; i < n; i++)
+			*sum = (*sum ^ (unsigned char)buf[i]) *
+			    0x100000001b3ULL;
 		if (n == -1 || (done += (uint64_t)n) > SEED_MAX ||
 		    write_out(out, buf, (size_t)n) == -1) {
 			if (n != -1 && done > SEED_MAX)
@@ -154,7 +160,7 @@ copy_fd(int in, int out)
 
 /* One project's seed into dfd as <slug>.sql; -1 with err. */
 static int
-seed_copy(const struct sbx_config *cfg, int dfd, const struct project *p,
+seed_copy(const struct sbx_config *cfg, int dfd, struct project *p,
     char *err, size_t errlen)
 {
 	char tmp[SBX_SLUG_MAX + 32], dst[SBX_SLUG_MAX + 8];
@@ -173,7 +179,7 @@ seed_copy(const struct sbx_config *cfg, int dfd, const struct project *p,
 		close(in);
 		return -1;
 	}
-	if (fchmod(out, 0600) == 0 && copy_fd(in, out) == 0 &&
+	if (fchmod(out, 0600) == 0 && copy_fd(in, out, &p->seed_sum) == 0 &&
 	    fsync(out) == 0 && renameat(dfd, tmp, dfd, dst) == 0)
 		rc = 0;
 	else
