@@ -70,12 +70,12 @@ check "reset answers ok ($ms ms)" test "$rc" -eq 0
 check "with the same credentials as the request" test "$envR" = "$envA"
 wait_for 10 sh -c "! kill -0 $held 2>/dev/null"
 check "the open session was ended" grep -q "terminat" "$WORK/held.out"
-check "postgres is back as seeded" test "$(sql $UA "$envA" 'select string_agg(v, ",") from marker')" = seed-1 -a "$(sql $UA "$envA" 'select count(*) from t1')" = 200
+check "postgres is back as seeded" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1 -a "$(sql $UA "$envA" 'select count(*) from t1')" = 200
 check "redis is empty" test "$(rcli $UA "$envA" dbsize)" = 0
 check "audited" grep -q "audit event=reset uid=$uid_a agent=r1 project=seeded .*result=ok to=-" "$LOG"
 sql $UA "$envA" "insert into marker values ('again')" >/dev/null
 sbx_as $UA reset -a r1 >/dev/null 2>&1
-check "a second reset (the copy made ahead) restores it too" test "$(sql $UA "$envA" 'select string_agg(v, ",") from marker')" = seed-1
+check "a second reset (the copy made ahead) restores it too" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1
 
 echo "# snapshots"
 sql $UA "$envA" "insert into marker values ('snap-1')" >/dev/null
@@ -85,10 +85,10 @@ check "snapshot s1 answers its name" test "$out" = "saved snapshot s1"
 sql $UA "$envA" "delete from marker; drop table t2" >/dev/null
 rcli $UA "$envA" set k1 later >/dev/null
 sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
-check "reset --to s1: postgres as it was at s1" test "$(sql $UA "$envA" 'select string_agg(v, "," order by v) from marker')" = seed-1,snap-1 -a "$(sql $UA "$envA" 'select count(*) from t2')" = 200
+check "reset --to s1: postgres as it was at s1" test "$(sql $UA "$envA" "select string_agg(v, ',' order by v) from marker")" = seed-1,snap-1 -a "$(sql $UA "$envA" 'select count(*) from t2')" = 200
 check "and redis as it was at s1" test "$(rcli $UA "$envA" get k1)" = snap
 sbx_as $UA reset -a r1 >/dev/null 2>&1
-check "a plain reset still goes back to the seed" test "$(sql $UA "$envA" 'select string_agg(v, ",") from marker')" = seed-1 -a "$(rcli $UA "$envA" dbsize)" = 0
+check "a plain reset still goes back to the seed" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1 -a "$(rcli $UA "$envA" dbsize)" = 0
 sbx_as $UA snapshot -a r1 s2 >/dev/null 2>&1
 err=$(err_of $UA snapshot -a r1 s3)
 check "past max_snapshots (2): bad_request, saying so" grep -q "bad_request.*max_snapshots" <<<"$err"
@@ -101,7 +101,12 @@ check "snapshot of no sandbox: no_sandbox" grep -q no_sandbox <<<"$(err_of $UA s
 sql $UA "$envA" "insert into marker values ('kept')" >/dev/null
 check "reset --to an unknown snapshot: unknown_snapshot" grep -q unknown_snapshot <<<"$(err_of $UA reset -a r1 --to nosuch)"
 check "and nothing changed" grep -q kept <<<"$(sql $UA "$envA" 'select v from marker')"
-check "a bad snapshot name: bad_request" grep -q bad_request <<<"$(err_of $UA snapshot -a r1 'Bad/Name')"
+sbx_as $UA snapshot -a r1 'Bad/Name' >/dev/null 2>&1
+check "a bad snapshot name: the CLI refuses it (exit 2)" test $? -eq 2
+hex=$(/usr/bin/python3 -c 'import msgpack; print(msgpack.packb({"op": "snapshot", "agent": "r1", "name": "Bad/Name"}).hex())')
+check "and over the wire: bad_request" grep -q bad_request <<<"$(rawreply "$hex")"
+hex=$(/usr/bin/python3 -c 'import msgpack; print(msgpack.packb({"op": "reset", "agent": "r1", "to": 7}).hex())')
+check "a reset whose to is no string: bad_request" grep -q bad_request <<<"$(rawreply "$hex")"
 
 echo "# another uid, the same agent slug"
 check "B's reset of r1: no_sandbox" grep -q no_sandbox <<<"$(err_of $UB reset -a r1)"
@@ -117,7 +122,7 @@ stop_monitor
 start_monitor || exit 1
 check "the sandbox was adopted (a hit, same credentials)" test "$(sbx_as $UA request -a r1 -p seeded postgres 2>&1)" = "$envA"
 sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
-check "reset --to s1 after the restart" test "$(sql $UA "$envA" 'select string_agg(v, "," order by v) from marker')" = seed-1,snap-1,snap-1b
+check "reset --to s1 after the restart" test "$(sql $UA "$envA" "select string_agg(v, ',' order by v) from marker")" = seed-1,snap-1b
 
 echo "# a changed seed applies after SIGHUP, to new sandboxes"
 sed -i "s/'seed-1'/'seed-2'/" "$WORK/projects/seeded.sql"
