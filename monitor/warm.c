@@ -178,8 +178,7 @@ discard(struct rt_cli *rt, struct warm_pool *p, struct warm_member *m)
 	explicit_bzero(m, sizeof(*m));
 }
 
-/* Its ready members beyond want, or all of them: gone; a project's
- * pool that wants none is given up once its last member went. */
+/* Its ready members beyond want, or all of them: gone. */
 static void
 trim(struct rt_cli *rt, struct warm_pool *p, bool all)
 {
@@ -189,8 +188,15 @@ trim(struct rt_cli *rt, struct warm_pool *p, bool all)
 	    i++)
 		if (p->m[i].slot != 0 && p->m[i].ready)
 			discard(rt, p, &p->m[i]);
+}
+
+/* A project's pool that wants none is given up once its last member
+ * went (one still starting comes back to it). */
+static void
+pool_drop(struct rt_cli *rt, struct warm_pool *p)
+{
 	if (p->want == 0 && p->nready + p->nstarting == 0 &&
-	    p >= rt->warm.pool + rt->cfg->nservices) {
+	    p >= rt->warm.pool + rt->cfg->nservices && p->project[0] != '\0') {
 		free(p->m);
 		memset(p, 0, sizeof(*p));
 	}
@@ -267,6 +273,7 @@ warm_projects(struct rt_cli *rt, const struct project_table *pt)
 		if (p->project[0] != '\0' && !kept[p - rt->warm.pool]) {
 			p->want = 0;
 			trim(rt, p, true);
+			pool_drop(rt, p);
 		}
 }
 
@@ -596,6 +603,8 @@ warm_work(struct rt_cli *rt, size_t provisions)
 	sweep_dead(rt, provisions);
 	if (!cfg->enabled)
 		return;
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
+		pool_drop(rt, p);
 	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
 		while (pool_used(rt, p) && p->nready + p->nstarting < p->want &&
 		    now >= p->retry_at && rt->warm.starting < WARM_STARTS &&

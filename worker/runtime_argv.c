@@ -169,9 +169,11 @@ rt_argv_run(struct argv_buf *a, const struct sbx_config *cfg,
 		av_addf(a, "--pidfile=%s", sp->pidfile);
 	/* A warm container's owner is not known yet; its labels say so,
 	 * and stay (labels are fixed at run): sbx-monitor(8). */
-	if (sp->agent == NULL)
+	if (sp->agent == NULL) {
 		av_addf(a, "--label=sbx.pool=%s", s->name);
-	else {
+		if (sp->project != NULL)	/* a project's pool */
+			av_addf(a, "--label=sbx.project=%s", sp->project);
+	} else {
 		av_addf(a, "--label=sbx.uid=%u", (unsigned)sp->uid);
 		av_addf(a, "--label=sbx.agent=%s", sp->agent);
 		av_addf(a, "--label=sbx.project=%s", sp->project);

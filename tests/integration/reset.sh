@@ -27,6 +27,8 @@ set_conf max_snapshots 2
 } > "$WORK/projects/seeded.sql"
 printf '[project]\nsandbox_services = postgres redis\npostgres_seed = seeded.sql\n' \
     > "$WORK/projects/seeded.conf"
+printf '[project]\nsandbox_services = postgres redis\npostgres_seed = seeded.sql\nwarm = 1\n' \
+    > "$WORK/projects/pooled.conf"
 printf 'CREATE TABLE ok1 (v int);\nINSERT INTO ok1 VALUES (1);\nSELEC oops;\n' \
     > "$WORK/projects/bad.sql"
 printf '[project]\nsandbox_services = postgres\npostgres_seed = bad.sql\n' \
@@ -132,6 +134,28 @@ envA2=$(sbx_as $UA request -a r2 -p seeded postgres 2>&1)
 check "a new sandbox has the new seed" test "$(sql $UA "$envA2" 'select v from marker')" = seed-2
 sbx_as $UA reset -a r1 >/dev/null 2>&1
 check "an older sandbox's reset goes back to its own hand-out" test "$(sql $UA "$envA" 'select v from marker')" = seed-1
+
+echo "# a project's warm pool: started, seeded, ready"
+pool_ready() { grep -q "warm postgres-[0-9]* of project pooled: ready" "$LOG" &&
+    grep -q "warm redis-[0-9]* of project pooled: ready" "$LOG"; }
+wait_for 120 pool_ready
+check "its postgres and redis were started ahead" pool_ready
+check "labelled with the project" test -n "$($RT ps -q --filter label=sbx.pool=postgres --filter label=sbx.project=pooled)"
+envP=$(sbx_as $UA request -a w1 -p pooled postgres redis 2>&1)
+check "a first request is a claim" grep -q "provision uid=$uid_a agent=w1 project=pooled services=2 (warm): ok" "$LOG"
+check "with the seed in it (the one of its start: seed-2)" test "$(sql $UA "$envP" 'select v from marker')" = seed-2
+sql $UA "$envP" "insert into marker values ('dirty')" >/dev/null
+sbx_as $UA reset -a w1 >/dev/null 2>&1
+check "its reset goes back to the seed" test "$(sql $UA "$envP" "select string_agg(v, ',') from marker")" = seed-2
+n_ready=$(grep -c "warm postgres-[0-9]* of project pooled: ready" "$LOG")
+refilled() { [ "$(grep -c "warm postgres-[0-9]* of project pooled: ready" "$LOG")" -gt "$n_ready" ]; }
+sed -i "s/'seed-2'/'seed-3'/" "$WORK/projects/seeded.sql"
+kill -HUP "$MON_PID"
+wait_for 120 refilled
+envQ=$(sbx_as $UA request -a w2 -p pooled postgres redis 2>&1)
+check "after a SIGHUP that changed the seed, the pool has the new one" test "$(sql $UA "$envQ" 'select v from marker')" = seed-3
+check "and the claim came from it" grep -q "provision uid=$uid_a agent=w2 project=pooled services=2 (warm): ok" "$LOG"
+check "the unseeded project demo never takes it" test "$($RT ps -q --filter label=sbx.project=pooled --filter label=sbx.agent=r1 | wc -l)" = 0
 
 echo "# a seed that fails"
 err=$(err_of $UA request -a r3 -p bad postgres)
