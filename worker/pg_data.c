@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "data.h"
@@ -48,7 +49,8 @@
 #define SNAP		"sbx_snap_"
 #define NEXT		"sbx_next_"
 #define OLD		"sbx_old_"
-#define TERMINATE_MS	"5000"
+#define TERMINATE_MS	5000
+#define GONE_POLL_NS	500000		/* 0.5 ms */
 #define DBNAME_MAX	64
 
 /* What the server holds of ours, as its listing says. */
@@ -64,6 +66,7 @@ struct pg_job {
 	const char		*service;
 	PGconn			*c;
 	char			*db;		/* <database>, quoted */
+	char			*dblit;		/* and as a literal */
 	struct pg_dbs		 d;
 	int			 slot;		/* the snapshot's, or -1 */
 	char			 src[DBNAME_MAX];	/* a reset's state */
@@ -182,14 +185,44 @@ pg_old(struct pg_job *pj, char *out, size_t cap)
 /* No one but us on <database> and on any template: the role's other
  * sessions ended (and waited for), a data job's waiting for our lock
  * on database postgres kept. */
+/* Sessions still in <database> but ours, or -1. */
+static int
+pg_left(const struct pg_job *pj)
+{
+	char sql[256];
+	PGresult *res;
+	int n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_stat_activity "
+	    "WHERE datname = %s AND pid <> pg_backend_pid()", pj->dblit);
+	res = pq.exec(pj->c, sql);
+	if (pq.resultStatus(res) == PGRES_TUPLES_OK && pq.ntuples(res) == 1)
+		n = atoi(pq.getvalue(res, 0, 0));
+	pq.clear(res);
+	return n;
+}
+
+/*
+ * Every session of the agent's role ends (but other data jobs'); the
+ * database is free once none is left in it. pg_terminate_backend's own
+ * wait would poll in steps of 100 ms: this one polls every 0.5 ms,
+ * within TERMINATE_MS.
+ */
 static int
 pg_end_sessions(const struct pg_job *pj)
 {
-	return pg_do(pj, "SELECT count(pg_terminate_backend(pid, "
-	    TERMINATE_MS ")) FROM pg_stat_activity WHERE backend_type = "
-	    "'client backend' AND pid <> pg_backend_pid() AND usename = "
-	    "current_user AND NOT (datname = 'postgres' AND "
-	    "application_name = 'sbx-data')");
+	struct timespec pause = { 0, GONE_POLL_NS };
+	int64_t until = now_ms() + TERMINATE_MS;
+	int n;
+
+	if (pg_do(pj, "SELECT count(pg_terminate_backend(pid)) FROM "
+	    "pg_stat_activity WHERE backend_type = 'client backend' AND pid "
+	    "<> pg_backend_pid() AND usename = current_user AND NOT (datname "
+	    "= 'postgres' AND application_name = 'sbx-data')") == -1)
+		return -1;
+	while ((n = pg_left(pj)) > 0 && now_ms() < until)
+		nanosleep(&pause, NULL);
+	return n == 0 ? 0 : -1;
 }
 
 static int
@@ -354,10 +387,14 @@ pg_data_session(const struct session_env *e, void *arg)
 	struct pg_job pj = { .q = arg, .service = e->r->s->name, .slot = -1 };
 
 	if ((pj.c = session_pg(e, "postgres")) == NULL ||
+	    (pj.dblit = pq.escapeLiteral(pj.c, e->r->database,
+	    strlen(e->r->database))) == NULL ||
 	    (pj.db = pq.escapeIdentifier(pj.c, e->r->database,
 	    strlen(e->r->database))) == NULL) {
 		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot connect.",
 		    pj.service);
+		if (pj.dblit != NULL)
+			pq.freemem(pj.dblit);
 		if (pj.c != NULL)
 			pq.finish(pj.c);
 		return;
@@ -367,5 +404,6 @@ pg_data_session(const struct session_env *e, void *arg)
 	    session_wait() == -1)
 		pg_tidy(&pj);
 	pq.freemem(pj.db);
+	pq.freemem(pj.dblit);
 	pq.finish(pj.c);
 }
