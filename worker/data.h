@@ -19,6 +19,11 @@
 
 #define DATA_GO		1	/* parent to session: act */
 
+/* A seeded postgres's hand-out state, and its copy made ahead for the
+ * first reset (seed.c makes both, pg_data.c uses them). */
+#define PG_ORIGIN	"sbx_origin"
+#define PG_NEXT_ORIGIN	"sbx_next_origin"
+
 /* What every session is asked. */
 struct data_req {
 	uint32_t	 op;		/* enum data_op */

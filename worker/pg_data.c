@@ -44,8 +44,8 @@
 #include "pq.h"
 
 #define LOCK_KEY	"7523431027348501504"	/* "sbx data", any constant */
-#define ORIGIN		"sbx_origin"
-#define NEXT_ORIGIN	"sbx_next_origin"
+#define ORIGIN		PG_ORIGIN
+#define NEXT_ORIGIN	PG_NEXT_ORIGIN
 #define SNAP		"sbx_snap_"
 #define NEXT		"sbx_next_"
 #define OLD		"sbx_old_"

@@ -25,13 +25,13 @@
 #include <unistd.h>
 
 #include "iox.h"
+#include "data.h"
 #include "log.h"
 #include "pq.h"
 #include "seed.h"
 #include "session.h"
 #include "slug.h"
 
-#define ORIGIN_DB	"sbx_origin"
 
 struct seed_job {
 	const char	*name;		/* the seed file's, for the message */
@@ -156,15 +156,24 @@ origin_make(const struct session_env *e)
 	if ((c = session_pg(e, "postgres")) != NULL &&
 	    (id = pq.escapeIdentifier(c, e->r->database,
 	    strlen(e->r->database))) != NULL) {
-		snprintf(q, sizeof(q), "CREATE DATABASE " ORIGIN_DB
+		snprintf(q, sizeof(q), "CREATE DATABASE " PG_ORIGIN
 		    " TEMPLATE %s STRATEGY FILE_COPY ALLOW_CONNECTIONS false",
 		    id);
 		pq.freemem(id);
 		res = pq.exec(c, q);
 		rc = pq.resultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
+		/* and its copy for the first reset, as a reset leaves one
+		 * for the next (pg_data.c): none of them waits for a copy */
+		if (rc == 0) {
+			pq.clear(res);
+			res = pq.exec(c, "CREATE DATABASE " PG_NEXT_ORIGIN
+			    " TEMPLATE " PG_ORIGIN " STRATEGY FILE_COPY "
+			    "ALLOW_CONNECTIONS false");
+			rc = pq.resultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
+		}
 	}
 	if (rc == -1) {
-		log_warnx("%s: cannot keep the seeded state as " ORIGIN_DB,
+		log_warnx("%s: cannot keep the seeded state as " PG_ORIGIN,
 		    e->r->s->name);
 		session_report(SBX_E_RUNTIME_FAILED, "postgres: cannot keep "
 		    "the seeded state for resets.");
