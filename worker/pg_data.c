@@ -197,7 +197,7 @@ pg_left(const struct pg_job *pj)
 	    "WHERE datname = %s AND pid <> pg_backend_pid()", pj->dblit);
 	res = pq.exec(pj->c, sql);
 	if (pq.resultStatus(res) == PGRES_TUPLES_OK && pq.ntuples(res) == 1)
-		n = atoi(pq.getvalue(res, 0, 0));
+		n = (int)strtol(pq.getvalue(res, 0, 0), NULL, 10);
 	pq.clear(res);
 	return n;
 }
