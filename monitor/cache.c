@@ -106,11 +106,14 @@ set_state(struct sbx_sandbox *sb, enum sbx_state st)
 {
 	struct cache *c = sb->cache;
 
-	if (sb->state == SB_PROVISIONING) {
+	/* A reset or snapshot holds a worker as a provision does: it counts
+	 * toward the same limits, so that no uid's data jobs take the
+	 * workers another uid's provision needs. */
+	if (sb->state == SB_PROVISIONING || sb->state == SB_DATA) {
 		c->nprovisions--;
 		sb->quota->provisions--;
 	}
-	if (st == SB_PROVISIONING) {
+	if (st == SB_PROVISIONING || st == SB_DATA) {
 		c->nprovisions++;
 		sb->quota->provisions++;
 	}
@@ -661,6 +664,7 @@ static bool
 serve_data(struct sbx_sandbox *sb, struct sbx_waiter *w)
 {
 	struct cache *c = sb->cache;
+	struct busy b;
 
 	if (sb->state != SB_READY) {
 		audit_refuse(w->op, sb->key.uid, sb->key.agent, NULL, NULL, 0,
@@ -670,6 +674,8 @@ serve_data(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		waiter_done(sb, w);
 		return true;
 	}
+	if (provision_refused(sb, w, &b))
+		return waits_turn(sb, w, &b);
 	sb->started_ms = c->clock();
 	set_state(sb, SB_DATA);
 	/* w may be answered and gone when data() returns 0. */

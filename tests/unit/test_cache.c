@@ -1041,3 +1041,27 @@ Test(cache, a_failed_reset_says_why_and_keeps_the_sandbox)
 	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
 	cr_assert_eq(rtd.provisions, 1, "still a hit");
 }
+
+Test(cache, a_reset_counts_toward_the_uids_running_provisions)
+{
+	struct capture c = { 0 };
+
+	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
+	    (struct cache_limits){ .max_provisions_per_uid = 1 }, clock_fake);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	ensure(1001, "dev-9", "roboco-api", "postgres", NULL, &c);
+	rtd.deferred = true;
+	ensure(1000, "dev-2", "roboco-api", "postgres", NULL, &c);
+	data_op(1000, SBX_REQ_RESET, "dev-1", "", &c);
+	cr_assert_eq(c.n, 2, "the reset waits for the uid's provision");
+	cr_assert_eq(rtd.datas, 0);
+	data_op(1001, SBX_REQ_RESET, "dev-9", "", &c);
+	cr_assert_eq(c.n, 3, "another uid's reset is not held back by it");
+	expect_code(&c.ans[2], SBX_REQ_RESET, SBX_OK);
+	cr_assert_eq(rtd.datas, 1);
+	rtd_complete(&rtd);
+	cache_retry(&cache);
+	cr_assert_eq(rtd.datas, 2, "its turn came");
+	cr_assert_eq(c.n, 5);
+	expect_code(&c.ans[4], SBX_REQ_RESET, SBX_OK);
+}
