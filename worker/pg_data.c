@@ -44,6 +44,7 @@
 #include "pq.h"
 
 #define LOCK_KEY	"7523431027348501504"	/* "sbx data", any constant */
+#define LOCK_WAIT	"10s"		/* the longest a tidy-up takes, and more */
 #define ORIGIN		PG_ORIGIN
 #define NEXT_ORIGIN	PG_NEXT_ORIGIN
 #define SNAP		"sbx_snap_"
@@ -244,8 +245,15 @@ pg_copy(const struct pg_job *pj, const char *name, const char *src)
 static int
 pg_check(struct pg_job *pj)
 {
-	if (pg_do(pj, "SELECT pg_advisory_lock(" LOCK_KEY ")") == -1 ||
-	    pg_list(pj) == -1) {
+	/* The lock is the tenant's to hold too (its role may take it):
+	 * a job waits for no lock longer than LOCK_WAIT, and says so. */
+	if (pg_do(pj, "SET lock_timeout = '" LOCK_WAIT "'") == -1 ||
+	    pg_do(pj, "SELECT pg_advisory_lock(" LOCK_KEY ")") == -1) {
+		session_report(SBX_E_TIMEOUT, "%s: another reset or snapshot "
+		    "of this sandbox held it for " LOCK_WAIT ".", pj->service);
+		return -1;
+	}
+	if (pg_list(pj) == -1) {
 		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot read its "
 		    "databases.", pj->service);
 		return -1;
