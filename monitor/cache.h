@@ -28,6 +28,8 @@ struct sbx_svc {
 	pid_t		pid;		/* container main process */
 	int		pidfd;		/* -1 when the runtime keeps none */
 	int64_t		port_seen_ms;	/* runtime's: last connect that worked */
+	int64_t		login_ms;	/* tcp: its last login check (login.c) */
+	bool		login_failed;	/* ...said it takes none: not live */
 	bool		keep;		/* reshape: running already, not started */
 	unsigned	warm;		/* a warm pool's container: its slot */
 	uint32_t	host_uid;	/* its container's uid range, 0 none */

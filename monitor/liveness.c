@@ -4,7 +4,9 @@
  *
  * A hit's check (rt_cli_ops.is_live) and a warm container's at a claim
  * (warm.c), from the loop, so each is a poll() of a pidfd that does not
- * wait, a stat, or a non-blocking connect; never a runtime call.
+ * wait, a stat, or a non-blocking connect; never a runtime call. Whether
+ * a tcp service still takes logins is a worker's to find, now and then
+ * (login.c); what it found is read here.
  */
 #include <errno.h>
 #include <poll.h>
@@ -68,9 +70,8 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 	struct sbx_svc *s;
 	size_t i;
 
-	(void)impl;
 	for (i = 0; i < sb->nservices; i++)
-		if (!rt_pid_alive(sb->svc[i].pidfd))
+		if (!rt_pid_alive(sb->svc[i].pidfd) || sb->svc[i].login_failed)
 			return false;
 	for (i = 0; i < sb->nservices; i++) {
 		s = &sb->svc[i];
@@ -80,6 +81,8 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 			return false;
 		s->port_seen_ms = now;
 	}
+	for (i = 0; i < sb->nservices; i++)
+		login_check(impl, sb, i);
 	record_touch(sb, now);
 	return true;
 }

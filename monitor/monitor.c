@@ -937,6 +937,7 @@ setup(struct monitor *m, const char *path, int fg)
 	    .idle_ttl_ms = (int64_t)m->cfg.idle_ttl * 1000,
 	    .max_sandboxes = m->cfg.max_sandboxes,
 	    .max_waiters = m->cfg.max_waiters }, now_ms);	/* + fd_budget() */
+	m->rt.cache = &m->cache;
 	m->cache.owner_of = owner_of;
 	m->cache.owner_arg = m;
 	m->cache.leased = leased;

@@ -16,6 +16,7 @@ struct rt_cli {
 	struct idmap		 idmap;
 	struct warm		 warm;		/* warm containers (warm.c) */
 	const struct project_table *projects;	/* for their seeds */
+	struct cache		*cache;		/* login.c finds its sandboxes */
 };
 
 extern const struct sbx_runtime_ops rt_cli_ops;
@@ -55,7 +56,8 @@ bool	warm_started_sound(const struct warm_started *,
 int	rt_data(void *impl, struct sbx_sandbox *, enum sbx_req_type,
 	    const char *snapshot);
 bool	data_result_sound(const struct data_result *);
-/* A hit's check (liveness.c). */
+/* A hit's check (liveness.c), and its tcp services' logins (login.c). */
+void	login_check(struct rt_cli *, struct sbx_sandbox *, size_t svc);
 bool	rt_is_live(void *impl, struct sbx_sandbox *);
 /* The first host uid of service s's range in slot (idmap.c's layout). */
 static inline uint32_t

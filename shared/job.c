@@ -9,7 +9,7 @@ static const char *const names[JOB_NTYPES] = {
 	[JOB_WARM_REMOVE] = "warm-remove", [JOB_RENAME] = "rename",
 	[JOB_RELOAD] = "reload", [JOB_REMOVE] = "remove", [JOB_ADOPT] = "adopt",
 	[JOB_CONFIG] = "config", [JOB_METRICS] = "metrics",
-	[JOB_LOG] = "log", [JOB_DATA] = "data",
+	[JOB_LOG] = "log", [JOB_DATA] = "data", [JOB_LOGIN] = "login",
 	[JOB_PURGE] = "purge",
 };
 

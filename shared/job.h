@@ -47,6 +47,7 @@ enum job_type {
 				 * admin's stdout; its exit status says */
 	JOB_LOG,		/* nothing; reads the monitor's lines on fd 3 */
 	JOB_DATA,		/* job_data; answers data_result */
+	JOB_LOGIN,		/* job_login; answers a uint32_t code */
 	JOB_NTYPES
 };
 
@@ -137,6 +138,13 @@ struct job_data {
 struct data_result {
 	uint32_t	code;		/* enum sbx_code */
 	char		message[SBX_MESSAGE_MAX];
+};
+
+/* Does a tcp service of a sandbox still take logins (its prober's
+ * readiness check, on its published port)? */
+struct job_login {
+	uint32_t	host_uid;	/* its range: the prober's uid is its top */
+	struct sbx_conn	conn;		/* name, port, user, database, password */
 };
 
 /* A claimed warm container of an evicted sandbox, by its names only. */

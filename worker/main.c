@@ -48,6 +48,7 @@ static const struct {
 	[JOB_METRICS] = { sizeof(struct metrics_snap), 0, metrics_body },
 	[JOB_LOG] = { 0, 0, log_body },
 	[JOB_PURGE] = { 0, 0, purge_body },
+	[JOB_LOGIN] = { sizeof(struct job_login), 0, login_body },
 	[JOB_DATA] = { sizeof(struct job_data), 0, data_body },
 };
 

@@ -112,6 +112,8 @@ int	log_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	purge_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	login_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 int	data_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 

@@ -12,6 +12,7 @@ DUMMY=
 throwaway_users $UA $UB
 cleanup_hook() {
 	$RT rm -f -t 0 sbxt-control >/dev/null 2>&1
+	pkill -u "$UA" -f hold.py 2>/dev/null
 	[ -z "$DUMMY" ] || ip link del "$DUMMY" 2>/dev/null
 }
 uid_a=$(id -u $UA) uid_b=$(id -u $UB)
@@ -206,6 +207,42 @@ cport=$($RT port sbxt-control 6379/tcp 2>/dev/null | sed -n '1s/.*://p')
 wait_for 20 reach 127.0.0.1 "${cport:-0}"
 check "control: a port published on every address answers on $ext (${cport:-none})" reach "$ext" "${cport:-0}"
 $RT rm -f -t 0 sbxt-control >/dev/null 2>&1
+
+echo "# a tcp service that takes no logins is not live"
+# A's own connections fill its postgres (max_connections): the port
+# still accepts, no login gets through. A hit has a worker check its
+# logins; the next hit provisions the sandbox anew.
+cat > "$WORK/hold.py" <<'PY'
+import socket, sys, time
+port, n, held = int(sys.argv[1]), int(sys.argv[2]), []
+for _ in range(n):
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect(("127.0.0.1", port)); held.append(s)
+    except OSError:
+        s.close()
+print(len(held), flush=True)
+time.sleep(120)
+PY
+chmod a+r "$WORK/hold.py"
+envT=$(sbx_as $UA request -a tcp-a -p demo postgres 2>&1)
+pgv() { sed -n "s/^\(export \)\{0,1\}POSTGRES_$1=//p" <<<"$2" | tr -d "'\""; }
+pgport=$(pgv PORT "$envT") pgpw=$(pgv PASSWORD "$envT")
+runuser -u $UA -- python3 "$WORK/hold.py" "$pgport" 300 > "$WORK/hold.out" 2>&1 &
+hold=$!
+wait_until 30 'test -s "$WORK/hold.out"'
+login_as_a() { runuser -u $UA -- env PGPASSWORD="$pgpw" PGCONNECT_TIMEOUT=3 psql -X -h 127.0.0.1 -p "$pgport" -U sbx -d sbx -tAc 'select 40+2' 2>&1; }
+check "A's $(cat "$WORK/hold.out") connections take every slot: no login gets through" grep -q "too many clients" <<<"$(login_as_a)"
+sbx_as $UA request -a tcp-a -p demo postgres >/dev/null 2>&1
+wait_until 20 'grep -q "agent=tcp-a: postgres takes no logins" "$LOG"'
+check "a hit had its logins checked: it takes none (logged)" grep -q "uid=$(id -u $UA) agent=tcp-a: postgres takes no logins" "$LOG"
+kill "$hold" 2>/dev/null; pkill -u $UA -f hold.py 2>/dev/null; wait "$hold" 2>/dev/null
+envT2=$(sbx_as $UA request -a tcp-a -p demo postgres 2>&1)
+check "the next request provisions it anew (new credentials)" test -n "$(pgv PASSWORD "$envT2")" -a "$(pgv PASSWORD "$envT2")" != "$pgpw"
+check "audited as not live" grep -q "audit event=evict uid=$(id -u $UA) agent=tcp-a .*reason=not_live" "$LOG"
+pgport=$(pgv PORT "$envT2") pgpw=$(pgv PASSWORD "$envT2")
+check "and it takes logins" test "$(login_as_a)" = 42
 
 echo "# both transports (transport both)"
 stop_monitor
