@@ -31,8 +31,7 @@ login_done(void *arg, const void *result, size_t len)
 	struct login_job *j = arg;
 	struct sbx_sandbox *sb = cache_find(j->rt->cache, j->key.uid,
 	    j->key.agent);
-	bool ok = result != NULL && len == sizeof(uint32_t) &&
-	    *(const uint32_t *)result == SBX_OK;
+	bool ok = login_result_ok(result, len);
 
 	if (sb != NULL && sb->generation == j->generation &&
 	    j->svc < sb->nservices && !ok) {

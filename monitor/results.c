@@ -61,3 +61,16 @@ data_result_sound(const struct data_result *r)
 		return false;
 	}
 }
+
+/* A login check's answer: SBX_OK, exactly, keeps a service live; a
+ * short, long, missing or other answer does not. */
+bool
+login_result_ok(const void *result, size_t len)
+{
+	uint32_t code;
+
+	if (result == NULL || len != sizeof(code))
+		return false;
+	memcpy(&code, result, sizeof(code));
+	return code == SBX_OK;
+}

@@ -450,3 +450,18 @@ Test(results, gone_checked)
 	strlcpy(g.g.name, "sbx-pool-redis-3", sizeof(g.g.name));
 	cr_assert(adopt_gone_sound(&g));
 }
+
+/* ---- login_result_ok ---------------------------------------------------- */
+
+Test(results, login_result_only_ok_exactly_keeps_a_service)
+{
+	uint32_t ok = SBX_OK, other = SBX_E_RUNTIME_FAILED, big[2] = { 0 };
+
+	cr_assert(login_result_ok(&ok, sizeof(ok)));
+	cr_assert_not(login_result_ok(NULL, 0), "no answer (died, late)");
+	cr_assert_not(login_result_ok(&ok, 2), "a short answer");
+	cr_assert_not(login_result_ok(big, sizeof(big)), "a long one");
+	cr_assert_not(login_result_ok(&other, sizeof(other)), "refused");
+	other = 0xffffffffu;
+	cr_assert_not(login_result_ok(&other, sizeof(other)), "garbage");
+}
