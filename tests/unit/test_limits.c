@@ -160,6 +160,26 @@ Test(limits, fd_budget_reprovision_counts_own_descriptors)
 	expect_empty();
 }
 
+/* A claim of warm containers holds descriptors as a provision does: past
+ * the budget, no claim either (the warm set stays in the pool). */
+Test(limits, fd_budget_holds_for_a_claim_too)
+{
+	struct capture c = { 0 };
+
+	with((struct cache_limits){ .max_fds = 2 });
+	ensure(1000, "a", "both", "postgres", NULL, &c);
+	expect_ok(&c, 0);
+	rtd.warm = 1;
+	ensure(1001, "b", "both", "postgres", NULL, &c);
+	expect_busy(&c, 1, "descriptor budget", 30000);
+	cr_assert_eq(rtd.claims, 0, "nothing claimed past the budget");
+	cr_assert_eq(rtd.warm, 1);
+	release(1000, "a", &c);
+	ensure(1001, "b", "both", "postgres", NULL, &c);
+	expect_ok(&c, 3);
+	cr_assert_eq(rtd.claims, 1, "within it, the claim");
+}
+
 /* ---- sandboxes in all -------------------------------------------------- */
 
 Test(limits, max_sandboxes)
