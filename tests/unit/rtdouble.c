@@ -61,6 +61,10 @@ rtd_provision(void *impl, struct sbx_sandbox *sb)
 {
 	struct rtdouble *d = impl;
 
+	if (d->refuse_provisions > 0) {
+		d->refuse_provisions--;
+		return -1;
+	}
 	rtd_record(&d->prov[d->provisions++ % RTD_MAX_CALLS], sb);
 	if (d->deferred)
 		d->pending[d->npending++] = sb;

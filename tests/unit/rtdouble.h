@@ -26,6 +26,7 @@ struct rtdouble {
 	bool		deferred;	/* provisions wait for rtd_complete() */
 	enum sbx_code	fail_with;	/* SBX_OK: succeed */
 	int		refuse_teardowns; /* the next N cannot start (no worker) */
+	int		refuse_provisions; /* the same, for provisions */
 	int		fail_teardowns;	/* the next N the runtime refuses */
 	unsigned	warm;		/* claims that succeed (warm sets) */
 	int		provisions, teardowns, is_live_calls, claims;

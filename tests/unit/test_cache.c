@@ -5,6 +5,7 @@
  * runtime double (rtdouble.h) as test_seed.c.
  */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1064,4 +1065,39 @@ Test(cache, a_reset_counts_toward_the_uids_running_provisions)
 	cr_assert_eq(rtd.datas, 2, "its turn came");
 	cr_assert_eq(c.n, 5);
 	expect_code(&c.ans[4], SBX_REQ_RESET, SBX_OK);
+}
+
+/* A reshape that cannot start (no worker) says why to its caller and
+ * leaves its audit line, as any provision that could not start. */
+static void
+setup_stderr(void)
+{
+	setup();
+	cr_redirect_stderr();
+}
+
+Test(cache, a_reshape_that_cannot_start_is_answered_and_audited,
+    .init = setup_stderr)
+{
+	struct capture c = { 0 };
+	char buf[8192];
+	size_t n;
+	FILE *f;
+
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	proj[3].nservices = 2;	/* roboco-api grows: redis */
+	strlcpy(proj[3].services[1], "redis", SBX_SLUG_MAX);
+	rtd.refuse_provisions = 1;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED);
+	cr_assert_eq(cache_find(&cache, 1000, "dev-1")->nservices, 1,
+	    "the sandbox as it was");
+	fflush(stderr);
+	f = cr_get_redirected_stderr();
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	cr_assert_not_null(strstr(buf, "audit event=provision uid=1000 "
+	    "agent=dev-1 project=roboco-api services=postgres "
+	    "result=runtime_failed ms=0 reshape=yes"), "%s", buf);
 }
