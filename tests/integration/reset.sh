@@ -136,8 +136,14 @@ sbx_as $UA reset -a r1 >/dev/null 2>&1
 check "an older sandbox's reset goes back to its own hand-out" test "$(sql $UA "$envA" 'select v from marker')" = seed-1
 
 echo "# a project's warm pool: started, seeded, ready"
-pool_ready() { grep -q "warm postgres-[0-9]* of project pooled: ready" "$LOG" &&
-    grep -q "warm redis-[0-9]* of project pooled: ready" "$LOG"; }
+# Its members made since the last reload: one made before a reload that
+# changed the seed is discarded (and one still starting says nothing).
+since_reload() {  # service: its members of project pooled ready since
+	awk -v s="warm $1-[0-9]* of project pooled: ready" \
+	    '/reloaded [0-9]* project policies/ { n = 0 } $0 ~ s { n++ } END { print n + 0 }' "$LOG"
+}
+pool_ready() { [ "$(since_reload postgres)" -ge 1 ] && [ "$(since_reload redis)" -ge 1 ]; }
+reloads() { grep -c "reloaded [0-9]* project policies" "$LOG"; }
 wait_for 120 pool_ready
 check "its postgres and redis were started ahead" pool_ready
 check "labelled with the project" test -n "$($RT ps -q --filter label=sbx.pool=postgres --filter label=sbx.project=pooled)"
@@ -147,11 +153,11 @@ check "with the seed in it (the one of its start: seed-2)" test "$(sql $UA "$env
 sql $UA "$envP" "insert into marker values ('dirty')" >/dev/null
 sbx_as $UA reset -a w1 >/dev/null 2>&1
 check "its reset goes back to the seed" test "$(sql $UA "$envP" "select string_agg(v, ',') from marker")" = seed-2
-n_ready=$(grep -c "warm postgres-[0-9]* of project pooled: ready" "$LOG")
-refilled() { [ "$(grep -c "warm postgres-[0-9]* of project pooled: ready" "$LOG")" -gt "$n_ready" ]; }
 sed -i "s/'seed-2'/'seed-3'/" "$WORK/projects/seeded.sql"
+r=$(reloads)
 kill -HUP "$MON_PID"
-wait_for 120 refilled
+wait_until 20 '[ "$(reloads)" -gt "$r" ]'
+wait_for 120 pool_ready
 envQ=$(sbx_as $UA request -a w2 -p pooled postgres redis 2>&1)
 check "after a SIGHUP that changed the seed, the pool has the new one" test "$(sql $UA "$envQ" 'select v from marker')" = seed-3
 check "and the claim came from it" grep -q "provision uid=$uid_a agent=w2 project=pooled services=2 (warm): ok" "$LOG"
