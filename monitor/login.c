@@ -55,7 +55,9 @@ login_check(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i)
 	const struct service_cfg *s;
 	int64_t now = now_ms();
 
-	if (rt->cache == NULL || now - v->login_ms < LOGIN_EVERY_MS ||
+	/* No runtime (bench/livecost.c times the checks alone): none. */
+	if (rt == NULL || rt->cache == NULL ||
+	    now - v->login_ms < LOGIN_EVERY_MS ||
 	    (s = config_service(rt->cfg, v->conn.name)) == NULL ||
 	    !(s->transport & TRANSPORT_TCP) || v->host_uid == 0 ||
 	    rt->pool->n + rt->cfg->max_provisions + 2 > rt->pool->max ||
