@@ -265,9 +265,16 @@ warm_projects(struct rt_cli *rt, const struct project_table *pt)
 	struct warm_pool *p;
 	size_t i;
 
-	for (i = 0; pt != NULL && rt_is_podman(rt->cfg) && i < pt->n; i++)
-		if (pt->v[i].valid && pt->v[i].warm > 0)
+	for (i = 0; pt != NULL && i < pt->n; i++) {
+		if (!pt->v[i].valid || pt->v[i].warm == 0)
+			continue;
+		if (rt_is_podman(rt->cfg))
 			left -= project_pools(rt, &pt->v[i], left, kept);
+		else
+			log_warnx("warm = %u of project %s: warm containers "
+			    "need podman; none is started", pt->v[i].warm,
+			    pt->v[i].slug);
+	}
 	for (p = rt->warm.pool + rt->cfg->nservices;
 	    p < rt->warm.pool + WARM_POOLS; p++)
 		if (p->project[0] != '\0' && !kept[p - rt->warm.pool]) {
