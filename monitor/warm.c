@@ -10,9 +10,15 @@
  * record state_dir/sandboxes/pool-<service>-<slot> (record.c), so that a
  * restart adopts it. A claimed one is renamed sbx-<uid>-<agent>-<service>-
  * w<slot> after the reply and is torn down like any sandbox's; it never
- * comes back. The pool is refilled from the loop within what tenants'
- * provisions leave: it never takes the workers a tenant's provision or
+ * comes back. The pools are refilled from the loop within what tenants'
+ * provisions leave: they never take the workers a tenant's provision or
  * teardown may need.
+ *
+ * Each service's pool holds its section's warm; a project whose file says
+ * warm has a pool of each service of its set besides (warm.h), started
+ * with the project's seed and labelled sbx.project. Those have no record:
+ * their seed may change while no monitor runs, so a restart removes them
+ * (adoption: no record) and starts them anew.
  */
 #include <errno.h>
 #include <stdio.h>
