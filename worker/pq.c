@@ -35,7 +35,9 @@ pq_load(void)
 	_Static_assert(sizeof(f) == sizeof(pq), "a name for each slot");
 	if (pq.freemem != NULL)
 		return 0;
-	if ((h = dlopen(LIBPQ, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+	/* Lazy: of its 23 libraries' functions a session calls few; binding
+	 * them all at load costs a reset about 1 ms (bench/README.md). */
+	if ((h = dlopen(LIBPQ, RTLD_LAZY | RTLD_LOCAL)) == NULL) {
 		log_warnx("%s: %s", LIBPQ, dlerror());
 		return -1;
 	}
