@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh - the main job end to end, from a checkout, as root: start
 # sbx-monitor with policy/local.conf, be an agent that gets a postgres and
-# a redis and uses them, be it again (a cache hit), release, stop.
+# a redis and uses them, be it again (a cache hit), reset, release, stop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=$(mktemp -d /tmp/sbx-demo.XXXXXX); chmod 0755 "$W"
@@ -63,5 +63,12 @@ first=$POSTGRES_PASSWORD
 t0=$(date +%s.%N)
 eval "$(build/sbx request -a demo-agent -p demo postgres redis)"
 echo "again: a cache hit in $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $t0}") s, same credentials: $([ "$first" = "$POSTGRES_PASSWORD" ] && echo yes || echo NO)"
+echo "\$ sbx reset -a demo-agent   # every session ended, the databases as handed out"
+t0=$(date +%s.%N)
+eval "$(build/sbx reset -a demo-agent)"
+echo "  (reset in $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $t0}") s)"
+echo "\$ psql \"\$POSTGRES_URL\" -tAc \"select to_regclass('t') is null\"; redis-cli ... get greeting"
+psql "$POSTGRES_URL" -tAc "select to_regclass('t') is null"
+rcli get greeting
 echo "\$ sbx status"; build/sbx status
 echo "\$ sbx release -a demo-agent"; build/sbx release -a demo-agent
