@@ -328,9 +328,14 @@ svc_seed(const struct sbx_config *cfg, const struct place *pl,
 	    .uid = uid, .gid = (gid_t)uid, .user = t->user,
 	    .password = t->password, .database = t->database };
 
-	if (s->probe != PROBE_POSTGRES || pl->seed == NULL ||
-	    pl->seed[0] == '\0')
+	if (s->probe != PROBE_POSTGRES)
 		return;
+	/* A warm one's time is nobody's wait: its first reset's copy now. */
+	if (pl->seed == NULL || pl->seed[0] == '\0') {
+		if (pl->key == NULL)
+			seed_first_copy(&r, deadline);
+		return;
+	}
 	if (seed_apply(cfg, pl->project, pl->seed, &r, deadline, &res->code,
 	    res->message, sizeof(res->message)) == 0)
 		snprintf(res->message, sizeof(res->message), "ready");

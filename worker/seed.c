@@ -230,3 +230,35 @@ seed_apply(const struct sbx_config *cfg, const char *project,
 	snprintf(msg, msglen, "%s", res.message);
 	return res.code == SBX_OK ? 0 : -1;
 }
+
+/* An unseeded warm postgres: its first reset's copy, made ahead. */
+static void
+first_copy_session(const struct session_env *e, void *arg)
+{
+	PGconn *c;
+	PGresult *res = NULL;
+
+	(void)arg;
+	if ((c = session_pg(e, "postgres")) != NULL)
+		res = pq.exec(c, "CREATE DATABASE " PG_NEXT_ORIGIN " TEMPLATE "
+		    "template1 STRATEGY FILE_COPY ALLOW_CONNECTIONS false");
+	if (c != NULL && pq.resultStatus(res) == PGRES_COMMAND_OK)
+		session_report(SBX_OK, "copied");
+	else
+		session_report(SBX_E_RUNTIME_FAILED, "no copy");
+	pq.clear(res);
+	pq.finish(c);
+}
+
+void
+seed_first_copy(const struct svc_reach *r, int64_t deadline)
+{
+	struct session ss;
+	struct data_result res;
+
+	if (session_start(&ss, r, first_copy_session, NULL, deadline) == -1 ||
+	    session_recv(&ss, &res, deadline) == -1 || res.code != SBX_OK)
+		log_warnx("%s: no copy made ahead for its first reset (it "
+		    "makes its own)", r->s->name);
+	session_end(&ss, now_ms() + 5000);
+}

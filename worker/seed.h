@@ -48,4 +48,9 @@ int	seed_apply(const struct sbx_config *, const char *project,
 	    const char *seed, const struct svc_reach *, int64_t deadline,
 	    uint32_t *res_code, char *msg, size_t msglen);
 
+/* A warm postgres with no seed: the copy of template1 its first reset
+ * swaps in (pg_data.c makes it for the next ones). A failure is logged:
+ * that reset makes its own copy. */
+void	seed_first_copy(const struct svc_reach *, int64_t deadline);
+
 #endif
