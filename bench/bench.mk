@@ -17,8 +17,10 @@ BENCH_DIR   = $(O)/bench
 # rt_double.c defines what the runtime's files and warm.c export to the
 # rest of the monitor (rt_cli_ops, runtime_list, runtime_remove,
 # rt_listening, warm_*), so all of RT_SRC goes: liveness.c as well, or
-# rt_listening would be defined twice.
-RT_SRC	    = monitor/runtime_cli.c monitor/liveness.c monitor/rt_start.c
+# rt_listening would be defined twice; and the runtime's own jobs
+# (data.c, login.c), which no double asks for.
+RT_SRC	    = monitor/runtime_cli.c monitor/liveness.c monitor/rt_start.c \
+	      monitor/data.c monitor/login.c
 BENCH_MON_SRC = $(filter-out $(RT_SRC) monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
 BENCH_LIVE_SRC = $(filter-out monitor/monitor.c,$(MON_SRC)) bench/livecost.c

@@ -125,40 +125,16 @@ burst() {
 	out=$(grep '^burst ' "$W/burst.out")
 }
 
-# The monitor's podman run by hand (unix transport), as run.sh's byhand:
-# the same image and options as worker/runtime_argv.c builds from the
-# [service] section, readiness polled every 10 ms by sbx-bench byhand.
-svc_key() { awk -v s="[service $1]" -v k="$2" '
-	$0 == s { in_s = 1; next } /^\[/ { in_s = 0 }
-	in_s && $1 == k { sub(/^[^=]*= */, ""); print }' "$3"; }
-byhand() {  # service kind name conf uidmap_base
-	local s=$1 conf=$4 a=() v dir
-	dir=$W/hand/$3; rm -rf "$dir"; mkdir -p -m 0755 "$dir"
-	a=(podman run -d --name "$3" --label=sbx.bench=1
-	   "--uidmap=0:$5:65536" "--gidmap=0:$5:65536"
-	   --read-only --read-only-tmpfs=false --ipc=none
-	   --log-driver=k8s-file --log-opt=max-size=1m --network=none
-	   "--volume=$dir:/sbx:U" --env=SBX_SOCKET_DIR=/sbx
-	   --security-opt=no-new-privileges --cap-drop=all
-	   "--pids-limit=$(svc_key "$s" pids "$conf")")
-	v=$(svc_key "$s" memory "$conf"); [ -n "$v" ] && a+=("--memory=$v")
-	v=$(svc_key "$s" cpus "$conf"); [ -n "$v" ] && a+=("--cpus=$v")
-	while read -r v; do a+=("--tmpfs=$v"); done < <(svc_key "$s" tmpfs "$conf")
-	while read -r v; do a+=("--env=${v%%=*}"); done < <(svc_key "$s" env "$conf")
-	a+=("$(svc_key "$s" image "$conf")")
-	SBX_PASSWORD=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') \
-	SBX_USER=$(svc_key "$s" user "$conf") \
-	SBX_DATABASE=$(svc_key "$s" database "$conf") \
-	SBX_DATA_DIR=/srv/pgdata SBX_RUN_DIR=/srv/redis \
-	    "$TOP/$O/bench/sbx-bench" byhand "$3" "$dir" "$2" -- "${a[@]}"
-}
+# byhand, svc_key: the monitor's podman run, by hand (byhand.sh).
+BENCH=$TOP/$O/bench/sbx-bench HAND=$W/hand
+. "$TOP/bench/byhand.sh"
 # One sandbox by hand: its postgres and redis started together, each in
 # a uid range of its own from the end of the reserved range (where no
 # sandbox is); prints its ms from T0 (ms) to both ready.
 hand_one() {  # i conf t0
 	local b=$((4294770688 - 2 * $1 * 65536))
-	byhand postgres pg "sbx-bench-burst$1-pg" "$2" "$b" >/dev/null & local p=$!
-	byhand redis redis "sbx-bench-burst$1-rd" "$2" $((b - 65536)) >/dev/null || return 1
+	byhand postgres pg "sbx-bench-burst$1-pg" "$2" unix "$b" >/dev/null & local p=$!
+	byhand redis redis "sbx-bench-burst$1-rd" "$2" unix $((b - 65536)) >/dev/null || return 1
 	wait "$p" || return 1
 	echo $(( $(now_ms) - $3 ))
 }

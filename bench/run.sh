@@ -188,47 +188,22 @@ fig_live() {
 	    "$(awk '{print $8}' <<<"$out")" us "1" "(report)"
 }
 
-# The monitor's podman run, by hand: same image and options as
-# worker/runtime_argv.c builds from the [service] section, per
-# transport; "bridge" is the set-up before tenant isolation (podman's
-# default bridge network, host user namespace, writable root).
-svc_key() { awk -v s="[service $1]" -v k="$2" '
-	$0 == s { in_s = 1; next } /^\[/ { in_s = 0 }
-	in_s && $1 == k { sub(/^[^=]*= */, ""); print }' "$3"; }
+# byhand, svc_key: the monitor's podman run, by hand (byhand.sh).
+HAND=$WORK/hand
+. "$TOP/bench/byhand.sh"
 
-byhand() {  # service kind name conf transport
-	local s=$1 conf=$4 t=${5:-unix} a=() v port target dir MAP
-	port=$(svc_key "$s" port "$conf")
-	a=(podman run -d --name "$3" --label=sbx.bench=1)
-	# A uid range of its own, as the monitor gives one (idmap.c), from
-	# the end of the reserved range where no sandbox is.
-	MAP=(--uidmap=0:4294770688:65536 --gidmap=0:4294770688:65536)
-	case $t in
-	unix)	dir=$WORK/hand/$3; rm -rf "$dir"; mkdir -p -m 0755 "$dir"
-		a+=("${MAP[@]}" --read-only --read-only-tmpfs=false --ipc=none
-		    --log-driver=k8s-file --log-opt=max-size=1m --network=none
-		    "--volume=$dir:/sbx:U" --env=SBX_SOCKET_DIR=/sbx)
-		target=$dir ;;
-	tcp)	a+=("${MAP[@]}" --read-only --read-only-tmpfs=false --ipc=none
-		    --log-driver=k8s-file --log-opt=max-size=1m
-		    --network=slirp4netns:port_handler=slirp4netns
-		    "--publish=127.0.0.1::$port" --env=SBX_LISTEN_TCP=1)
-		target=$port/tcp ;;
-	bridge)	a+=("--publish=127.0.0.1::$port" --env=SBX_LISTEN_TCP=1)
-		target=$port/tcp ;;
-	esac
-	a+=(--security-opt=no-new-privileges --cap-drop=all
-	   "--pids-limit=$(svc_key "$s" pids "$conf")")
-	v=$(svc_key "$s" memory "$conf"); [ -n "$v" ] && a+=("--memory=$v")
-	v=$(svc_key "$s" cpus "$conf"); [ -n "$v" ] && a+=("--cpus=$v")
-	while read -r v; do a+=("--tmpfs=$v"); done < <(svc_key "$s" tmpfs "$conf")
-	while read -r v; do a+=("--env=${v%%=*}"); done < <(svc_key "$s" env "$conf")
-	a+=("$(svc_key "$s" image "$conf")")
-	SBX_PASSWORD=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') \
-	SBX_USER=$(svc_key "$s" user "$conf") \
-	SBX_DATABASE=$(svc_key "$s" database "$conf") \
-	SBX_DATA_DIR=/srv/pgdata SBX_RUN_DIR=/srv/redis \
-	    "$BENCH" byhand "$3" "$target" "$2" -- "${a[@]}"
+# One redis by hand, its ms in HAND_MS (the container removed after);
+# what: the figure's name, for the error.
+redis_by_hand() {  # name conf what
+	local out
+	HAND_MS=
+	if out=$(byhand redis redis "$1" "$2"); then
+		HAND_MS=$(field ms <<<"$out")
+	else
+		err "$3: by hand: $out"
+	fi
+	$RT rm -f -t 0 "$1" >/dev/null 2>&1
+	[ -n "$HAND_MS" ]
 }
 
 # Cold provisions of the monitor at SOCK (its services on TRANSPORT)
@@ -347,12 +322,8 @@ fig_seedpool() {  # sock dir
 		fi
 		grep -q "agent=sp$i project=seeded services=1 (warm): ok" "$2/monitor.log" ||
 		    err "seeded pool: sp$i was not a claim"
-		if out=$(byhand redis redis sbx-bench-hand-seed "$2/sbx.conf"); then
-			hand+=("$(field ms <<<"$out")")
-		else
-			err "seeded pool: by hand: $out"
-		fi
-		$RT rm -f -t 0 sbx-bench-hand-seed >/dev/null 2>&1
+		redis_by_hand sbx-bench-hand-seed "$2/sbx.conf" "seeded pool" &&
+		    hand+=("$HAND_MS")
 	done
 	c=$(printf '%s\n' "${claim[@]}" | median); h=$(printf '%s\n' "${hand[@]}" | median)
 	row "8 seeded pool: first request vs redis by hand" "$c" "$h" ms "r <= 0.10" "<= 0.10x"
@@ -393,12 +364,8 @@ fig_warm() {  # sock dir
 		else
 			err "warm: hit: $out"
 		fi
-		if out=$(byhand redis redis sbx-bench-hand-warm "$2/sbx.conf"); then
-			hand+=("$(field ms <<<"$out")")
-		else
-			err "warm: by hand: $out"
-		fi
-		$RT rm -f -t 0 sbx-bench-hand-warm >/dev/null 2>&1
+		redis_by_hand sbx-bench-hand-warm "$2/sbx.conf" warm &&
+		    hand+=("$HAND_MS")
 		"$BENCH" once "$1,release,warm$i" >/dev/null || err "release warm$i"
 	done
 	c=$(printf '%s\n' "${claim[@]}" | median); h=$(printf '%s\n' "${hand[@]}" | median)

@@ -60,7 +60,7 @@ login_check(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i)
 	    now - v->login_ms < LOGIN_EVERY_MS ||
 	    (s = config_service(rt->cfg, v->conn.name)) == NULL ||
 	    !(s->transport & TRANSPORT_TCP) || v->host_uid == 0 ||
-	    rt->pool->n + rt->cfg->max_provisions + 2 > rt->pool->max ||
+	    !rt_worker_spare(rt, rt->cache->nprovisions) ||
 	    (j = calloc(1, sizeof(*j))) == NULL)
 		return;
 	v->login_ms = now;

@@ -476,6 +476,7 @@ spawn_sandbox_job(struct rt_cli *rt, enum job_type type,
     void *arg)
 {
 	struct job_sandbox *j;
+	const char *seed;
 	uint32_t mask = 0;
 	size_t i;
 	int rc;
@@ -484,8 +485,8 @@ spawn_sandbox_job(struct rt_cli *rt, enum job_type type,
 		return -1;
 	j->key = sb->key;
 	memcpy(j->project, sb->project, sizeof(j->project));
-	if (seed_of(rt, sb) != NULL)
-		strlcpy(j->seed, seed_of(rt, sb), sizeof(j->seed));
+	if ((seed = seed_of(rt, sb)) != NULL)
+		strlcpy(j->seed, seed, sizeof(j->seed));
 	j->generation = sb->generation;
 	j->nservices = (uint32_t)sb->nservices;
 	for (i = 0; i < sb->nservices; i++)

@@ -12,7 +12,7 @@ DUMMY=
 throwaway_users $UA $UB
 cleanup_hook() {
 	$RT rm -f -t 0 sbxt-control >/dev/null 2>&1
-	pkill -u "$UA" -f hold.py 2>/dev/null
+	pkill -u "$UA" -f flood.py 2>/dev/null
 	[ -z "$DUMMY" ] || ip link del "$DUMMY" 2>/dev/null
 }
 uid_a=$(id -u $UA) uid_b=$(id -u $UB)
@@ -212,7 +212,9 @@ echo "# a tcp service that takes no logins is not live"
 # A's own connections fill its postgres (max_connections): the port
 # still accepts, no login gets through. A hit has a worker check its
 # logins; the next hit provisions the sandbox anew.
-cat > "$WORK/hold.py" <<'PY'
+# flood.py PORT N [SECONDS]: N connections to the loopback PORT, how
+# many were accepted, and they are held SECONDS more (here and below).
+cat > "$WORK/flood.py" <<'PY'
 import socket, sys, time
 port, n, held = int(sys.argv[1]), int(sys.argv[2]), []
 for _ in range(n):
@@ -223,15 +225,15 @@ for _ in range(n):
     except OSError:
         s.close()
 print(len(held), flush=True)
-time.sleep(120)
+time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 0)
 PY
-chmod a+r "$WORK/hold.py"
+chmod a+r "$WORK/flood.py"
 envT=$(sbx_as $UA request -a tcp-a -p demo postgres 2>&1)
 pgv() { sed -n "s/^\(export \)\{0,1\}POSTGRES_$1=//p" <<<"$2" | tr -d "'\""; }
 pgport=$(pgv PORT "$envT") pgpw=$(pgv PASSWORD "$envT")
 # 260: past what the postmaster takes (2 x its connection slots); they
 # come through the runtime's port forwarding, some 10 a second.
-runuser -u $UA -- python3 "$WORK/hold.py" "$pgport" 260 > "$WORK/hold.out" 2>&1 &
+runuser -u $UA -- python3 "$WORK/flood.py" "$pgport" 260 120 > "$WORK/hold.out" 2>&1 &
 hold=$!
 login_as_a() { runuser -u $UA -- env PGPASSWORD="$pgpw" PGCONNECT_TIMEOUT=3 psql -X -h 127.0.0.1 -p "$pgport" -U sbx -d sbx -tAc 'select 40+2' 2>&1; }
 full() { grep -q "too many clients" <<<"$(login_as_a)"; }
@@ -240,7 +242,7 @@ check "A's own connections take every slot: no login gets through" full
 sbx_as $UA request -a tcp-a -p demo postgres >/dev/null 2>&1
 wait_until 20 'grep -q "agent=tcp-a: postgres takes no logins" "$LOG"'
 check "a hit had its logins checked: it takes none (logged)" grep -q "uid=$(id -u $UA) agent=tcp-a: postgres takes no logins" "$LOG"
-kill "$hold" 2>/dev/null; pkill -u $UA -f hold.py 2>/dev/null; wait "$hold" 2>/dev/null
+kill "$hold" 2>/dev/null; pkill -u $UA -f flood.py 2>/dev/null; wait "$hold" 2>/dev/null
 envT2=$(sbx_as $UA request -a tcp-a -p demo postgres 2>&1)
 check "the next request provisions it anew (new credentials)" test -n "$(pgv PASSWORD "$envT2")" -a "$(pgv PASSWORD "$envT2")" != "$pgpw"
 check "audited as not live" grep -q "audit event=evict uid=$(id -u $UA) agent=tcp-a .*reason=not_live" "$LOG"
@@ -266,20 +268,7 @@ check "on the port, B is refused by the kernel before redis hears it" grep -Eqi 
 out=$(tcp_as $UB "$pwA" ping)
 check "even with A's password" grep -Eqi "reset|refused" <<<"$out"
 # A flood of unauthenticated connections by B cannot keep A out: none
-# of them is accepted.
-cat > "$WORK/flood.py" <<'PY'
-import socket, sys
-port, n, held = int(sys.argv[1]), int(sys.argv[2]), []
-for _ in range(n):
-    s = socket.socket()
-    s.settimeout(2)
-    try:
-        s.connect(("127.0.0.1", port)); held.append(s)
-    except OSError:
-        s.close()
-print(len(held))
-PY
-chmod a+r "$WORK/flood.py"
+# of them is accepted (flood.py, above).
 held=$(runuser -u $UB -- python3 "$WORK/flood.py" "$port" 250)
 check "B's flood of 250 connections: none accepted ($held)" test "$held" = 0
 check "A still reaches its redis on the port" test "$(tcp_as $UA "$pwA" ping)" = PONG
