@@ -272,6 +272,8 @@ reap_children(struct monitor *m)
 			broker_died(&m->broker, now_ms(), m->stopping);
 		else if (pid == m->logger)
 			m->logger = 0;	/* tick() starts another */
+		else if (pid == m->broker.logger)
+			m->broker.logger = 0;	/* and another of these */
 }
 
 /* cache_revoke()'s question: what may sb keep under the new policies? */
@@ -581,6 +583,8 @@ tick(struct monitor *m, int64_t now)
 	audit_tick(now);
 	write_metrics(m, now);
 	logger_tick(m);
+	if (!m->broker.foreground)
+		broker_logger(&m->broker);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
 	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {
@@ -622,8 +626,6 @@ loop(struct monitor *m)
 		pfd[n++] = (struct pollfd){ .fd = m->sigfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = m->broker.chan,
 		    .events = m->nagents < m->max_agents ? POLLIN : 0 };
-		pfd[n++] = (struct pollfd){ .fd = m->broker.log.fd,
-		    .events = POLLIN };	/* -1 with -d: not polled */
 		pfd[n++] = (struct pollfd){ .fd = m->lease_ep, .events = POLLIN };
 		nw = workers_pollfds(&m->pool, pfd + n, MAX_POLL / 2);
 		n += nw;
@@ -647,10 +649,8 @@ loop(struct monitor *m)
 		if (pfd[1].revents & POLLIN)
 			on_broker_message(m);
 		if (pfd[2].revents & POLLIN)
-			brokerlog_read(&m->broker.log);
-		if (pfd[3].revents & POLLIN)
 			leases_ended(m);
-		workers_events(&m->pool, pfd + 4, nw);
+		workers_events(&m->pool, pfd + 3, nw);
 		cache_retry(&m->cache);	/* a worker may be free now */
 		/* Renames and refills of the warm pool fork the monitor:
 		 * not in a burst of requests, but once the broker has been
@@ -658,14 +658,14 @@ loop(struct monitor *m)
 		now = now_ms();
 		if (pfd[1].revents & POLLIN)
 			warm_at = now + WARM_QUIET_MS;
-		else if (warm_at == 0 && workers_done(pfd + 4, nw))
+		else if (warm_at == 0 && workers_done(pfd + 3, nw))
 			warm_at = now;	/* a worker may be free now */
 		if (warm_at != 0 && now >= warm_at) {
 			warm_at = 0;
 			if (!m->stopping)
 				warm_work(&m->rt, m->cache.nprovisions);
 		}
-		for (i = 4 + nw; i < n; i++)
+		for (i = 3 + nw; i < n; i++)
 			if (pfd[i].revents)
 				on_outq(m, pfd[i].fd);
 		if ((now = now_ms()) >= next_tick || due <= now) {
@@ -908,12 +908,12 @@ setup(struct monitor *m, const char *path, int fg)
 	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	beside_self("sbx-broker", m->broker.path, sizeof(m->broker.path));
-	/* On the journal the broker's lines come through us too, so that
-	 * they carry their priority (its environment is empty: it cannot
-	 * tell the journal from a terminal). */
+	/* On the journal the broker's lines go through its log worker too,
+	 * so that they carry their priority (its environment is empty: it
+	 * cannot tell the journal from a terminal). */
 	m->broker.foreground = fg && !log_to_journal();
 	m->broker.chan = -1;
-	m->broker.log.fd = m->broker.log.w = -1;
+	m->broker.log_r = m->broker.log_w = -1;
 	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
 	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
 		fatalx("%s", err);

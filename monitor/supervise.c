@@ -7,7 +7,7 @@
  * it), with exactly three descriptors besides stdio: the agent socket on
  * fd 3, its end of a private SOCK_SEQPACKET channel on fd 4, and on fd 5
  * a sealed copy of the subordinate uid ranges (numbers only); without
- * -d, its stderr is a pipe whose lines we log for it. A broker
+ * -d, its stderr is a pipe whose lines a worker logs for it. A broker
  * that dies is started again after a backoff that doubles per quick
  * failure, up to 5 s; the cache lives in the monitor and is untouched.
  */
@@ -79,7 +79,7 @@ exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
 	    (ranges = fcntl(ranges, F_DUPFD, 10)) == -1 ||
 	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1 ||
 	    dup2(ranges, 5) == -1 ||
-	    (b->log.w != -1 && dup2(b->log.w, STDERR_FILENO) == -1))
+	    (b->log_w != -1 && dup2(b->log_w, STDERR_FILENO) == -1))
 		_exit(126);
 	closefrom(6);
 	snprintf(ubuf, sizeof(ubuf), "%u:%u", (unsigned)uid, (unsigned)gid);
@@ -110,11 +110,17 @@ int
 broker_start(struct broker_proc *b, const struct sbx_config *cfg,
     int listen_fd, int64_t now)
 {
-	int sp[2];
+	int sp[2], p[2];
 	pid_t pid;
 
-	if (!b->foreground && brokerlog_open(&b->log) == -1)
-		return -1;
+	if (!b->foreground && b->log_r == -1) {
+		if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
+			return -1;
+		b->log_r = p[0];
+		b->log_w = p[1];
+	}
+	if (!b->foreground)
+		broker_logger(b);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
 		return -1;
 	if ((pid = fork()) == -1) {
@@ -154,6 +160,17 @@ broker_died(struct broker_proc *b, int64_t now, int stopping)
 	b->failures++;
 	b->restart_at = now + delay;
 	log_warnx("broker died; restarting in %lld ms", (long long)delay);
+}
+
+/* Non-blocking at both ends: the broker drops a line rather than wait
+ * for the worker. A worker that fails to start is tried again at the
+ * next tick; the lines wait in the pipe meanwhile. */
+void
+broker_logger(struct broker_proc *b)
+{
+	if (b->log_r != -1 && b->logger <= 0 &&
+	    (b->logger = worker_start(JOB_BROKERLOG, b->log_r)) == -1)
+		b->logger = 0;
 }
 
 void

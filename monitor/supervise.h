@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "brokerlog.h"
 #include "config.h"
 #include "subrange.h"
 
@@ -17,7 +16,11 @@ struct broker_proc {
 	unsigned	failures;
 	char		path[4096];
 	int		foreground;
-	struct brokerlog log;	/* without -d, its lines (brokerlog.c) */
+	/* Without -d, its stderr: a pipe for every broker we start, so that
+	 * a line written just before one died is still read, by a worker
+	 * of its own (JOB_BROKERLOG, 0: none running), never by us. */
+	int		log_r, log_w;
+	pid_t		logger;
 	/* Handed to the broker at start, so that it counts a subordinate
 	 * uid's connections toward the user who owns the range. */
 	const struct subuid_range *subuids;
@@ -28,5 +31,7 @@ int	broker_start(struct broker_proc *, const struct sbx_config *,
 	    int listen_fd, int64_t now);
 void	broker_died(struct broker_proc *, int64_t now, int stopping);
 void	broker_kill(struct broker_proc *, const char *why);
+/* The worker that logs the broker's lines: started if none runs. */
+void	broker_logger(struct broker_proc *);
 
 #endif

@@ -10,7 +10,7 @@ static const char *const names[JOB_NTYPES] = {
 	[JOB_RELOAD] = "reload", [JOB_REMOVE] = "remove", [JOB_ADOPT] = "adopt",
 	[JOB_CONFIG] = "config", [JOB_METRICS] = "metrics",
 	[JOB_LOG] = "log", [JOB_DATA] = "data", [JOB_LOGIN] = "login",
-	[JOB_PURGE] = "purge",
+	[JOB_PURGE] = "purge", [JOB_BROKERLOG] = "brokerlog",
 };
 
 const char *

@@ -48,6 +48,7 @@ enum job_type {
 	JOB_LOG,		/* nothing; reads the monitor's lines on fd 3 */
 	JOB_DATA,		/* job_data; answers data_result */
 	JOB_LOGIN,		/* job_login; answers a uint32_t code */
+	JOB_BROKERLOG,		/* nothing; reads the broker's lines on fd 3 */
 	JOB_NTYPES
 };
 

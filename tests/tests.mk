@@ -28,7 +28,7 @@ test_argv_SRC     = tests/unit/test_argv.c worker/runtime_argv.c monitor/idmap.c
 		    shared/sockdir.c shared/rtname.c worker/rt_seen.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
-test_brokerlog_SRC = tests/unit/test_brokerlog.c monitor/brokerlog.c
+test_brokerlog_SRC = tests/unit/test_brokerlog.c worker/brokerlog.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c

@@ -50,6 +50,7 @@ static const struct {
 	[JOB_PURGE] = { 0, 0, purge_body },
 	[JOB_LOGIN] = { sizeof(struct job_login), 0, login_body },
 	[JOB_DATA] = { sizeof(struct job_data), 0, data_body },
+	[JOB_BROKERLOG] = { 0, 0, brokerlog_body },
 };
 
 /* The memfd on stdin, whole, if it is sealed and at most max bytes. */

@@ -116,5 +116,7 @@ int	login_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	data_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	brokerlog_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 
 #endif

@@ -84,7 +84,7 @@ check "no 32-digit secret in the log" bash -c "! grep -Eq 'SBX_PASSWORD=[0-9a-f]
 echo "# -d under systemd: stderr is the journal, each line with its priority"
 # JOURNAL_STREAM names the stream systemd gave (device:inode); here the
 # log file stands in for it. Lines then start "<N>" (sd-daemon(3)), the
-# broker's coming through the monitor with theirs.
+# broker's coming through its log worker with theirs.
 stop_monitor
 : > "$LOG"
 start_monitor env JOURNAL_STREAM="$(stat -c %d:%i "$LOG")"
@@ -92,7 +92,7 @@ bpid=$(broker_pid)
 kill -9 "${bpid:-0}"
 check "a warning is at LOG_WARNING" wait_until 5 'grep -q "^<4>sbx-monitor: broker died; restarting in" "$LOG"'
 check "the monitor's start at LOG_INFO" grep -q "^<6>sbx-monitor: serving $SOCK" "$LOG"
-check "the broker's, through the monitor, at LOG_INFO" grep -q "^<6>sbx-monitor: sbx-broker\[[0-9]*\]: serving as" "$LOG"
+check "the broker's, through its log worker, at LOG_INFO" grep -q "^<6>sbx-monitor: sbx-broker\[[0-9]*\]: serving as" "$LOG"
 bare=$(grep -v '^<[0-7]>' "$LOG")
 check "every line has a priority${bare:+ (not: $bare)}" test -z "$bare"
 stop_monitor
@@ -209,7 +209,7 @@ if [ ! -e /dev/log ]; then
 	# The syslog daemon restarts (a new socket on /dev/log). glibc's
 	# syslog() then makes a socket and connects again: the broker's
 	# filter killed it for that, and a chrooted process cannot reach
-	# /dev/log anyway. Its lines go through the monitor, as OpenSSH's
+	# /dev/log anyway. Its lines go through a log worker of the monitor's, much as OpenSSH's
 	# privsep child's do.
 	bpid=$(pgrep -P "${dpid:-0}" -x sbx-broker)
 	kill "$SYSLOGD"; wait "$SYSLOGD" 2>/dev/null; rm -f /dev/log

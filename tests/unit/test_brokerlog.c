@@ -1,32 +1,39 @@
 /*
- * test_brokerlog.c - the broker's lines as the monitor logs them
- * (monitor/brokerlog.c): what a broker writes is untrusted, so each line
+ * test_brokerlog.c - the broker's lines as its log worker logs them
+ * (worker/brokerlog.c, JOB_BROKERLOG): what a broker writes is untrusted, so each line
  * comes out printable, under "sbx-broker[PID]: " or "sbx-broker[?]: ",
  * whole however the pipe cut it, in pieces when it is too long.
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "brokerlog.h"
 #include "log.h"
+#include "work.h"
 
-static struct brokerlog bl = { .fd = -1, .w = -1 };
+static struct brokerlog bl = { .fd = -1 };
+static int w = -1;	/* the broker's end */
 
 static void
 setup(void)
 {
 	log_init("t", LOG_TO_STDERR);
 	cr_redirect_stderr();
-	cr_assert_eq(brokerlog_open(&bl), 0);
+	int p[2];
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	bl.fd = p[0];
+	w = p[1];
 }
 
-/* What the broker's end gets, read the way the monitor's loop does. */
+/* What the broker's end gets, read the way the worker does. */
 static void
 feed(const void *bytes, size_t len)
 {
-	cr_assert_eq(write(bl.w, bytes, len), (ssize_t)len);
+	cr_assert_eq(write(w, bytes, len), (ssize_t)len);
 	brokerlog_read(&bl);
 }
 
@@ -109,7 +116,7 @@ Test(brokerlog, a_line_longer_than_the_buffer_comes_in_pieces)
 
 Test(brokerlog, nothing_to_read_returns_at_once)
 {
-	brokerlog_read(&bl);	/* EAGAIN: the pipe does not block */
+	cr_assert_eq(brokerlog_read(&bl), 0);	/* EAGAIN: no wait */
 	fflush(stderr);
 	cr_assert_stderr_eq_str("");
 }
@@ -124,7 +131,7 @@ Test(brokerlog, a_flood_of_lines_is_taken_a_bounded_number_a_turn)
 	int i, first = 0, all = 0;
 
 	for (i = 0; i < 1000; i++)
-		cr_assert_eq(write(bl.w, line, sizeof(line) - 1),
+		cr_assert_eq(write(w, line, sizeof(line) - 1),
 		    (ssize_t)sizeof(line) - 1);
 	brokerlog_read(&bl);
 	fflush(stderr);
@@ -139,4 +146,19 @@ Test(brokerlog, a_flood_of_lines_is_taken_a_bounded_number_a_turn)
 	while (fgets(buf, sizeof(buf), f) != NULL)
 		all++;
 	cr_assert_eq(first + all, 1000, "the rest came in later turns");
+}
+
+/* The job ends when the last writer (the monitor) is gone, with what the
+ * pipe still held logged, an unfinished last line too. */
+Test(brokerlog, the_job_logs_what_is_left_and_ends_at_eof)
+{
+	static const char lines[] = "<5>31 last words\n<6>31 cut";
+
+	cr_assert_eq(write(w, lines, sizeof(lines) - 1),
+	    (ssize_t)sizeof(lines) - 1);
+	close(w);
+	cr_assert_eq(brokerlog_body(bl.fd, NULL, NULL, 0), 0);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("t: sbx-broker[31]: last words\n"
+	    "t: sbx-broker[31]: cut\n");
 }

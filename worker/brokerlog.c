@@ -1,16 +1,20 @@
 /*
- * brokerlog.c - the broker's log lines, logged by the monitor for it.
- * runs in: the monitor (root, unfiltered)
+ * brokerlog.c - JOB_BROKERLOG: the broker's log lines, logged for it.
  *
  * Without -d, or with -d when stderr is the journal, the broker's stderr
- * is a pipe to us (log.c, LOG_TO_MONITOR),
- * as OpenSSH's privilege-separated child logs through its monitor: the
- * broker, chrooted and filtered, could not connect to /dev/log again
- * once the syslog daemon restarts (glibc's syslog() makes a socket then,
- * and the filter kills it for that).
+ * is a pipe (log.c, LOG_TO_MONITOR) whose read end the monitor holds and
+ * hands to this job, which lives as long as the monitor: the broker,
+ * chrooted and filtered, could not connect to /dev/log again once the
+ * syslog daemon restarts (glibc's syslog() makes a socket then, and the
+ * filter kills it for that). Its lines are the broker's alone, written
+ * by a process tenants talk to: they are read here, not in the monitor,
+ * and logged where the monitor's go (stderr, the journal or syslog).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -18,24 +22,7 @@
 
 #include "brokerlog.h"
 #include "log.h"
-
-/* One pipe for every broker we start: a line written just before a
- * broker died is still read. Non-blocking at both ends: the broker
- * drops a line rather than wait for us. */
-int
-brokerlog_open(struct brokerlog *l)
-{
-	int p[2];
-
-	if (l->fd != -1)
-		return 0;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
-		return -1;
-	l->fd = p[0];
-	l->w = p[1];
-	l->len = 0;
-	return 0;
-}
+#include "work.h"
 
 /*
  * One of the broker's lines, "<PRI>PID message" (log.c), which it alone
@@ -71,16 +58,16 @@ brokerlog_line(char *line, size_t len)
 
 /*
  * What the broker's pipe holds, line by line; at most LOG_READ_MAX bytes
- * a turn, so that a flooding broker costs the loop a bounded time (the
- * rest waits in the pipe, and past its 64 KiB the broker's lines are
- * dropped). A line longer than the buffer is logged in pieces.
+ * a turn (the rest waits in the pipe, and past its 64 KiB the broker's
+ * lines are dropped). A line longer than the buffer is logged in pieces.
+ * -1: the pipe is closed (every writer gone) or broken.
  */
 #define LOG_READ_MAX	(64 * 1024)
 /* And no read once this many lines were logged: a flood of short lines
  * costs a turn at most these and what one read holds. */
 #define LOG_LINES_MAX	256
 
-void
+int
 brokerlog_read(struct brokerlog *l)
 {
 	size_t got = 0, room, lines = 0;
@@ -89,8 +76,15 @@ brokerlog_read(struct brokerlog *l)
 
 	while (got < LOG_READ_MAX && lines < LOG_LINES_MAX) {
 		room = sizeof(l->buf) - 1 - l->len;
-		if ((n = read(l->fd, l->buf + l->len, room)) <= 0)
-			return;		/* EAGAIN: all read */
+		if ((n = read(l->fd, l->buf + l->len, room)) == 0 ||
+		    (n == -1 && errno != EAGAIN && errno != EINTR)) {
+			if (l->len > 0)
+				brokerlog_line(l->buf, l->len);
+			l->len = 0;
+			return -1;
+		}
+		if (n == -1)
+			return 0;	/* EAGAIN: all read */
 		got += (size_t)n;
 		l->len += (size_t)n;
 		while ((nl = memchr(l->buf, '\n', l->len)) != NULL) {
@@ -104,4 +98,32 @@ brokerlog_read(struct brokerlog *l)
 			l->len = 0;
 		}
 	}
+	return 0;
+}
+
+/* The job: until the monitor, the pipe's last writer, is gone. */
+int
+brokerlog_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
+{
+	static struct brokerlog l;
+	static char ident[32];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	(void)cfg;
+	(void)job;
+	(void)len;
+	/* To syslog as the monitor's lines are (worker/logger.c): under the
+	 * monitor's name and pid, which the broker's lines always had. */
+	if (!log_foreground()) {
+		snprintf(ident, sizeof(ident), "sbx-monitor[%ld]",
+		    (long)getppid());
+		closelog();
+		openlog(ident, LOG_NDELAY, LOG_DAEMON);
+	}
+	l.fd = fd;
+	while (poll(&pfd, 1, -1) != -1 || errno == EINTR)
+		if (brokerlog_read(&l) == -1)
+			break;
+	return 0;
 }

@@ -1,0 +1,16 @@
+/* brokerlog.h - the broker's log lines, logged for it (JOB_BROKERLOG). */
+#ifndef SBX_BROKERLOG_H
+#define SBX_BROKERLOG_H
+
+#include <stddef.h>
+
+struct brokerlog {
+	int	fd;		/* the read end of the broker's fd 2 */
+	size_t	len;
+	char	buf[2304];	/* a broker line whole (log.c: to_monitor) */
+};
+
+/* What the pipe holds now, logged; -1 once it is closed. */
+int	brokerlog_read(struct brokerlog *);
+
+#endif
