@@ -34,6 +34,7 @@
 #include "adopt.h"
 #include "answer.h"
 #include "audit.h"
+#include "bind.h"
 #include "cache.h"
 #include "config.h"
 #include "config_take.h"
@@ -675,88 +676,6 @@ loop(struct monitor *m)
 	}
 }
 
-/*
- * Does something accept on the socket? For 2 s: the broker of a monitor
- * just killed -9 holds it until the kernel has delivered its death
- * signal (PR_SET_PDEATHSIG) and it has exited; a live monitor's keeps it.
- */
-#define SERVED_TRIES	20
-
-static bool
-served(const struct sockaddr_un *sun)
-{
-	struct timespec pause = { 0, 100 * 1000000L };
-	int i, fd, rc;
-
-	for (i = 0; i < SERVED_TRIES; i++) {
-		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-			return false;
-		rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-		close(fd);
-		if (rc == -1)
-			return false;
-		nanosleep(&pause, NULL);
-	}
-	return true;
-}
-
-static int
-bind_socket(const struct sbx_config *cfg, char *err, size_t errlen)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd;
-
-	strlcpy(sun.sun_path, cfg->socket, sizeof(sun.sun_path));
-	if (lstat(cfg->socket, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "%s exists and is not a socket",
-			    cfg->socket);
-			return -1;
-		}
-		if (served(&sun)) {
-			snprintf(err, errlen, "%s: another monitor is serving it",
-			    cfg->socket);
-			return -1;
-		}
-		unlink(cfg->socket);	/* stale, from a monitor killed -9 */
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    chmod(cfg->socket, cfg->socket_mode) == -1 ||
-	    listen(fd, SOMAXCONN) == -1) {
-		snprintf(err, errlen, "cannot bind %s: %s", cfg->socket,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* state_dir (0711) and state_dir/empty (0755, the broker's chroot). */
-static int
-prepare_state_dir(const struct sbx_config *cfg, char *err, size_t errlen)
-{
-	char empty[CFG_STR + 8];
-	struct stat st;
-
-	snprintf(empty, sizeof(empty), "%s/empty", cfg->state_dir);
-	if ((mkdir(cfg->state_dir, 0711) == -1 && errno != EEXIST) ||
-	    (mkdir(empty, 0755) == -1 && errno != EEXIST)) {
-		snprintf(err, errlen, "cannot create %s: %s", empty,
-		    strerror(errno));
-		return -1;
-	}
-	if (stat(empty, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 022) != 0) {
-		snprintf(err, errlen, "%s must be a root-owned directory not "
-		    "writable by others", empty);
-		return -1;
-	}
-	return 0;
-}
-
 /* sbx-broker and sbx-worker are installed beside the monitor. */
 static void
 beside_self(const char *name, char *out, size_t cap)
@@ -914,8 +833,9 @@ setup(struct monitor *m, const char *path, int fg)
 	m->broker.foreground = fg && !log_to_journal();
 	m->broker.chan = -1;
 	m->broker.log_r = m->broker.log_w = -1;
-	if (prepare_state_dir(&m->cfg, err, sizeof(err)) == -1 ||
-	    (m->listen_fd = bind_socket(&m->cfg, err, sizeof(err))) == -1)
+	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
+	if ((m->listen_fd = bind_agent_socket(&m->cfg, err,
+	    sizeof(err))) == -1)
 		fatalx("%s", err);
 	raise_nofile(&m->cfg);	/* after the refusals: one line on stderr */
 	if ((m->sigfd = signals_to_fd()) == -1)
@@ -924,7 +844,6 @@ setup(struct monitor *m, const char *path, int fg)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	if (record_open_dir(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	workers_init(&m->pool, m->cfg.max_workers, &m->cfg);
 	reload_wait(&m->cfg, start_take, m);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool,
 	    .projects = &m->projects };

@@ -49,6 +49,8 @@ enum job_type {
 	JOB_DATA,		/* job_data; answers data_result */
 	JOB_LOGIN,		/* job_login; answers a uint32_t code */
 	JOB_BROKERLOG,		/* nothing; reads the broker's lines on fd 3 */
+	JOB_BIND,		/* job_bind; sends bind_result and the agent
+				 * socket on fd 3, a socketpair */
 	JOB_NTYPES
 };
 
@@ -278,6 +280,18 @@ struct job_config {
 };
 
 #define CONFIG_MAGIC	0x73627863u	/* "sbxc" */
+
+/* JOB_BIND: sbx.conf's socket, made with its mode (state_dir: job_env). */
+struct job_bind {
+	char		socket[CFG_STR];
+	uint32_t	mode;
+};
+
+/* JOB_BIND's answer: err "" and the agent socket beside it (SCM_RIGHTS),
+ * or why it could not be bound, and no descriptor. */
+struct bind_result {
+	char	err[512];
+};
 
 struct config_result {
 	uint32_t	magic;

@@ -34,7 +34,7 @@ test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
 test_probe_SRC    = tests/unit/test_probe.c worker/probe.c shared/drop.c \
 		    shared/scfilter.c
-test_results_SRC  = tests/unit/test_results.c monitor/config_take.c \
+test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind.c \
 		    monitor/reload.c monitor/results.c monitor/adopt_check.c \
 		    monitor/worker.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)

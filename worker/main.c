@@ -51,6 +51,7 @@ static const struct {
 	[JOB_LOGIN] = { sizeof(struct job_login), 0, login_body },
 	[JOB_DATA] = { sizeof(struct job_data), 0, data_body },
 	[JOB_BROKERLOG] = { 0, 0, brokerlog_body },
+	[JOB_BIND] = { sizeof(struct job_bind), 0, bind_body },
 };
 
 /* The memfd on stdin, whole, if it is sealed and at most max bytes. */

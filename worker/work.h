@@ -116,6 +116,8 @@ int	login_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	data_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
+int	bind_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
 int	brokerlog_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 

@@ -12,14 +12,19 @@
  *   adopt_found_sound   JOB_ADOPT's records (adopt.c)
  *   adopt_gone_sound    JOB_ADOPT's orphans (adopt.c)
  *   record_sound        a record (shared/record_fmt.c)
+ *   bind_result_take    JOB_BIND's agent socket (bind.c)
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "adopt.h"
+#include "bind.h"
 #include "config_take.h"
 #include "reload.h"
 #include "runtime.h"
@@ -464,4 +469,104 @@ Test(results, login_result_only_ok_exactly_keeps_a_service)
 	cr_assert_not(login_result_ok(&other, sizeof(other)), "refused");
 	other = 0xffffffffu;
 	cr_assert_not(login_result_ok(&other, sizeof(other)), "garbage");
+}
+
+/* ---- bind_result_take --------------------------------------------------- */
+
+/* A Unix socket of type at path ("" unbound), listening or not. */
+static int
+unix_socket(int type, const char *path, bool listening)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	if (path[0] != '\0') {
+		strlcpy(sun.sun_path, path, sizeof(sun.sun_path));
+		unlink(path);
+		cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	}
+	if (listening)
+		cr_assert_eq(listen(fd, 1), 0);
+	return fd;
+}
+
+/* What bind_result_take makes of err and, if fd >= 0, fd beside it. */
+static int
+take(const char *err, int fd, ssize_t n, const char *path, char *why)
+{
+	struct bind_result r;
+	struct fdpass_rx rx = { .nfds = fd >= 0 };
+
+	memset(&r, 'x', sizeof(r));
+	if (err != NULL)
+		strlcpy(r.err, err, sizeof(r.err));
+	rx.fds[0] = fd;
+	return bind_result_take(&r, n, &rx, path, why, 512);
+}
+
+static bool
+closed(int fd)
+{
+	return fcntl(fd, F_GETFD) == -1;
+}
+
+Test(results, the_agent_socket_is_taken_listening_at_its_path)
+{
+	const char *path = "/tmp/sbx-test-bind.sock";
+	char why[512];
+	int fd = unix_socket(SOCK_STREAM, path, true);
+
+	cr_assert_eq(take("", fd, sizeof(struct bind_result), path, why), fd);
+	cr_assert(fcntl(fd, F_GETFL) & O_NONBLOCK, "made non-blocking");
+	close(fd);
+	unlink(path);
+}
+
+Test(results, a_refusal_is_said_as_the_worker_said_it)
+{
+	char why[512];
+
+	cr_assert_eq(take("cannot bind /x: No such file or directory", -1,
+	    sizeof(struct bind_result), "/x", why), -1);
+	cr_assert_str_eq(why, "cannot bind /x: No such file or directory");
+}
+
+Test(results, any_other_answer_is_refused_and_its_descriptor_closed)
+{
+	const char *path = "/tmp/sbx-test-bind.sock";
+	const char *other = "/tmp/sbx-test-bind-other.sock";
+	const ssize_t size = sizeof(struct bind_result);
+	char why[512];
+	int p[2], fd;
+
+	/* A sentence and a descriptor both; a socket and no sentence but
+	 * the wrong kind of descriptor. */
+	fd = unix_socket(SOCK_STREAM, path, true);
+	cr_assert_eq(take("no", fd, size, path, why), -1);
+	cr_assert(closed(fd));
+	cr_assert(strstr(why, "answered what it cannot") != NULL);
+	cr_assert_eq(pipe(p), 0);
+	close(p[1]);
+	cr_assert_eq(take("", p[0], size, path, why), -1);
+	cr_assert(closed(p[0]), "a pipe is no socket");
+	fd = unix_socket(SOCK_STREAM, path, false);
+	cr_assert_eq(take("", fd, size, path, why), -1);
+	cr_assert(closed(fd), "not listening");
+	fd = unix_socket(SOCK_STREAM, other, true);
+	cr_assert_eq(take("", fd, size, path, why), -1);
+	cr_assert(closed(fd), "listening elsewhere");
+	fd = unix_socket(SOCK_SEQPACKET, path, true);
+	cr_assert_eq(take("", fd, size, path, why), -1);
+	cr_assert(closed(fd), "not a stream");
+	/* No descriptor and no sentence; a sentence that does not end; a
+	 * short answer. */
+	cr_assert_eq(take("", -1, size, path, why), -1);
+	cr_assert_eq(take(NULL, -1, size, path, why), -1);
+	cr_assert(strstr(why, "answered what it cannot") != NULL);
+	fd = unix_socket(SOCK_STREAM, path, true);
+	cr_assert_eq(take("", fd, size - 1, path, why), -1);
+	cr_assert(closed(fd), "short");
+	unlink(path);
+	unlink(other);
 }
