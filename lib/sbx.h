@@ -154,7 +154,7 @@ const char	*sbxc_status_name(enum sbxc_status);
 #define SBXC_API		2	/* 1: 0.1.0's; 2: what follows */
 
 /*
- * The codes of a refusal, {ok: false, error: CODE} (CONTRACT.md), in the
+ * The codes of a refusal, {ok: false, error: CODE} (docs/contract.md), in the
  * contract's order: new ones are appended, no value ever changes.
  * SBXC_CODE_UNKNOWN: no code, or one this library does not know (a newer
  * server's); struct sbxc_refusal's error keeps what was sent.
