@@ -7,7 +7,9 @@
  * broker seccomp filter. Then it accepts, and gives each connection a
  * child, a spare forked ahead while it was quiet (spare.c) or one forked
  * then, at most max_children at a time and max_connections_per_uid for
- * one uid (beyond either: busy). Refusal lines, its own and those its
+ * one uid (beyond either: busy; but while max_children is reached only
+ * because children that handed their requests over have not exited yet,
+ * new connections wait in the listen queue). Refusal lines, its own and those its
  * children report in their exit status, are limited per uid (ratelim.c).
  */
 #include <errno.h>
@@ -410,6 +412,21 @@ read_subuids(struct broker *b)
 		    "sound; refusing to serve");
 }
 
+/*
+ * A table full of children that only exit (their requests are the
+ * monitor's) frees at the next reap: new connections wait in the listen
+ * queue until then rather than be told busy. One full of children that
+ * still serve their agents is a real overload: accept, and refuse.
+ */
+static bool
+accepting(struct broker *b)
+{
+	if (b->tab.n < b->max_children)
+		return true;
+	take_notices(b);
+	return conntab_exiting(&b->tab) == 0;
+}
+
 static void
 serve(struct broker *b)
 {
@@ -419,7 +436,8 @@ serve(struct broker *b)
 	while (!b->stopping) {
 		pfd[0] = (struct pollfd){ .fd = b->sigfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = FD_CHAN, .events = 0 };
-		pfd[2] = (struct pollfd){ .fd = FD_LISTEN, .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = FD_LISTEN,
+		    .events = accepting(b) ? POLLIN : 0 };
 		if ((n = poll(pfd, 3, serve_timeout(b))) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -440,7 +458,7 @@ serve(struct broker *b)
 		}
 		/* Under load several wait: take them in one wake-up. */
 		for (n = 0; (pfd[2].revents & POLLIN) && n < ACCEPT_BATCH &&
-		    on_accept(b); n++)
+		    accepting(b) && on_accept(b); n++)
 			;
 	}
 }
