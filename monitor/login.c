@@ -60,7 +60,8 @@ login_check(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i)
 	    now - v->login_ms < LOGIN_EVERY_MS ||
 	    (s = config_service(rt->cfg, v->conn.name)) == NULL ||
 	    !(s->transport & TRANSPORT_TCP) || v->host_uid == 0 ||
-	    !rt_worker_spare(rt, rt->cache->nprovisions) ||
+	    !workers_spare(rt->pool, rt->cfg->max_provisions,
+	    rt->cache->nprovisions) ||
 	    (j = calloc(1, sizeof(*j))) == NULL)
 		return;
 	v->login_ms = now;

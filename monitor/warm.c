@@ -547,16 +547,11 @@ renamed(void *arg, const void *result, size_t len)
 	free(j);
 }
 
-/* Workers a tenant may still need: every provision max_provisions lets
- * start, and one for a teardown. Background work (a pool's refill, a
- * login check) takes only what is beyond. */
-bool
-rt_worker_spare(const struct rt_cli *rt, size_t provisions)
+/* A worker for background work, beyond what tenants may need. */
+static bool
+spare(const struct rt_cli *rt, size_t provisions)
 {
-	unsigned need = rt->cfg->max_provisions > provisions ?
-	    rt->cfg->max_provisions - (unsigned)provisions : 0;
-
-	return rt->pool->n + need + 2 <= rt->pool->max;
+	return workers_spare(rt->pool, rt->cfg->max_provisions, provisions);
 }
 
 /* A ready member whose process died while idle (OOM, a crash, an
@@ -574,7 +569,7 @@ sweep_dead(struct rt_cli *rt, size_t provisions)
 			m = &p->m[k];
 			if (m->slot == 0 || !m->ready ||
 			    rt_pid_alive(m->svc.pidfd) ||
-			    !rt_worker_spare(rt, provisions))
+			    !spare(rt, provisions))
 				continue;
 			log_warnx("warm %s-%u: died while idle: replaced",
 			    rt->cfg->services[p->svc].name, m->slot);
@@ -588,7 +583,7 @@ rename_work(struct rt_cli *rt, size_t provisions)
 	struct warm_job *j;
 
 	if (rt->warm.nrenames == 0 || rt->warm.renaming != NULL ||
-	    !rt_worker_spare(rt, provisions) ||
+	    !spare(rt, provisions) ||
 	    (j = calloc(1, sizeof(*j))) == NULL)
 		return;
 	j->rt = rt;
@@ -623,7 +618,7 @@ warm_work(struct rt_cli *rt, size_t provisions)
 		while (pool_used(rt, p) && p->nready + p->nstarting < p->want &&
 		    now >= p->retry_at && rt->warm.starting < WARM_STARTS &&
 		    provisions + rt->warm.starting < cfg->max_provisions &&
-		    rt_worker_spare(rt, provisions) && start_one(rt, p) == 0)
+		    spare(rt, provisions) && start_one(rt, p) == 0)
 			;
 }
 

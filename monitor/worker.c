@@ -339,3 +339,13 @@ workers_expire(struct worker_pool *p, int64_t now)
 			finish(p, w);
 		}
 }
+
+bool
+workers_spare(const struct worker_pool *p, unsigned max_provisions,
+    size_t provisions)
+{
+	unsigned need = max_provisions > provisions ?
+	    max_provisions - (unsigned)provisions : 0;
+
+	return p->n + need + 2 <= p->max;
+}

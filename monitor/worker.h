@@ -58,6 +58,11 @@ int	worker_run(enum job_type, uint32_t svcmask, const void *arg,
 	    size_t len, int keep_fd, int64_t deadline);
 /* A job that lives on (keep_fd at its fd 3), reaped by the caller. */
 pid_t	worker_start(enum job_type, int keep_fd);
+/* A worker beyond what tenants may still need, for background work (a
+ * pool's refill, a login check): one for every provision max_provisions
+ * lets start besides the provisions running, and one for a teardown. */
+bool	workers_spare(const struct worker_pool *, unsigned max_provisions,
+	    size_t provisions);
 size_t	workers_pollfds(struct worker_pool *, struct pollfd *, size_t max);
 void	workers_events(struct worker_pool *, const struct pollfd *, size_t n);
 int64_t	workers_next_deadline(struct worker_pool *);

@@ -39,7 +39,7 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind
 		    monitor/worker.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
-test_data_SRC     = tests/unit/test_data.c worker/data.c worker/pg_data.c \
+test_data_SRC     = tests/unit/test_data.c worker/data.c worker/snaps.c worker/pg_data.c \
 		    worker/redis_data.c worker/svc_session.c worker/seed.c worker/pq.c \
 		    shared/drop.c shared/sockdir.c $(CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
@@ -97,8 +97,11 @@ CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 # And the monitor packs msgpack but can never decode it: msgpack-c's
 # packer is inline code, so no msgpack-c library is linked (NEEDED) and
 # no unpacker or object symbol is in the binary.
-lint: $(GEN_H) $(O)/sbx-monitor
+lint: $(GEN_H) $(O)/sbx-monitor $(O)/sbx-worker $(O)/sbx-broker
 	cppcheck $(CPPCHECK_FLAGS) monitor worker broker shared client lib
+	/usr/bin/python3 contrib/cycles.py $(O)/obj/mon $(O)/obj/wrk $(O)/obj/brk \
+	    -- monitor worker broker shared
+	@echo "  no call cycle between the files of an executable, no include cycle"
 	@! readelf -d $(O)/sbx-monitor | grep -i msgpack || \
 	    { echo "sbx-monitor links msgpack-c" >&2; exit 1; }
 	@! nm $(O)/sbx-monitor | grep -Ei 'unpack|msgpack_(object|zone)' || \

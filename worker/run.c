@@ -1,6 +1,12 @@
 /*
  * run.c - one runtime call: fork, execve with a clean environment (never
- * a shell), its stdout and stderr captured, killed at its deadline.
+ * a shell), its stdout and stderr captured, killed at its deadline; and
+ * what to say when it fails.
+ *
+ * A job (provision.c) calls the runtime through run_logged: a failure is
+ * logged with the call's verb, its exit status and the runtime's own
+ * words, any secret scrubbed, and explain() turns it into the agent's one
+ * sentence.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -138,4 +144,105 @@ run_argv(char *const argv[], char *const envp[], int64_t deadline,
 	if (open_fds == 0 && WIFEXITED(status) && r->exec_errno == 0)
 		r->status = WEXITSTATUS(status);
 	return 0;
+}
+
+/* Replace every occurrence of secret in s by "***". */
+static void
+scrub(char *s, const char *secret)
+{
+	size_t n = strlen(secret);
+	char *p;
+
+	if (n < 3)	/* secrets are 32 hex digits */
+		return;
+	while ((p = strstr(s, secret)) != NULL) {
+		memmove(p + 3, p + n, strlen(p + n) + 1);	/* n >= 3 */
+		p[0] = p[1] = p[2] = '*';
+	}
+}
+
+/* The runtime's first non-empty line of err, at most 100 bytes. */
+static void
+first_line(char *dst, size_t cap, const char *prefix, const char *text)
+{
+	size_t n;
+
+	text += strspn(text, "\n");
+	if ((n = strcspn(text, "\n")) > 100)
+		n = 100;
+	snprintf(dst, cap, "%s%.*s", prefix, (int)n, text);
+}
+
+/*
+ * One line in the log for a failed runtime call: what ran, how it ended,
+ * what the runtime said (its stderr, newlines folded, already scrubbed).
+ */
+static void
+log_runtime_failure(char *const argv[], const struct run_result *r)
+{
+	const char *verb = argv[1] != NULL ? argv[1] : "?";
+	char said[sizeof(r->err)];
+	size_t i;
+
+	strlcpy(said, r->err, sizeof(said));
+	for (i = 0; said[i] != '\0'; i++)
+		if (said[i] == '\n' || said[i] == '\r')
+			said[i] = said[i + 1] == '\0' ? '\0' : ' ';
+	if (r->exec_errno != 0)
+		log_warnx("runtime %s %s: cannot execute: %s", argv[0], verb,
+		    strerror(r->exec_errno));
+	else if (r->status == -1)
+		log_warnx("runtime %s %s: killed at its deadline; said: %s",
+		    argv[0], verb, said[0] ? said : "nothing");
+	else
+		log_warnx("runtime %s %s: exit status %d; said: %s", argv[0],
+		    verb, r->status, said[0] ? said : "nothing");
+}
+
+/* Run argv; on failure log it. 0 when the runtime exited 0. */
+int
+run_logged(char *const argv[], char *const envp[], int64_t deadline,
+    const char *secret, struct run_result *r)
+{
+	run_argv(argv, envp, deadline, r);
+	if (secret != NULL) {
+		scrub(r->err, secret);
+		scrub(r->out, secret);
+	}
+	if (r->status != 0)
+		log_runtime_failure(argv, r);
+	return r->status == 0 ? 0 : -1;
+}
+
+/* The agent's sentence for a failed runtime call. */
+void
+explain(char *msg, size_t cap, const char *what, const char *image,
+    const struct run_result *r)
+{
+	if (r->exec_errno != 0)
+		snprintf(msg, cap, "%s: the container runtime could not be "
+		    "executed (%s).", what, strerror(r->exec_errno));
+	else if (r->status == -1)
+		snprintf(msg, cap, "%s: the container runtime did not answer "
+		    "in time.", what);
+	else if (image != NULL && (strstr(r->err, "image not known") != NULL ||
+	    strstr(r->err, "No such image") != NULL ||
+	    strstr(r->err, "initializing source") != NULL))
+		snprintf(msg, cap, "%s: image %.60s is missing (run make "
+		    "images).", what, image);
+	else if (strstr(r->err, "netavark") != NULL ||
+	    strstr(r->err, "slirp4netns") != NULL ||
+	    strstr(r->err, "iptables") != NULL ||
+	    strstr(r->err, "network namespace") != NULL) {
+		char line[SBX_MESSAGE_MAX];
+
+		first_line(line, sizeof(line), "", r->err);
+		snprintf(msg, cap, "%s: the runtime's network back-end "
+		    "failed: %.100s", what, line);
+	} else {
+		char pfx[64];
+
+		snprintf(pfx, sizeof(pfx), "%s: the runtime failed: ", what);
+		first_line(msg, cap, pfx, r->err);
+	}
 }
