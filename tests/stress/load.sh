@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # load.sh - tests/stress/load.c against a real monitor: 200 concurrent
 # clients, 20 000 requests (ping, available, cache hits, bad input, slow
-# dribbling clients); then fairness between uids: one throwaway uid
-# floods the broker with connections while another's hits and a miss are
-# served as if it did not. Root, under `flock /tmp/sbx-podman.lock`.
+# dribbling clients); then 16 clients at 32 places, whose exiting
+# children fill the table (none told busy); then fairness between uids:
+# one throwaway uid floods the broker with connections while another's
+# hits and a miss are served as if it did not. Root, under `flock /tmp/sbx-podman.lock`.
 # Prints the figures and "N passed, N failed".
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
@@ -48,6 +49,30 @@ check "the monitor still serves" pings
 at_rest() { [ "$(zombies "$bpid")" -eq 0 ] && broker_serves "$bpid" 0 && [ "$(pgrep -P "$bpid" | wc -l)" -le 8 ]; }
 check "no zombie under the broker, no child holds a connection, at most its 8 spares are left" wait_for 5 at_rest
 check "the hit agents still have one container each" test "$(labelled)" -eq 3
+
+echo "# a table full of children that only exit: connections wait, not busy"
+# 16 clients of one uid back to back, at 32 places (its share is 16):
+# its children that handed their requests over still exit while its
+# next connections come, and fill the table. The broker stops taking
+# connections until the next reap rather than answer busy
+# (broker.c, accepting): before, 1 to 16 of the 16 clients met a busy
+# here (limit=children), in each of three runs.
+stop_monitor
+write_conf yes
+set_conf max_children 32
+set_conf max_connections_per_uid 16
+start_monitor || exit 1
+sbx request -a full-hit -p cache-only redis > "$WORK/full-hit.out" 2>&1
+hpids=
+for i in $(seq 16); do
+	"$B/stress-load" hits "$SOCK" full-hit 300 > "$WORK/full-$i.out" 2>&1 &
+	hpids="$hpids $!"
+done
+wait $hpids
+nfull=$(grep -l '^hits 300: wrong 0,' "$WORK"/full-*.out | wc -l)
+check "16 clients at 32 places, 300 hits each back to back: every answer the sandbox, none busy ($nfull of 16)" test "$nfull" -eq 16
+check "no refusal for limit=children in the log" lacks "limit=children" "$(cat "$LOG")"
+sbx release -a full-hit >/dev/null 2>&1
 
 echo "# fairness: one uid floods the broker, another is served meanwhile"
 # The shipped limits (max_children 128, max_connections_per_uid 16),
