@@ -2,12 +2,12 @@
  * monitor.c - sbx-monitor: the privileged half, root and unfiltered.
  *
  * At start it has workers read the config, the projects and what the last
- * monitor left (config_take.c, reload.c, adopt.c), binds the agent socket
- * and starts the broker; then it lives in one poll loop: broker messages
- * in, worker results in, answers out, written to the agents' sockets by
- * the monitor itself (answer.c packs them). It never parses msgpack or a
- * file of its config, never reads from an agent's socket, and never
- * waits on the runtime.
+ * monitor left (config_take.c, reload.c, adopt.c) and bind the agent
+ * socket (bind.c), and starts the broker; then it lives in one poll loop:
+ * broker messages in, worker results in, answers out, written to the
+ * agents' sockets by the monitor itself (answer.c packs them). It never
+ * parses msgpack or a file of its config, never reads from an agent's
+ * socket or the broker's log, and never waits on the runtime.
  */
 #include <dirent.h>
 #include <errno.h>
