@@ -9,8 +9,9 @@
  * then, at most max_children at a time and max_connections_per_uid for
  * one uid (beyond either: busy; but while max_children is reached only
  * because children that handed their requests over have not exited yet,
- * new connections wait in the listen queue). Refusal lines, its own and those its
- * children report in their exit status, are limited per uid (ratelim.c).
+ * new connections wait in the listen queue). Refusal lines, its own and
+ * those its children report in their exit status, are limited per uid
+ * (ratelim.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -24,13 +24,13 @@ static bool
 listens_at(int fd, const char *path)
 {
 	struct sockaddr_un sun;
-	socklen_t len = sizeof(sun), ilen = sizeof(int);
+	socklen_t len = sizeof(sun), tlen = sizeof(int), alen = sizeof(int);
 	int type = 0, listening = 0;
 
 	memset(&sun, 0, sizeof(sun));
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &ilen) == 0 &&
-	    type == SOCK_STREAM && (ilen = sizeof(int)) > 0 &&
-	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) == 0 &&
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 &&
+	    type == SOCK_STREAM &&
+	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &alen) == 0 &&
 	    listening == 1 &&
 	    getsockname(fd, (struct sockaddr *)&sun, &len) == 0 &&
 	    sun.sun_family == AF_UNIX &&

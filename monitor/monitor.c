@@ -582,8 +582,7 @@ tick(struct monitor *m, int64_t now)
 	audit_tick(now);
 	write_metrics(m, now);
 	logger_tick(m);
-	if (!m->broker.foreground)
-		broker_logger(&m->broker);
+	broker_logger(&m->broker);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
 	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {

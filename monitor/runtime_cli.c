@@ -155,13 +155,14 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	struct warm_member *m[SBX_MAX_SERVICES];
 	char names[2][SBX_SLUG_MAX * 3];
 	struct sbx_outcome o;
+	bool seeded = seed_of(rt, sb) != NULL;
 	size_t i, n;
 
 	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES)
 		return -1;
 	for (i = 0; i < sb->nservices; i++)
 		if ((m[i] = warm_take(rt, sb->svc[i].conn.name, sb->project,
-		    seed_of(rt, sb) != NULL)) == NULL)
+		    seeded)) == NULL)
 			return -1;
 	memset(&o, 0, sizeof(o));
 	if (key_dir(rt, sb) == -1)

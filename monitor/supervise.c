@@ -113,14 +113,15 @@ broker_start(struct broker_proc *b, const struct sbx_config *cfg,
 	int sp[2], p[2];
 	pid_t pid;
 
+	/* Non-blocking at both ends: the broker drops a line rather than
+	 * wait for the worker that reads them. */
 	if (!b->foreground && b->log_r == -1) {
 		if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
 			return -1;
 		b->log_r = p[0];
 		b->log_w = p[1];
 	}
-	if (!b->foreground)
-		broker_logger(b);
+	broker_logger(b);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
 		return -1;
 	if ((pid = fork()) == -1) {
@@ -162,9 +163,8 @@ broker_died(struct broker_proc *b, int64_t now, int stopping)
 	log_warnx("broker died; restarting in %lld ms", (long long)delay);
 }
 
-/* Non-blocking at both ends: the broker drops a line rather than wait
- * for the worker. A worker that fails to start is tried again at the
- * next tick; the lines wait in the pipe meanwhile. */
+/* None with -d (no pipe). A worker that fails to start is tried again
+ * at the next tick; the lines wait in the pipe meanwhile. */
 void
 broker_logger(struct broker_proc *b)
 {

@@ -31,7 +31,8 @@ int	broker_start(struct broker_proc *, const struct sbx_config *,
 	    int listen_fd, int64_t now);
 void	broker_died(struct broker_proc *, int64_t now, int stopping);
 void	broker_kill(struct broker_proc *, const char *why);
-/* The worker that logs the broker's lines: started if none runs. */
+/* The worker that logs the broker's lines: started if there is a pipe
+ * (no -d) and none runs. */
 void	broker_logger(struct broker_proc *);
 
 #endif

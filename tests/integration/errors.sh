@@ -209,8 +209,8 @@ if [ ! -e /dev/log ]; then
 	# The syslog daemon restarts (a new socket on /dev/log). glibc's
 	# syslog() then makes a socket and connects again: the broker's
 	# filter killed it for that, and a chrooted process cannot reach
-	# /dev/log anyway. Its lines go through a log worker of the monitor's, much as OpenSSH's
-	# privsep child's do.
+	# /dev/log anyway. Its lines go through a log worker of the
+	# monitor's, much as OpenSSH's privsep child's do.
 	bpid=$(pgrep -P "${dpid:-0}" -x sbx-broker)
 	kill "$SYSLOGD"; wait "$SYSLOGD" 2>/dev/null; rm -f /dev/log
 	syslogd "$WORK/syslog2"
