@@ -22,6 +22,22 @@ write_conf yes
 set_conf max_children 4096
 set_conf max_connections_per_uid 2048
 $RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+# Other uids run it too: a copy they may execute.
+cp "$B/stress-load" "$WORK/stress-load" && chmod 0755 "$WORK/stress-load"
+# hitting N AGENT HITS NAME [PREFIX...]: N clients at once, each HITS
+# hits of AGENT's sandbox back to back (PREFIX runs each, e.g. as another
+# user); prints how many had every answer the sandbox.
+hitting() {
+	local n=$1 agent=$2 hits=$3 name=$4 i pids=
+	shift 4
+	for i in $(seq "$n"); do
+		"$@" "$WORK/stress-load" hits "$SOCK" "$agent" "$hits" \
+		    > "$WORK/$name-$i.out" 2>&1 &
+		pids="$pids $!"
+	done
+	wait $pids
+	grep -l "^hits $hits: wrong 0," "$WORK/$name"-*.out | wc -l
+}
 start_monitor || exit 1
 bpid=$(broker_pid)
 
@@ -63,13 +79,7 @@ set_conf max_children 32
 set_conf max_connections_per_uid 16
 start_monitor || exit 1
 sbx request -a full-hit -p cache-only redis > "$WORK/full-hit.out" 2>&1
-hpids=
-for i in $(seq 16); do
-	"$B/stress-load" hits "$SOCK" full-hit 300 > "$WORK/full-$i.out" 2>&1 &
-	hpids="$hpids $!"
-done
-wait $hpids
-nfull=$(grep -l '^hits 300: wrong 0,' "$WORK"/full-*.out | wc -l)
+nfull=$(hitting 16 full-hit 300 full)
 check "16 clients at 32 places, 300 hits each back to back: every answer the sandbox, none busy ($nfull of 16)" test "$nfull" -eq 16
 check "no refusal for limit=children in the log" lacks "limit=children" "$(cat "$LOG")"
 sbx release -a full-hit >/dev/null 2>&1
@@ -90,7 +100,6 @@ cleanup_hook() {
 	for u in $MADE; do userdel "$u" 2>/dev/null; done
 }
 uf=$(id -u $UF) uo=$(id -u $UO)
-cp "$B/stress-load" "$WORK/stress-load" && chmod 0755 "$WORK/stress-load"
 # as USER: the prefix that runs a command as USER. setpriv execs it, and
 # it is not a function (a function put in the background is a subshell),
 # so $! is the program itself, which SIGTERM must reach.
@@ -111,13 +120,7 @@ check "the other uid has a sandbox to hit" grep -q REDIS_PASSWORD "$WORK/fair-hi
 # not "few". (Before, a child counted until it was reaped.)
 # Its own agent: the hits of fair-hit are counted in the audit trail below.
 sbx_as $UO request -a back-hit -p cache-only redis > "$WORK/back-hit.out" 2>&1
-hpids=
-for i in $(seq 16); do
-	$(as $UO) "$WORK/stress-load" hits "$SOCK" back-hit 150 > "$WORK/hits16-$i.out" 2>&1 &
-	hpids="$hpids $!"
-done
-wait $hpids
-n16=$(grep -l '^hits 150: wrong 0,' "$WORK"/hits16-*.out | wc -l)
+n16=$(hitting 16 back-hit 150 hits16 $(as $UO))
 check "16 clients of one uid at its share of 16, 150 hits each back to back: every answer the sandbox, none busy ($n16 of 16 clients)" test "$n16" -eq 16
 
 $(as $UF) "$WORK/stress-load" flood "$SOCK" "$FLOOD_THREADS" > "$WORK/flood.out" 2>&1 &
