@@ -153,19 +153,25 @@ by_hand() {  # n p conf
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
 }
 
+# served DIR N PREFIX NAME: N new agents at once (PREFIX1 ... PREFIXN),
+# released after; its line and the rows NAME: served, NAME: busy.
+served() {
+	burst "$1/sbx.sock" "$2" "$3"
+	echo "# burst: sbx: $out" | tee -a "$TABLE"
+	release_all "$1/sbx.sock" "$3" "$2"
+	ok=$(field ok <<<"$out"); busy=$(field busy <<<"$out")
+	[ "${ok:-0}" -eq "$2" ] || err "$4: $ok served, $busy busy"
+	row "9 $4: served" "${ok:-0}" "$2" "" "s == b" "all"
+	row "9 $4: busy" "${busy:-0}" 1 "" "s == 0" "0"
+}
+
 echo "# burst: $N new agents of one uid at once, warm = 2, 64 sandboxes and connections per uid"
 D=$W/a
 write_conf "$D" warm=2 max_sandboxes_per_uid=64 max_connections_per_uid=64
 PAR=$(awk -F' *= *' '$1 == "max_provisions_per_uid" { print $2 }' "$D/sbx.conf")
 if start_monitor "$D"; then
 	if wait_quiet "$D" 2; then
-		burst "$D/sbx.sock" "$N" b
-		echo "# burst: sbx: $out" | tee -a "$TABLE"
-		release_all "$D/sbx.sock" b "$N"
-		ok=$(field ok <<<"$out"); busy=$(field busy <<<"$out")
-		[ "${ok:-0}" -eq "$N" ] || err "$N at once: $ok served, $busy busy"
-		row "9 burst $N: served" "${ok:-0}" "$N" "" "s == b" "all"
-		row "9 burst $N: busy" "${busy:-0}" 1 "" "s == 0" "0"
+		served "$D" "$N" b "burst $N"
 		wait_quiet "$D" 2
 		# The anchor: by hand, max_provisions_per_uid sandboxes at a time,
 		# on the same quiet host (the pool full, idle).
@@ -192,13 +198,7 @@ WD=$(awk -F' *= *' '$1 == "warm" { print $2; exit }' "$D/sbx.conf")
 echo "# burst: every limit at its default: $C new agents at once (max_connections_per_uid), warm = $WD"
 if start_monitor "$D"; then
 	if wait_quiet "$D" "$WD"; then
-		burst "$D/sbx.sock" "$C" c
-		echo "# burst: sbx: $out" | tee -a "$TABLE"
-		release_all "$D/sbx.sock" c "$C"
-		ok=$(field ok <<<"$out"); busy=$(field busy <<<"$out")
-		[ "${ok:-0}" -eq "$C" ] || err "$C at once, defaults: $ok served, $busy busy"
-		row "9 defaults, burst $C: served" "${ok:-0}" "$C" "" "s == b" "all"
-		row "9 defaults, burst $C: busy" "${busy:-0}" 1 "" "s == 0" "0"
+		served "$D" "$C" c "defaults, burst $C"
 		row "9 defaults, burst $C: request p99" "$(field p99 <<<"$out")" "$(field p50 <<<"$out")" ms "1" "(report, vs p50)"
 	fi
 	stop_monitor

@@ -35,11 +35,13 @@ for _ in $(seq 600); do
 done
 echo "\$ sbx status   # as root: the warm pool"; build/sbx status
 
+# Seconds since $1 (date +%s.%N), to the millisecond.
+since() { awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $1}"; }
 echo "\$ sbx available demo"; build/sbx available demo
 echo "\$ eval \"\$(sbx request -a demo-agent -p demo postgres)\""
 t0=$(date +%s.%N)
 eval "$(build/sbx request -a demo-agent -p demo postgres)"
-echo "  (a new agent, served from the warm pool: $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $t0}") s)"
+echo "  (a new agent, served from the warm pool: $(since "$t0") s)"
 echo "\$ psql \"\$POSTGRES_URL\" -c 'create table t(x int); insert into t values (42); select x from t'"
 psql "$POSTGRES_URL" -tAc 'create table t(x int); insert into t values (42); select x from t'
 # redis-cli -u takes no unix:// URL: over a socket, -s and the password
@@ -62,11 +64,11 @@ rcli get greeting
 first=$POSTGRES_PASSWORD
 t0=$(date +%s.%N)
 eval "$(build/sbx request -a demo-agent -p demo postgres redis)"
-echo "again: a cache hit in $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $t0}") s, same credentials: $([ "$first" = "$POSTGRES_PASSWORD" ] && echo yes || echo NO)"
+echo "again: a cache hit in $(since "$t0") s, same credentials: $([ "$first" = "$POSTGRES_PASSWORD" ] && echo yes || echo NO)"
 echo "\$ sbx reset -a demo-agent   # every session ended, the databases as handed out"
 t0=$(date +%s.%N)
 eval "$(build/sbx reset -a demo-agent)"
-echo "  (reset in $(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $t0}") s)"
+echo "  (reset in $(since "$t0") s)"
 echo "\$ psql \"\$POSTGRES_URL\" -tAc \"select to_regclass('t') is null\"; redis-cli ... get greeting"
 psql "$POSTGRES_URL" -tAc "select to_regclass('t') is null"
 rcli get greeting
