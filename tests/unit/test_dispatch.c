@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,22 @@ expect_rejected_std(const void *buf, size_t len, const char *what)
 	cr_assert_eq(count_fds(), before, "%s: fd leak", what);
 }
 
+/* A message of type whose slug field at off (offsetof in the union) is
+ * bad, the rest of the field zero: refused. */
+static void
+expect_slug_rejected(uint32_t type, size_t off, const char *bad)
+{
+	union sbx_req_any m;
+	size_t len = msg_init(&m, type);
+	char *field = (char *)&m + off;
+
+	memset(field, 0, SBX_SLUG_MAX);
+	strcpy(field, bad);
+	expect_rejected_std(&m, len, bad);
+}
+
+#define SLUG_AT(f)	offsetof(union sbx_req_any, f)
+
 /* ---- valid of each type ------------------------------------------------ */
 
 /* The monitor answers on the fd it kept: the agent reads it. */
@@ -419,18 +436,11 @@ Test(dispatch, reset_and_snapshot_hostile_fields)
 	memset(m.snapshot.agent, 'a', SBX_SLUG_MAX);
 	expect_rejected_std(&m, len, "snapshot.agent without NUL");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		len = msg_init(&m, SBX_REQ_RESET);
-		memset(m.reset.to, 0, SBX_SLUG_MAX);
-		strcpy(m.reset.to, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
-		len = msg_init(&m, SBX_REQ_RESET);
-		memset(m.reset.agent, 0, SBX_SLUG_MAX);
-		strcpy(m.reset.agent, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
-		len = msg_init(&m, SBX_REQ_SNAPSHOT);
-		memset(m.snapshot.name, 0, SBX_SLUG_MAX);
-		strcpy(m.snapshot.name, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
+		expect_slug_rejected(SBX_REQ_RESET, SLUG_AT(reset.to), bad[i]);
+		expect_slug_rejected(SBX_REQ_RESET, SLUG_AT(reset.agent),
+		    bad[i]);
+		expect_slug_rejected(SBX_REQ_SNAPSHOT, SLUG_AT(snapshot.name),
+		    bad[i]);
 	}
 }
 
@@ -714,34 +724,19 @@ Test(dispatch, invalid_slug)
 {
 	static const char *const bad[] = { "Dev-1", "-dev", "", ".x", "a b",
 	    "a/b", "caf\xc3\xa9" };
-	union sbx_req_any m;
-	size_t i, len;
+	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		len = msg_init(&m, SBX_REQ_AVAILABLE);
-		memset(m.available.project, 0, SBX_SLUG_MAX);
-		strcpy(m.available.project, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
-
-		len = msg_init(&m, SBX_REQ_RELEASE);
-		memset(m.release.agent, 0, SBX_SLUG_MAX);
-		strcpy(m.release.agent, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
-
-		len = msg_init(&m, SBX_REQ_SANDBOX);
-		memset(m.sandbox.agent, 0, SBX_SLUG_MAX);
-		strcpy(m.sandbox.agent, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
-
-		len = msg_init(&m, SBX_REQ_SANDBOX);
-		memset(m.sandbox.project, 0, SBX_SLUG_MAX);
-		strcpy(m.sandbox.project, bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
-
-		len = msg_init(&m, SBX_REQ_SANDBOX);
-		memset(m.sandbox.services[1], 0, SBX_SLUG_MAX);
-		strcpy(m.sandbox.services[1], bad[i]);
-		expect_rejected_std(&m, len, bad[i]);
+		expect_slug_rejected(SBX_REQ_AVAILABLE,
+		    SLUG_AT(available.project), bad[i]);
+		expect_slug_rejected(SBX_REQ_RELEASE, SLUG_AT(release.agent),
+		    bad[i]);
+		expect_slug_rejected(SBX_REQ_SANDBOX, SLUG_AT(sandbox.agent),
+		    bad[i]);
+		expect_slug_rejected(SBX_REQ_SANDBOX, SLUG_AT(sandbox.project),
+		    bad[i]);
+		expect_slug_rejected(SBX_REQ_SANDBOX,
+		    SLUG_AT(sandbox.services[1]), bad[i]);
 	}
 }
 
