@@ -10,8 +10,9 @@
 # in place of the runtime, $(RT_SRC) (sbx-monitor-double, beside copies
 # of the broker and the worker, which the monitor finds next to itself;
 # its only jobs are SIGHUP's reloads), and the
-# liveness-cost timer linking the real runtime (sbx-livecost), and a
-# timer of a worker's start, binary against binary (sbx-spawncost).
+# liveness-cost timer linking the real runtime (sbx-livecost), a timer
+# of a worker's start, binary against binary (sbx-spawncost), and one of
+# a broker child's seccomp install (sbx-filtercost).
 
 BENCH_DIR   = $(O)/bench
 # rt_double.c defines what the runtime's files and warm.c export to the
@@ -26,7 +27,8 @@ BENCH_MON_SRC = $(filter-out $(RT_SRC) monitor/warm.c,$(MON_SRC)) bench/rt_doubl
 BENCH_LIVE_SRC = $(filter-out monitor/monitor.c,$(MON_SRC)) bench/livecost.c
 BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \
 	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-worker \
-	      $(BENCH_DIR)/sbx-livecost $(BENCH_DIR)/sbx-spawncost
+	      $(BENCH_DIR)/sbx-livecost $(BENCH_DIR)/sbx-spawncost \
+	      $(BENCH_DIR)/sbx-filtercost
 
 $(O)/obj/mon/bench/rt_double.o: MON_INC += -Itests/unit
 
@@ -42,6 +44,9 @@ $(BENCH_DIR)/sbx-livecost: $(call objs,$(BENCH_LIVE_SRC),mon)
 $(BENCH_DIR)/sbx-spawncost: $(call objs,bench/spawncost.c,brk)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^
+$(BENCH_DIR)/sbx-filtercost: $(call objs,bench/filtercost.c shared/scfilter.c shared/log.c,brk)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^ $(call pl,libseccomp libbsd-overlay)
 $(BENCH_DIR)/sbx-broker: $(O)/sbx-broker
 	@mkdir -p $(@D)
 	cp $< $@.tmp && mv -f $@.tmp $@

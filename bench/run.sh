@@ -25,11 +25,12 @@ PIDS=()
 
 if [ "$SMOKE" = 1 ]; then
 	LAT_N=200 TP_SECS=0.3 TP_ROUNDS=1 TP_LEVELS="1 8" COLD_N=1 PAR_N=1
-	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis WARM_N=1 RESET_N=3
+	FILL_BIG=2000 LIVE_N=200 COLD_SVCS=redis WARM_N=1 RESET_N=3 FILTER_N=200
 else
 	LAT_N=${BENCH_LAT_N:-3000} TP_SECS=${BENCH_TP_SECS:-2} TP_ROUNDS=3
 	TP_LEVELS="1 2 8 64" COLD_N=${BENCH_COLD_N:-5} PAR_N=3 FILL_BIG=10000
 	LIVE_N=5000 COLD_SVCS="postgres redis" WARM_N=5 RESET_N=${BENCH_RESET_N:-50}
+	FILTER_N=2000
 fi
 
 err() { errors=$((errors + 1)); echo "bench: ERROR: $*" >&2; }
@@ -152,6 +153,7 @@ lat_pair() {  # name spec_sbx spec_base p50_goal
 	s50=$(sed -n 1p <<<"$out" | field p50_us); s99=$(sed -n 1p <<<"$out" | field p99_us)
 	b50=$(sed -n 2p <<<"$out" | field p50_us); b99=$(sed -n 2p <<<"$out" | field p99_us)
 	row "1 $1 p50" "$s50" "$b50" us "r <= $g" "<= ${g}x"
+	LAT_B50=$b50
 	row "1 $1 p99" "$s99" "$b99" us "r <= 2" "<= 2x"
 }
 
@@ -160,6 +162,7 @@ fig_hits() {  # sock base
 	"$BENCH" once "$spec" >/dev/null || { err "first request for agent hit"; return; }
 	# Issue #12's goals for a hit: p50 within 1.3x, hits/s 0.8x.
 	lat_pair "hit round trip" "$spec" "$2,sandbox,hit,rd,redis" 1.3
+	fig_filter "$LAT_B50"
 	lat_pair "ping round trip" "$1,ping" "$2,ping"
 	for c in $TP_LEVELS; do
 		if ! out=$("$BENCH" tput "$TP_SECS" "$c" "$TP_ROUNDS" "$spec" \
@@ -171,6 +174,20 @@ fig_hits() {  # sock base
 		b=$(sed -n 2p <<<"$out" | field per_s)
 		row "2 hits/s, $c clients" "$s" "$b" /s "r >= 0.8" ">= 0.8x"
 	done
+}
+
+# What a broker child's own seccomp filter costs on its path (no spare is
+# made between back-to-back hits), against the bare server's whole hit;
+# and a filter of one rule: what the kernel spends on any filter.
+fig_filter() {  # the bare server's hit p50, us
+	local out
+	if ! out=$("$BIN/sbx-filtercost" "$FILTER_N"); then
+		err "filter cost"; return
+	fi
+	row "1 a child's filter install p50" "$(sed -n 1p <<<"$out" | field p50_us)" \
+	    "$1" us "1" "(report)"
+	row "1 a 1-rule filter's install p50" "$(sed -n 2p <<<"$out" | field p50_us)" \
+	    "$1" us "1" "(report)"
 }
 
 # Liveness cost: rt_cli_ops.is_live on the redis container of agent hit
