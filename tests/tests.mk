@@ -41,7 +41,7 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind
 test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
 test_data_SRC     = tests/unit/test_data.c worker/data.c worker/snaps.c worker/pg_data.c \
 		    worker/redis_data.c worker/svc_session.c worker/seed.c worker/pq.c \
-		    shared/drop.c shared/sockdir.c $(CONFIG_SRC)
+		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
 		    shared/job.c shared/scfilter.c shared/service.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \

@@ -14,7 +14,10 @@
  * process may follow to its own descriptors even when not dumpable. A
  * tcp service is reached on 127.0.0.1 at its published port, which the
  * guard opens to that uid (guard.c). An alarm ends the child at its
- * deadline, whatever libpq or hiredis wait for.
+ * deadline, whatever libpq or hiredis wait for. Before it reads a byte
+ * of the server's, the child loads the session's seccomp allowlist
+ * (policy/seccomp/session.list): sockets, reads and writes, memory; no
+ * open, no exec, no fork, no uid change.
  *
  * The child talks to its parent over one socket pair: struct data_result
  * reports up (their code and message checked and cleaned by the parent,
@@ -37,6 +40,7 @@
 #include "iox.h"
 #include "log.h"
 #include "pq.h"
+#include "scfilter.h"
 #include "session.h"
 
 /* The child's descriptors, where session_child puts them. */
@@ -78,6 +82,17 @@ fds_at(int *fds, int n, int first)
 	return 0;
 }
 
+/* What opens files comes first (libpq and its libraries, OpenSSL's
+ * configuration); then the session's filter, before the tenant's server
+ * sends a byte. A libpq that cannot be loaded is session_pg's to say. */
+static int
+confine(const struct svc_reach *r)
+{
+	if (r->s->probe == PROBE_POSTGRES)
+		(void)pq_load();
+	return sc_load_allow("session");
+}
+
 static void __attribute__((noreturn))
 session_child(const struct svc_reach *r, int sock, session_fn fn, void *arg,
     int64_t deadline, pid_t parent)
@@ -100,6 +115,8 @@ session_child(const struct svc_reach *r, int sock, session_fn fn, void *arg,
 	    getppid() != parent)
 		_exit(2);
 	alarm((unsigned)(left / 1000 + 1));
+	if (confine(r) == -1)
+		_exit(2);
 	snprintf(e.host, sizeof(e.host), r->dir != NULL ?
 	    "/proc/self/fd/%d" : "127.0.0.1", FD_SOCKDIR);
 	fn(&e, arg);

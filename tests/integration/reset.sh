@@ -14,6 +14,16 @@ throwaway_users $UA $UB
 uid_a=$(id -u $UA)
 
 $RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+# section FROM TO: local.conf's [service FROM] as TO, on transport tcp.
+section_tcp() {
+	awk -v from="[service $1]" -v to="[service $2]" '
+	    /^\[/ { on = ($0 == from); if (on) { print to; next } }
+	    on && /^transport *=/ { print "transport = tcp"; next }
+	    on && /^warm *=/ { print "warm = 0"; next }
+	    on' policy/local.conf
+}
+CONF_EXTRA="$(section_tcp postgres pgtcp)
+$(section_tcp redis rdtcp)"
 write_conf yes
 set_conf max_snapshots 2
 # 50 tables of 200 rows: a seed worth copying, applied as the agent's role.
@@ -33,6 +43,7 @@ printf 'CREATE TABLE ok1 (v int);\nINSERT INTO ok1 VALUES (1);\nSELEC oops;\n' \
     > "$WORK/projects/bad.sql"
 printf '[project]\nsandbox_services = postgres\npostgres_seed = bad.sql\n' \
     > "$WORK/projects/bad.conf"
+printf '[project]\nsandbox_services = pgtcp rdtcp\n' > "$WORK/projects/tcp.conf"
 start_monitor || exit 1
 
 # sql USER ENV SQL: one psql command as USER with the eval'd lines ENV.
@@ -162,6 +173,25 @@ envQ=$(sbx_as $UA request -a w2 -p pooled postgres redis 2>&1)
 check "after a SIGHUP that changed the seed, the pool has the new one" test "$(sql $UA "$envQ" 'select v from marker')" = seed-3
 check "and the claim came from it" grep -q "provision uid=$uid_a agent=w2 project=pooled services=2 (warm): ok" "$LOG"
 check "the unseeded project demo never takes it" test "$($RT ps -q --filter label=sbx.project=pooled --filter label=sbx.agent=r1 | wc -l)" = 0
+
+echo "# over tcp: the session reaches 127.0.0.1:port, through the guard, under its filter"
+envT=$(sbx_as $UA request -a t1 -p tcp pgtcp rdtcp 2>&1) || nok "A's tcp sandbox" "$envT"
+tsql() {
+	runuser -u $UA -- env -i PATH="$PATH" bash -c "$envT"$'\n''PGPASSWORD=$PGTCP_PASSWORD \
+	    psql -X -h "$PGTCP_HOST" -p "$PGTCP_PORT" -U "$PGTCP_USER" \
+	    -d "$PGTCP_DATABASE" -tAc "$1" 2>&1' tsql "$1"
+}
+trcli() {
+	runuser -u $UA -- env -i PATH="$PATH" bash -c "$envT"$'\n''REDISCLI_AUTH=$RDTCP_PASSWORD \
+	    redis-cli -h "$RDTCP_HOST" -p "$RDTCP_PORT" --user "$RDTCP_USER" \
+	    --no-auth-warning "$@" 2>&1' trcli "$@"
+}
+tsql "create table t (v int); insert into t values (1)" >/dev/null
+trcli set k v >/dev/null
+check "a table and a key, over tcp" test "$(tsql 'select count(*) from t')" = 1 -a "$(trcli dbsize)" = 1
+check "reset answers ok" sbx_as $UA reset -a t1
+check "postgres is back as handed out" grep -q 'does not exist' <<<"$(tsql 'select count(*) from t')"
+check "redis is empty" test "$(trcli dbsize)" = 0
 
 echo "# a seed that fails"
 err=$(err_of $UA request -a r3 -p bad postgres)
