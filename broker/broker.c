@@ -5,22 +5,13 @@
  * the monitor channel on fd 4. Before it touches a connection it drops to
  * broker_user, empties its capabilities, sets no_new_privs and loads the
  * broker seccomp filter. Then it accepts, and gives each connection a
- * child: one that has served the same uid and waits for its next
- * connection (kept, below), a spare forked ahead while it was quiet
- * (spare.c), or one forked then; at most max_children at a time and
- * max_connections_per_uid for one uid (beyond either: busy; but while
- * max_children is reached only because children that handed their
- * requests over have not exited yet, new connections wait in the listen
- * queue). Refusal lines, its own and those its children report in their
- * exit status, are limited per uid (ratelim.c).
- *
- * Kept children: a child that has handed its request over waits on its
- * channel, up to KEEP_MS, for another connection of exactly its peer
- * uid, at most max_connections_per_uid of a uid at once. No socket of
- * another uid ever reaches it, so a child that a tenant's request took
- * over serves that tenant alone, as before; the fork, the filter and the
- * page faults that a new child costs each connection are saved
- * (bench/README.md). A table full of them lets them all go.
+ * child, a spare forked ahead while it was quiet (spare.c) or one forked
+ * then, at most max_children at a time and max_connections_per_uid for
+ * one uid (beyond either: busy; but while max_children is reached only
+ * because children that handed their requests over have not exited yet,
+ * new connections wait in the listen queue). Refusal lines, its own and
+ * those its children report in their exit status, are limited per uid
+ * (ratelim.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +21,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -74,10 +64,6 @@ _Static_assert(FD_LISTEN == SC_SPARE_FD, "a spare's channel takes the "
 #define SPARE_QUIET_MS	2
 #define SPARE_RETRY_MS	1000
 
-/* A child that handed its uid's request over waits this long for the
- * same uid's next connection, then exits (conntab.c). */
-#define KEEP_MS		1000
-
 struct broker {
 	int		sigfd;
 	int		notice;		/* hand-over pids (child.c) */
@@ -91,7 +77,6 @@ struct broker {
 	size_t		want_spares;
 	int64_t		last_accept_ms;	/* spares wait for a quiet moment */
 	int64_t		spare_after_ms;	/* and a second after a failure */
-	int64_t		kept_next_ms;	/* the oldest kept child's since; -1 */
 	struct subuid_range *subuids;	/* from the monitor, fd 5 */
 	size_t		nsubuids;
 };
@@ -175,48 +160,18 @@ audit_suppressed(uid_t uid, unsigned count, void *arg)
 }
 
 /* Children that hand their request over say so, pid by pid: each
- * leaves its uid's share now, and is kept for that uid's next
- * connection, at most per_uid of them for KEEP_MS, or exits and leaves
- * the table when it is reaped. Read as they come, at each reap and
- * before any refusal. */
+ * leaves its uid's share now, and the table when it is reaped. Read at
+ * each reap, so the pipe never fills, and before any refusal. */
 static void
 take_notices(struct broker *b)
 {
-	int64_t now = now_ms();
 	pid_t v[64];
 	ssize_t n;
 	size_t i;
 
 	while ((n = read(b->notice, v, sizeof(v))) > 0)
 		for (i = 0; i < (size_t)n / sizeof(v[0]); i++)
-			conntab_handed(&b->tab, v[i], b->stopping ? 0 :
-			    b->per_uid, now);
-	if (b->kept_next_ms == -1)
-		(void)conntab_release(&b->tab, INT64_MIN, &b->kept_next_ms);
-}
-
-/* Kept children unused for KEEP_MS exit (every one, with INT64_MAX). */
-static void
-release_kept(struct broker *b, int64_t before)
-{
-	(void)conntab_release(&b->tab, before, &b->kept_next_ms);
-}
-
-/* A child kept for exactly this uid takes fd: true if one did. */
-static bool
-hand_kept(struct broker *b, uid_t peer, int fd)
-{
-	pid_t pid;
-	int sock;
-
-	while ((sock = conntab_take(&b->tab, peer, &pid)) != -1) {
-		if (spare_send(sock, fd) == 0) {
-			close(fd);
-			return true;
-		}
-		conntab_handed(&b->tab, pid, 0, 0);	/* gone: it exits */
-	}
-	return false;
+			conntab_handed(&b->tab, v[i]);
 }
 
 /* A child that refused its agent says which code in its exit status:
@@ -287,45 +242,16 @@ child_close(struct broker *b)
 	close(b->sigfd);
 	close(b->notice);
 	spares_close(&b->spares);	/* our copies of the spares' ends */
-	conntab_close_all(&b->tab);	/* and of the other children's */
 }
 
-/* A new child for fd, with a channel if a descriptor is left for one
- * (else it serves this connection only): its pid, our end in *sock. */
-static pid_t
-fork_child(struct broker *b, int fd, int *sock)
-{
-	int sp[2] = { -1, -1 };
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
-		log_debug("channel: %s", strerror(errno));
-	if ((pid = fork()) == 0) {
-		if (sp[0] != -1)
-			close(sp[0]);
-		child_close(b);
-		child_serve(fd, sp[1], &b->copts);
-	}
-	if (sp[1] != -1)
-		close(sp[1]);
-	if (pid == -1 && sp[0] != -1)
-		close(sp[0]);
-	*sock = pid == -1 ? -1 : sp[0];
-	return pid;
-}
-
-/*
- * One connection: a child kept for its uid, a spare, a new child, or
- * busy. false when none was waiting. A kept child has served its uid
- * only: no socket of another uid ever goes to it.
- */
+/* One connection: a child for it, or busy. false when none was waiting. */
 static bool
 on_accept(struct broker *b)
 {
 	enum admit admit;
 	pid_t pid;
-	uid_t uid, peer;
-	int fd, sock;
+	uid_t uid;
+	int fd;
 
 	/* Non-blocking from the start: the child needs no fcntl calls. */
 	fd = accept4(FD_LISTEN, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -335,7 +261,7 @@ on_accept(struct broker *b)
 			log_warn("accept");
 		return false;
 	}
-	uid = peer = peer_uid(fd);
+	uid = peer_uid(fd);
 	/* A subordinate uid's connections count toward its range's owner:
 	 * its 65536 uids share one place, not one each. */
 	(void)subrange_owner(b->subuids, b->nsubuids, uid, &uid);
@@ -347,29 +273,30 @@ on_accept(struct broker *b)
 		reap(b);
 		admit = conntab_admit(&b->tab, uid);
 	}
-	if (admit == ADMIT_UID_FULL) {
+	switch (admit) {
+	case ADMIT_UID_FULL:
 		busy(b, fd, uid, busy_uid_reply, sizeof(busy_uid_reply) - 1,
 		    "connections_per_uid");
 		return true;
-	}
-	take_notices(b);	/* a child that has just handed over */
-	if (peer != (uid_t)-1 && hand_kept(b, peer, fd))
-		return true;		/* its place was the kept child's */
-	if (admit == ADMIT_FULL) {
+	case ADMIT_FULL:
 		busy(b, fd, uid, busy_all_reply, sizeof(busy_all_reply) - 1,
 		    "children");
 		return true;
+	case ADMIT_OK:
+		break;
 	}
-	if ((pid = spare_hand(&b->spares, fd, &sock)) == -1 &&
-	    (pid = fork_child(b, fd, &sock)) == -1) {
+	if ((pid = spare_hand(&b->spares, fd)) == -1 &&
+	    (pid = fork()) == -1) {
 		log_warn("fork");
 		close(fd);
 		return false;
 	}
-	/* room: checked by admit; a child of an unknown uid is not kept */
-	conntab_add(&b->tab, pid, uid, peer, peer == (uid_t)-1 ? -1 : sock);
-	if (peer == (uid_t)-1 && sock != -1)
-		close(sock);
+	if (pid == 0) {
+		child_close(b);
+		child_confine();
+		child_serve(fd, &b->copts);
+	}
+	conntab_add(&b->tab, pid, uid);	/* room: checked by admit */
 	close(fd);
 	return true;
 }
@@ -444,18 +371,13 @@ spare_due(const struct broker *b)
 	return spare_wait_ms(b) == 0;
 }
 
-/* poll's timeout: the next suppressed-lines report, spare or kept
- * child's end. */
+/* poll's timeout: the next suppressed-lines report or spare. */
 static int
 serve_timeout(struct broker *b)
 {
-	int64_t spare = spare_wait_ms(b), kept = -1;
+	int64_t spare = spare_wait_ms(b);
 	int t = poll_timeout(b);
 
-	if (b->kept_next_ms != -1)
-		kept = b->kept_next_ms + KEEP_MS - now_ms();
-	if (kept != -1 && (spare < 0 || kept < spare))
-		spare = kept < 0 ? 0 : kept;
 	return spare >= 0 && (t < 0 || spare < t) ? (int)spare : t;
 }
 
@@ -503,14 +425,13 @@ accepting(struct broker *b)
 	if (b->tab.n < b->max_children)
 		return true;
 	take_notices(b);
-	release_kept(b, INT64_MAX);	/* places for anyone, not kept */
 	return conntab_exiting(&b->tab) == 0;
 }
 
 static void
 serve(struct broker *b)
 {
-	struct pollfd pfd[4];
+	struct pollfd pfd[3];
 	int n;
 
 	while (!b->stopping) {
@@ -518,8 +439,7 @@ serve(struct broker *b)
 		pfd[1] = (struct pollfd){ .fd = FD_CHAN, .events = 0 };
 		pfd[2] = (struct pollfd){ .fd = FD_LISTEN,
 		    .events = accepting(b) ? POLLIN : 0 };
-		pfd[3] = (struct pollfd){ .fd = b->notice, .events = POLLIN };
-		if ((n = poll(pfd, 4, serve_timeout(b))) == -1) {
+		if ((n = poll(pfd, 3, serve_timeout(b))) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal("poll");
@@ -531,11 +451,6 @@ serve(struct broker *b)
 			continue;
 		}
 		rl_tick(&b->rl, now_ms());
-		if (b->kept_next_ms != -1 &&
-		    b->kept_next_ms + KEEP_MS <= now_ms())
-			release_kept(b, now_ms() - KEEP_MS);
-		if (pfd[3].revents)
-			take_notices(b);
 		if (pfd[0].revents)
 			on_signal(b);
 		if (pfd[1].revents & (POLLHUP | POLLERR)) {
@@ -553,18 +468,13 @@ serve(struct broker *b)
 static void
 drain(struct broker *b)
 {
-	struct pollfd pfd[2] = { { .fd = b->sigfd, .events = POLLIN },
-	    { .fd = b->notice, .events = POLLIN } };
+	struct pollfd pfd = { .fd = b->sigfd, .events = POLLIN };
 
 	close(FD_LISTEN);
 	spares_close(&b->spares);
-	/* Stopping: none is kept from now on, and the kept ones go. */
-	take_notices(b);
-	release_kept(b, INT64_MAX);
 	while (b->tab.n > 0) {
-		if (poll(pfd, 2, 1000) == -1 && errno != EINTR)
+		if (poll(&pfd, 1, 1000) == -1 && errno != EINTR)
 			break;
-		take_notices(b);
 		on_signal(b);
 	}
 	rl_flush(&b->rl);
@@ -573,7 +483,7 @@ drain(struct broker *b)
 int
 main(int argc, char *argv[])
 {
-	struct broker b = { .max_children = 128, .kept_next_ms = -1,
+	struct broker b = { .max_children = 128,
 	    .copts = { .chan = FD_CHAN, .request_timeout_ms = 5000 } };
 	const char *ids = NULL, *root = NULL;
 	pid_t monitor = getppid();

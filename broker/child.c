@@ -2,9 +2,8 @@
  * child.c - runs in the broker's per-connection child (the broker's uid,
  * no capabilities, the broker's filter and the child's stacked on it):
  * read one msgpack map under hard limits, hand a fixed-form message and
- * the agent's socket to the monitor; then the next socket the parent
- * sends, of the same uid, or exit. The monitor answers the agent itself;
- * this process never sees an answer, nor a password.
+ * the agent's socket to the monitor, exit. The monitor answers the agent
+ * itself; this process never sees an answer, nor a password.
  *
  * Everything the agent sends stops here: the monitor sees only
  * struct sbx_req_*, built by wire_validate().
@@ -13,7 +12,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,11 +162,10 @@ seal_input(int agent)
 }
 
 /*
- * The request and the agent's socket go to the monitor; our part of this
- * connection ends there. A monitor that is gone gets the agent an error
- * from us.
+ * The request and the agent's socket go to the monitor; our part ends
+ * there. A monitor that is gone gets the agent an error from us.
  */
-static void
+static void __attribute__((noreturn))
 hand_over(int agent, const struct child_opts *o, const union sbx_req_any *req,
     size_t len)
 {
@@ -184,7 +181,11 @@ hand_over(int agent, const struct child_opts *o, const union sbx_req_any *req,
 		reply_error_exit(agent, SBX_E_INTERNAL,
 		    "the monitor is not reachable.");
 	}
-	close(agent);
+	/* Our teardown (our pages and page tables: a few hundred
+	 * microseconds on a slow host) is no one's wait: the requests still
+	 * being served get the cores first (bench/README.md). */
+	(void)setpriority(PRIO_PROCESS, 0, SC_EXIT_NICE);
+	_exit(0);
 }
 
 static void
@@ -294,7 +295,7 @@ child_prefault(void)
  * microseconds on a paravirtualised host: bench/README.md) is not on
  * any request's path.
  */
-static void
+void
 child_confine(void)
 {
 	sigset_t none;
@@ -308,60 +309,16 @@ child_confine(void)
 	}
 }
 
-/* Nothing of the last request is left in the reader for the next. */
-static void
-reader_renew(void)
-{
-	wire_reader_free(&child_reader);
-	if (wire_reader_init(&child_reader) == -1)
-		_exit(1);
-}
-
-/*
- * One request, then each agent socket the parent sends on our channel:
- * all of one uid (broker.c), until it closes its end. Then our teardown
- * (our pages and page tables: a few hundred microseconds on a slow host)
- * is no one's wait: the requests still being served get the cores first
- * (bench/README.md).
- */
-static void __attribute__((noreturn))
-serve_on(int agent, bool channel, const struct child_opts *o)
+void
+child_serve(int agent, const struct child_opts *o)
 {
 	union sbx_req_any req;
 	size_t len;
 
-	do {
-		/* The agent socket comes non-blocking (broker.c). */
-		len = read_request(agent, o->request_timeout_ms, &req);
-		seal_input(agent);
-		hand_over(agent, o, &req, len);
-		explicit_bzero(&req, sizeof(req));
-		reader_renew();
-	} while (channel && (agent = spare_wait(SC_SPARE_FD)) != -1);
-	(void)setpriority(PRIO_PROCESS, 0, SC_EXIT_NICE);
-	_exit(0);
-}
-
-/* The one descriptor the filters let recvmsg read (scfilter.c): a
- * confined child can take no descriptor from its agent. The parent's
- * listener had the number; a child closes it first. */
-static void
-channel_at(int end)
-{
-	if (end == SC_SPARE_FD)
-		return;
-	if (fcntl(end, F_DUPFD_CLOEXEC, SC_SPARE_FD) != SC_SPARE_FD)
-		_exit(1);
-	close(end);
-}
-
-void
-child_serve(int agent, int end, const struct child_opts *o)
-{
-	if (end != -1)
-		channel_at(end);
-	child_confine();
-	serve_on(agent, end != -1, o);
+	/* The agent socket comes non-blocking from accept4 (broker.c). */
+	len = read_request(agent, o->request_timeout_ms, &req);
+	seal_input(agent);
+	hand_over(agent, o, &req, len);
 }
 
 void
@@ -369,10 +326,16 @@ child_spare(int end, const struct child_opts *o)
 {
 	int agent;
 
-	channel_at(end);
+	/* The one descriptor the filters let recvmsg read (scfilter.c): a
+	 * confined spare can take no descriptor from its agent. */
+	if (end != SC_SPARE_FD) {
+		if (fcntl(end, F_DUPFD_CLOEXEC, SC_SPARE_FD) != SC_SPARE_FD)
+			_exit(1);
+		close(end);
+	}
 	child_prefault();
 	child_confine();
 	if ((agent = spare_wait(SC_SPARE_FD)) == -1)
 		_exit(0);
-	serve_on(agent, true, o);
+	child_serve(agent, o);
 }

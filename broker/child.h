@@ -19,17 +19,15 @@ int	child_prepare(void);
  * its uid's other children have written).
  */
 #define CHILD_REFUSED	64
-/*
- * A new child, end its channel (spare.c; -1: none, one connection only),
- * SC_SPARE_FD free unless end is it: confined, the agent's request to
- * the monitor, then each socket the parent sends on the channel until it
- * closes it; then exit.
- */
-void	child_serve(int agent, int end, const struct child_opts *)
+/* In a new child: its own filter on the broker's, signals unblocked. */
+void	child_confine(void);
+/* Under that filter: the agent's request to the monitor, then exit. */
+void	child_serve(int agent, const struct child_opts *)
 	    __attribute__((noreturn));
 /*
- * A spare: the same, its page faults taken and confined before its
- * first agent comes. Exits 0 if its channel closes first.
+ * A spare (spare.c), end its channel, SC_SPARE_FD free unless end is it:
+ * confined and its page faults taken before its agent comes, then
+ * child_serve. Exits 0 if its channel closes first.
  */
 void	child_spare(int end, const struct child_opts *)
 	    __attribute__((noreturn));

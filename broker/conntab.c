@@ -13,13 +13,9 @@
  * already have the monitor's answer and be connecting again. So a child
  * says so before its hand-over (its pid on a pipe, broker.c), and from
  * then on its place counts toward max_children only, not toward its
- * uid's share. It is then kept for its peer uid's next connection, on
- * the channel whose end the table holds, or that end is closed and it
- * exits. A kept child is taken by its own peer uid only: the uid its
- * first connection's SO_PEERCRED gave, not the owner it counts toward.
+ * uid's share.
  */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "conntab.h"
 
@@ -45,26 +41,15 @@ conntab_free(struct conntab *t)
 	t->n = t->cap = 0;
 }
 
-/* Children in state st, of this share's uid or this peer uid (NULL:
- * any). */
-static unsigned
-tally(const struct conntab *t, enum conn_state st, const uid_t *uid,
-    const uid_t *peer)
+unsigned
+conntab_count(const struct conntab *t, uid_t uid)
 {
 	unsigned c = 0;
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		c += t->v[i].state == st &&
-		    (uid == NULL || t->v[i].uid == *uid) &&
-		    (peer == NULL || t->v[i].peer == *peer);
+		c += t->v[i].uid == uid && !t->v[i].handed;
 	return c;
-}
-
-unsigned
-conntab_count(const struct conntab *t, uid_t uid)
-{
-	return tally(t, CONN_SERVING, &uid, NULL);
 }
 
 /* The uid's own limit first: a uid at its share is told so even when
@@ -80,89 +65,38 @@ conntab_admit(const struct conntab *t, uid_t uid)
 }
 
 int
-conntab_add(struct conntab *t, pid_t pid, uid_t uid, uid_t peer, int sock)
+conntab_add(struct conntab *t, pid_t pid, uid_t uid)
 {
 	if (t->n >= t->cap)
 		return -1;
-	t->v[t->n] = (struct conn){ .pid = pid, .uid = uid, .peer = peer,
-	    .state = CONN_SERVING, .sock = sock };
+	t->v[t->n].pid = pid;
+	t->v[t->n].uid = uid;
+	t->v[t->n].handed = false;
 	t->n++;
 	return 0;
 }
 
-static void
-unkeep(struct conn *c)
-{
-	if (c->sock != -1)
-		close(c->sock);
-	c->sock = -1;
-	c->state = CONN_HANDED;
-}
-
 void
-conntab_handed(struct conntab *t, pid_t pid, unsigned keep, int64_t now_ms)
+conntab_handed(struct conntab *t, pid_t pid)
 {
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		if (t->v[i].pid != pid || t->v[i].state != CONN_SERVING)
-			continue;
-		if (t->v[i].sock != -1 && conntab_kept(t, t->v[i].peer) < keep) {
-			t->v[i].state = CONN_KEPT;
-			t->v[i].since_ms = now_ms;
-		} else
-			unkeep(&t->v[i]);
-		return;
-	}
-}
-
-unsigned
-conntab_kept(const struct conntab *t, uid_t peer)
-{
-	return tally(t, CONN_KEPT, NULL, &peer);
-}
-
-/* The one kept last: its pages are the likeliest still cached. */
-int
-conntab_take(struct conntab *t, uid_t peer, pid_t *pid)
-{
-	struct conn *best = NULL;
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->v[i].state == CONN_KEPT && t->v[i].peer == peer &&
-		    (best == NULL || t->v[i].since_ms > best->since_ms))
-			best = &t->v[i];
-	if (best == NULL)
-		return -1;
-	best->state = CONN_SERVING;
-	*pid = best->pid;
-	return best->sock;
-}
-
-unsigned
-conntab_release(struct conntab *t, int64_t before, int64_t *next)
-{
-	unsigned c = 0;
-	size_t i;
-
-	*next = -1;
-	for (i = 0; i < t->n; i++) {
-		if (t->v[i].state != CONN_KEPT)
-			continue;
-		if (t->v[i].since_ms < before) {
-			unkeep(&t->v[i]);
-			c++;
-		} else if (*next == -1 || t->v[i].since_ms < *next)
-			*next = t->v[i].since_ms;
-	}
-	return c;
+		if (t->v[i].pid == pid) {
+			t->v[i].handed = true;
+			return;
+		}
 }
 
 unsigned
 conntab_exiting(const struct conntab *t)
 {
-	return tally(t, CONN_HANDED, NULL, NULL);
+	unsigned c = 0;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		c += t->v[i].handed;
+	return c;
 }
 
 int
@@ -174,20 +108,8 @@ conntab_del(struct conntab *t, pid_t pid, uid_t *uid)
 		if (t->v[i].pid != pid)
 			continue;
 		*uid = t->v[i].uid;
-		if (t->v[i].sock != -1)
-			close(t->v[i].sock);
 		t->v[i] = t->v[--t->n];	/* order does not matter */
 		return 0;
 	}
 	return -1;
-}
-
-void
-conntab_close_all(struct conntab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->v[i].sock != -1)
-			close(t->v[i].sock);
 }

@@ -8,11 +8,10 @@
  * connect at once wait on eight forks in a row. So once no connection
  * has come for a moment (broker.c) the broker forks a few ahead; each
  * installs the child's filter at once, waits on a socketpair of its own
- * for one agent socket and is then an ordinary child (child.c). A spare
- * has seen nothing of any tenant before its socket arrives, and its
- * filter lets it take no descriptor but from that channel. Every child
- * has such a channel: on it, one that has handed its request over may
- * be sent the next socket of the same uid (broker.c).
+ * for one agent socket and is then an ordinary child (child.c), for
+ * that one connection, and exits. A spare has seen nothing of any
+ * tenant before its socket arrives, and its filter lets it take no
+ * descriptor but that one.
  */
 #include <errno.h>
 #include <poll.h>
@@ -64,6 +63,7 @@ spare_wait(int end)
 			break;
 		n = recv_fds(end, &byte, sizeof(byte), &rx);
 	} while (n == -1 && (errno == EAGAIN || errno == EINTR));
+	close(end);
 	if (n != 1 || rx.nfds != 1 || rx.truncated || rx.foreign) {
 		fdpass_close(&rx);
 		return -1;
@@ -71,28 +71,23 @@ spare_wait(int end)
 	return rx.fds[0];
 }
 
-int
-spare_send(int sock, int agent)
+pid_t
+spare_hand(struct spares *s, int agent)
 {
 	const char byte = 'a';
-
-	return send_fds(sock, &byte, sizeof(byte), &agent, 1) == 1 ? 0 : -1;
-}
-
-pid_t
-spare_hand(struct spares *s, int agent, int *sock)
-{
+	ssize_t n;
 	pid_t pid;
+	int sock;
 
 	while (s->n > 0) {
 		pid = s->pid[--s->n];
-		*sock = s->sock[s->n];
-		if (spare_send(*sock, agent) == 0)
+		sock = s->sock[s->n];
+		n = send_fds(sock, &byte, sizeof(byte), &agent, 1);
+		close(sock);
+		if (n == 1)
 			return pid;
 		/* Gone before it was reaped: the next one. */
-		close(*sock);
 	}
-	*sock = -1;
 	return -1;
 }
 

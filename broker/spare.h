@@ -20,16 +20,12 @@ struct spares {
  * 0, with every other spare's end closed and its own in *end.
  */
 pid_t	spare_fork(struct spares *, int *end);
-/* In a child: the agent socket the parent sends on its channel, or -1
- * if it closed its end instead (it stops, or died). The channel stays
- * open. */
+/* In a spare: the agent socket the parent sends, or -1 if it closed
+ * its end instead (it stops, or died). */
 int	spare_wait(int end);
-/* In the parent: agent down a child's channel; 0, or -1 if it is gone. */
-int	spare_send(int sock, int agent);
-/* The agent socket to the newest spare: its pid, with the spare's
- * channel now the caller's in *sock; or -1 if none took it (none left,
- * or each one asked was gone). */
-pid_t	spare_hand(struct spares *, int agent, int *sock);
+/* The agent socket to the newest spare: its pid, or -1 if none took
+ * it (none left, or each one asked was gone). */
+pid_t	spare_hand(struct spares *, int agent);
 /* pid was reaped: if it was a waiting spare, it is forgotten. */
 bool	spare_reaped(struct spares *, pid_t);
 /* Every spare's end closed: each one exits. */

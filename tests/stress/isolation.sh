@@ -319,61 +319,6 @@ note "$(tr '\n' ' ' <<<"$ranges")"
 for a in rng-a rng-a-new; do sbx_as $UA release -a $a >/dev/null 2>&1; done
 for a in rng-b rng-b-new; do sbx_as $UB release -a $a >/dev/null 2>&1; done
 
-echo "# a broker child kept after its hand-over serves its own uid only"
-# Each client waits for its turn (a file) to connect, says it is
-# connected, waits to be told to send a ping, and reads the answer.
-cat > "$WORK/turn.py" <<'PY'
-import os, socket, sys, time
-def wait(path):
-    while not os.path.exists(path):
-        time.sleep(0.002)
-wait(sys.argv[2] + '.connect')
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-open(sys.argv[2] + '.connected', 'w').close()
-wait(sys.argv[2] + '.send')
-s.sendall(b'\x81\xa2op\xa4ping')
-data = b''
-while True:
-    c = s.recv(4096)
-    if not c:
-        break
-    data += c
-print('ok' if b'\xa2ok\xc3' in data else 'bad %r' % data)
-PY
-T=$WORK/turns
-mkdir -m 1777 "$T"
-chmod 0644 "$WORK/turn.py"
-for t in a1 b1 a2 b2; do
-	u=$UA; [ "${t#b}" != "$t" ] && u=$UB
-	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups \
-	    /usr/bin/python3 "$WORK/turn.py" "$SOCK" "$T/$t" > "$T/$t.out" 2>&1 &
-done
-bpid=$(broker_pid)
-# turn T: T connects; prints the broker child holding its connection,
-# then lets it send and waits for its answer.
-turn() {
-	local p holder=
-	touch "$T/$1.connect"
-	wait_for 10 test -e "$T/$1.connected"
-	for _ in $(seq 200); do
-		for p in $(pgrep -P "$bpid"); do
-			[ "$(conns_held "$p")" -eq 1 ] && holder=$p
-		done
-		[ -n "$holder" ] && break
-		sleep 0.01
-	done
-	touch "$T/$1.send"
-	wait_for 10 grep -q . "$T/$1.out"
-	echo "$holder"
-}
-ca1=$(turn a1); cb1=$(turn b1); ca2=$(turn a2); cb2=$(turn b2)
-note "children: A $ca1 then $ca2, B $cb1 then $cb2"
-check "every ping answered" test "$(cat "$T"/{a1,b1,a2,b2}.out | sort -u)" = ok
-check "B's connection did not go to the child that served A" test -n "$ca1" -a -n "$cb1" -a "$cb1" != "$ca1"
-check "A's next one went to A's kept child, B's to B's" test "$ca2" = "$ca1" -a "$cb2" = "$cb1"
-check "and A's kept child never held B's (B's next is B's own)" test "$cb2" != "$ca1"
-
 echo "# socket_mode"
 # Last: a restart reaps every labelled container.
 set_conf socket_mode 0660

@@ -117,7 +117,7 @@ Test(child, a_spare_is_confined_before_its_agent_and_exits_lowered)
 	struct spares sp = { .n = 0 };
 	struct fdpass_rx rx;
 	union sbx_req_any req;
-	int chan[2], notice[2], agent[2], i, sock;
+	int chan[2], notice[2], agent[2], i;
 	pid_t pid, noticed = 0;
 	siginfo_t si;
 	ssize_t n;
@@ -135,7 +135,7 @@ Test(child, a_spare_is_confined_before_its_agent_and_exits_lowered)
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, agent), 0);
 	cr_assert_eq(write(agent[0], ping, sizeof(ping) - 1),
 	    (ssize_t)sizeof(ping) - 1);
-	cr_assert_eq(spare_hand(&sp, agent[1], &sock), pid);
+	cr_assert_eq(spare_hand(&sp, agent[1]), pid);
 	close(agent[1]);
 
 	cr_assert_eq(poll(&(struct pollfd){ .fd = chan[0], .events = POLLIN },
@@ -147,8 +147,6 @@ Test(child, a_spare_is_confined_before_its_agent_and_exits_lowered)
 	cr_assert_eq(read(notice[0], &noticed, sizeof(noticed)),
 	    (ssize_t)sizeof(noticed));
 	cr_assert_eq(noticed, pid);
-	cr_assert_eq(nice_of(pid), 0, "it waits for the next socket");
-	close(sock);		/* none comes: it exits */
 
 	/* Exited, not reaped: its nice is still there to read. */
 	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
@@ -185,7 +183,7 @@ Test(child, the_agents_input_is_shut_and_empty_at_the_hand_over)
 	struct spares sp = { .n = 0 };
 	struct fdpass_rx rx;
 	union sbx_req_any req;
-	int chan[2], notice[2], agent[2], queued = -1, sock;
+	int chan[2], notice[2], agent[2], queued = -1;
 	pid_t pid;
 
 	SKIP_UNDER_ASAN();
@@ -194,7 +192,7 @@ Test(child, the_agents_input_is_shut_and_empty_at_the_hand_over)
 	cr_assert_eq(write(agent[0], ping, sizeof(ping) - 1),
 	    (ssize_t)sizeof(ping) - 1);
 	cr_assert_eq(write(agent[0], "trailing", 8), 8);
-	cr_assert_eq(spare_hand(&sp, agent[1], &sock), pid);
+	cr_assert_eq(spare_hand(&sp, agent[1]), pid);
 	close(agent[1]);
 
 	cr_assert_eq(poll(&(struct pollfd){ .fd = chan[0], .events = POLLIN },
@@ -207,56 +205,5 @@ Test(child, the_agents_input_is_shut_and_empty_at_the_hand_over)
 	cr_assert_eq(send(agent[0], "x", 1, MSG_NOSIGNAL), -1);
 	cr_assert_eq(errno, EPIPE, "the input is shut: %s", strerror(errno));
 	fdpass_close(&rx);
-	close(sock);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
-}
-
-/*
- * A child kept after its hand-over (broker.c keeps it for its uid) takes
- * the next agent socket sent on its channel, reads that request with a
- * reader as new, and hands it over too; still confined by its one
- * filter; it exits once the channel closes.
- */
-Test(child, a_kept_child_serves_the_next_socket_on_its_channel)
-{
-	struct spares sp = { .n = 0 };
-	struct fdpass_rx rx;
-	union sbx_req_any req;
-	int chan[2], notice[2], agent[2], sock, status, round;
-	pid_t pid, noticed;
-
-	SKIP_UNDER_ASAN();
-	pid = start_spare(&sp, chan, notice);
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, agent), 0);
-	/* The first request cut short by a garbage tail is not read past
-	 * the map: the next reader starts from nothing of it. */
-	cr_assert_eq(write(agent[0], ping, sizeof(ping) - 1),
-	    (ssize_t)sizeof(ping) - 1);
-	cr_assert_eq(write(agent[0], "\xc1\xc1", 2), 2);
-	cr_assert_eq(spare_hand(&sp, agent[1], &sock), pid);
-	for (round = 0; round < 2; round++) {
-		close(agent[1]);
-		cr_assert_eq(poll(&(struct pollfd){ .fd = chan[0],
-		    .events = POLLIN }, 1, 5000), 1, "round %d", round);
-		cr_assert_eq(recv_fds(chan[0], &req, sizeof(req), &rx),
-		    (ssize_t)sizeof(req.ping), "round %d", round);
-		cr_assert_eq(rx.nfds, 1);
-		fdpass_close(&rx);
-		cr_assert_eq(read(notice[0], &noticed, sizeof(noticed)),
-		    (ssize_t)sizeof(noticed));
-		cr_assert_eq(noticed, pid);
-		close(agent[0]);
-		if (round == 1)
-			break;
-		cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, agent), 0);
-		cr_assert_eq(write(agent[0], ping, sizeof(ping) - 1),
-		    (ssize_t)sizeof(ping) - 1);
-		cr_assert_eq(spare_send(sock, agent[1]), 0);
-	}
-	cr_assert_eq(status_field(pid, "Seccomp_filters"), 1,
-	    "the same one filter");
-	close(sock);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "status %#x", status);
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "work.h"
@@ -27,7 +26,7 @@ Test(conntab, a_uid_at_its_limit_is_refused_alone)
 	cr_assert_eq(conntab_init(&t, 8, 3), 0);
 	for (i = 0; i < 3; i++) {
 		cr_assert_eq(conntab_admit(&t, 65534), ADMIT_OK);
-		cr_assert_eq(conntab_add(&t, pid++, 65534, 65534, -1), 0);
+		cr_assert_eq(conntab_add(&t, pid++, 65534), 0);
 	}
 	cr_assert_eq(conntab_count(&t, 65534), 3);
 	cr_assert_eq(conntab_admit(&t, 65534), ADMIT_UID_FULL);
@@ -44,11 +43,11 @@ Test(conntab, the_global_limit_holds_across_uids)
 
 	cr_assert_eq(conntab_init(&t, 4, 2), 0);
 	for (uid = 1; uid <= 4; uid++)
-		cr_assert_eq(conntab_add(&t, (pid_t)(10 + uid), uid, uid, -1), 0);
+		cr_assert_eq(conntab_add(&t, (pid_t)(10 + uid), uid), 0);
 	cr_assert_eq(conntab_admit(&t, 5), ADMIT_FULL);
-	cr_assert_eq(conntab_add(&t, 99, 5, 5, -1), -1, "a full table takes no more");
+	cr_assert_eq(conntab_add(&t, 99, 5), -1, "a full table takes no more");
 	/* The uid's own limit is named first when both hold. */
-	cr_assert_eq(conntab_add(&t, 98, 1, 1, -1), -1);
+	cr_assert_eq(conntab_add(&t, 98, 1), -1);
 	conntab_free(&t);
 }
 
@@ -58,9 +57,9 @@ Test(conntab, a_reaped_child_frees_its_uids_place)
 	uid_t uid = 0;
 
 	cr_assert_eq(conntab_init(&t, 4, 2), 0);
-	cr_assert_eq(conntab_add(&t, 11, 7, 7, -1), 0);
-	cr_assert_eq(conntab_add(&t, 12, 8, 8, -1), 0);
-	cr_assert_eq(conntab_add(&t, 13, 7, 7, -1), 0);
+	cr_assert_eq(conntab_add(&t, 11, 7), 0);
+	cr_assert_eq(conntab_add(&t, 12, 8), 0);
+	cr_assert_eq(conntab_add(&t, 13, 7), 0);
 	cr_assert_eq(conntab_admit(&t, 7), ADMIT_UID_FULL);
 	cr_assert_eq(conntab_del(&t, 11, &uid), 0);
 	cr_assert_eq(uid, 7);
@@ -82,17 +81,16 @@ Test(conntab, a_handed_child_leaves_its_uids_share_not_the_table)
 	uid_t uid = 0;
 
 	cr_assert_eq(conntab_init(&t, 3, 2), 0);
-	cr_assert_eq(conntab_add(&t, 21, 7, 7, -1), 0);
-	cr_assert_eq(conntab_add(&t, 22, 7, 7, -1), 0);
+	cr_assert_eq(conntab_add(&t, 21, 7), 0);
+	cr_assert_eq(conntab_add(&t, 22, 7), 0);
 	cr_assert_eq(conntab_admit(&t, 7), ADMIT_UID_FULL);
-	conntab_handed(&t, 22, 4, 1);
-	conntab_handed(&t, 4242, 4, 1);	/* not ours: nothing */
+	conntab_handed(&t, 22);
+	conntab_handed(&t, 4242);	/* not ours: nothing */
 	cr_assert_eq(conntab_count(&t, 7), 1, "the handed child no longer "
 	    "counts for uid 7");
-	cr_assert_eq(conntab_exiting(&t), 1, "no channel: it is only exiting "
-	    "now");
+	cr_assert_eq(conntab_exiting(&t), 1, "it is only exiting now");
 	cr_assert_eq(conntab_admit(&t, 7), ADMIT_OK);
-	cr_assert_eq(conntab_add(&t, 23, 7, 7, -1), 0);
+	cr_assert_eq(conntab_add(&t, 23, 7), 0);
 	cr_assert_eq(conntab_admit(&t, 7), ADMIT_UID_FULL);
 	cr_assert_eq(conntab_admit(&t, 8), ADMIT_FULL, "it still holds its "
 	    "place: three live children in a table of three");
@@ -101,104 +99,8 @@ Test(conntab, a_handed_child_leaves_its_uids_share_not_the_table)
 	cr_assert_eq(uid, 7);
 	cr_assert_eq(conntab_exiting(&t), 0);
 	cr_assert_eq(conntab_count(&t, 7), 2);
-	cr_assert_eq(conntab_add(&t, 24, 8, 8, -1), 0);
+	cr_assert_eq(conntab_add(&t, 24, 8), 0);
 	cr_assert_eq(conntab_count(&t, 8), 1, "a new child is not handed");
-	conntab_free(&t);
-}
-
-/* A pair of connected sockets: our end for the table, theirs to watch. */
-static void
-channel(int *ours, int *theirs)
-{
-	int sp[2];
-
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp),
-	    0);
-	*ours = sp[0];
-	*theirs = sp[1];
-}
-
-/* The child's end sees its channel closed: it would exit. */
-static bool
-closed(int theirs)
-{
-	char c;
-
-	return recv(theirs, &c, 1, MSG_DONTWAIT) == 0;
-}
-
-/*
- * A child that handed its request over, with a channel, is kept for its
- * peer uid: never given to another uid, not even the same share's owner
- * (a subordinate uid counts toward its owner, but is served by its own
- * children only); at most `keep` per peer; leaves its uid's share.
- */
-Test(conntab, a_kept_child_serves_its_own_uid_only)
-{
-	struct conntab t;
-	int ours[3], theirs[3], i;
-	pid_t pid = 0;
-	uid_t uid;
-
-	cr_assert_eq(conntab_init(&t, 8, 4), 0);
-	for (i = 0; i < 3; i++)
-		channel(&ours[i], &theirs[i]);
-	cr_assert_eq(conntab_add(&t, 31, 7, 7, ours[0]), 0);
-	cr_assert_eq(conntab_add(&t, 32, 7, 100007, ours[1]), 0);
-	cr_assert_eq(conntab_add(&t, 33, 7, 7, ours[2]), 0);
-	conntab_handed(&t, 31, 1, 10);
-	conntab_handed(&t, 32, 1, 11);
-	conntab_handed(&t, 33, 1, 12);	/* one of peer 7 is kept already */
-	cr_assert_eq(conntab_kept(&t, 7), 1);
-	cr_assert_eq(conntab_kept(&t, 100007), 1);
-	cr_assert(closed(theirs[2]), "past `keep`: its channel is closed");
-	cr_assert_not(closed(theirs[0]));
-	cr_assert_eq(conntab_count(&t, 7), 0, "kept: not in the share");
-	cr_assert_eq(conntab_exiting(&t), 1, "only the third exits");
-	cr_assert_eq(conntab_take(&t, 8, &pid), -1, "another uid: none");
-	cr_assert_eq(conntab_take(&t, 0, &pid), -1, "root neither");
-	cr_assert_eq(conntab_take(&t, 7, &pid), ours[0]);
-	cr_assert_eq(pid, 31);
-	cr_assert_eq(conntab_count(&t, 7), 1, "serving again: in the share");
-	cr_assert_eq(conntab_take(&t, 7, &pid), -1, "taken once");
-	cr_assert_eq(conntab_take(&t, 100007, &pid), ours[1]);
-	cr_assert_eq(pid, 32);
-	cr_assert_eq(conntab_del(&t, 31, &uid), 0);
-	cr_assert(closed(theirs[0]), "reaped: its channel is closed");
-	for (i = 0; i < 3; i++)
-		close(theirs[i]);
-	conntab_close_all(&t);
-	conntab_free(&t);
-}
-
-/* Kept children go when they have waited long enough, or all at once
- * (the table is full, or the broker stops); the oldest left is said. */
-Test(conntab, kept_children_are_released_by_age)
-{
-	struct conntab t;
-	int ours[3], theirs[3], i;
-	int64_t next;
-
-	cr_assert_eq(conntab_init(&t, 8, 4), 0);
-	for (i = 0; i < 3; i++) {
-		channel(&ours[i], &theirs[i]);
-		cr_assert_eq(conntab_add(&t, 40 + i, 9, 9, ours[i]), 0);
-		conntab_handed(&t, 40 + i, 4, 100 * (i + 1));
-	}
-	cr_assert_eq(conntab_release(&t, 100, &next), 0, "none older");
-	cr_assert_eq(next, 100);
-	cr_assert_eq(conntab_release(&t, 201, &next), 2);
-	cr_assert_eq(next, 300);
-	cr_assert(closed(theirs[0]) && closed(theirs[1]));
-	cr_assert_not(closed(theirs[2]));
-	cr_assert_eq(conntab_kept(&t, 9), 1);
-	cr_assert_eq(conntab_exiting(&t), 2);
-	cr_assert_eq(conntab_release(&t, INT64_MAX, &next), 1);
-	cr_assert_eq(next, -1);
-	cr_assert(closed(theirs[2]));
-	cr_assert_eq(conntab_take(&t, 9, &(pid_t){ 0 }), -1);
-	for (i = 0; i < 3; i++)
-		close(theirs[i]);
 	conntab_free(&t);
 }
 
