@@ -13,7 +13,6 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,22 +41,14 @@ static int
 one_rule(struct sc_prog *p)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int fd[2], rc = -1;
-	ssize_t n;
 
-	if (ctx == NULL || pipe(fd) == -1)
+	if (ctx == NULL)
 		return -1;
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(1), SCMP_SYS(acct), 0) == 0 &&
-	    seccomp_export_bpf(ctx, fd[1]) == 0 &&
-	    (n = read(fd[0], p->insns, sizeof(p->insns))) > 0) {
-		p->fprog.len = (unsigned short)(n / (ssize_t)sizeof(p->insns[0]));
-		p->fprog.filter = p->insns;
-		rc = 0;
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(1), SCMP_SYS(acct), 0) != 0) {
+		seccomp_release(ctx);
+		return -1;
 	}
-	close(fd[0]);
-	close(fd[1]);
-	seccomp_release(ctx);
-	return rc;
+	return sc_export(ctx, "one rule", p);
 }
 
 /* The install's time in the child, in ns, or -1. */

@@ -162,20 +162,18 @@ load(const char *role, int deny)
 }
 
 /*
- * The same program seccomp_load() would install, exported once: libseccomp
+ * ctx's program, as seccomp_load() would install it, released: libseccomp
  * 2.5 exports only to a descriptor, so through a non-blocking pipe (a
- * program too large for it fails instead of blocking).
+ * program too large for it fails instead of blocking). role names it in
+ * the log.
  */
 int
-sc_compile_allow(const char *role, struct sc_prog *p)
+sc_export(scmp_filter_ctx ctx, const char *role, struct sc_prog *p)
 {
-	scmp_filter_ctx ctx = build(role, 0);
 	size_t got = 0;
 	ssize_t n;
 	int pfd[2], rc = -1;
 
-	if (ctx == NULL)
-		return -1;
 	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) == -1) {
 		seccomp_release(ctx);
 		return -1;
@@ -199,6 +197,15 @@ sc_compile_allow(const char *role, struct sc_prog *p)
 	if (rc == -1)
 		log_warnx("seccomp %s: cannot export the filter", role);
 	return rc;
+}
+
+/* The role's allow filter, compiled once to be installed many times. */
+int
+sc_compile_allow(const char *role, struct sc_prog *p)
+{
+	scmp_filter_ctx ctx = build(role, 0);
+
+	return ctx == NULL ? -1 : sc_export(ctx, role, p);
 }
 
 /* What seccomp_load() does with CTL_NNP: no_new_privs, then the filter. */

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <linux/filter.h>
+#include <seccomp.h>
 
 struct sc_rule {
 	const char	*name;
@@ -42,6 +43,8 @@ struct sc_prog {
 	struct sock_filter	insns[SC_PROG_MAX];
 };
 int	sc_compile_allow(const char *role, struct sc_prog *);
+/* Any libseccomp filter's program, exported; ctx is released. */
+int	sc_export(scmp_filter_ctx ctx, const char *role, struct sc_prog *);
 int	sc_install(const struct sc_prog *);
 
 #endif
