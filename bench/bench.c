@@ -36,6 +36,8 @@
 
 #include <msgpack.h>
 
+#include "timing.h"
+
 #define REPLY_MAX	(64 * 1024)
 #define MAX_TARGETS	8
 #define WARMUP		20
@@ -54,15 +56,6 @@ struct target {
 	size_t		 n, errors;
 	double		 rates[64];
 };
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -206,14 +199,6 @@ one(struct target *t, size_t i, char *buf, int64_t *ns)
 		return -1;
 	}
 	return 0;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int

@@ -18,23 +18,7 @@
 #include <unistd.h>
 
 #include "scfilter.h"
-
-static long long
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 /* Everything allowed but one call nobody here makes. */
 static int
@@ -52,17 +36,17 @@ one_rule(struct sc_prog *p)
 }
 
 /* The install's time in the child, in ns, or -1. */
-static long long
+static int64_t
 install_ns(const struct sc_prog *p)
 {
-	long long t;
+	int64_t t;
 	int fd[2], st;
 	pid_t pid;
 
 	if (pipe(fd) == -1)
 		return -1;
 	if ((pid = fork()) == 0) {
-		long long t0 = now_ns();
+		int64_t t0 = now_ns();
 
 		t = sc_install(p) == 0 ? now_ns() - t0 : -1;
 		_exit(write(fd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
@@ -81,7 +65,7 @@ int
 main(int argc, char *argv[])
 {
 	static struct sc_prog prog[2];
-	long long *t;
+	int64_t *t;
 	int n, i, j;
 
 	if (argc != 2 || (n = atoi(argv[1])) < 1) {
@@ -100,7 +84,7 @@ main(int argc, char *argv[])
 				return 1;
 			}
 	for (j = 0; j < 2; j++) {
-		qsort(t + j * n, (size_t)n, sizeof(*t), cmp);
+		qsort(t + j * n, (size_t)n, sizeof(*t), cmp_i64);
 		printf("filter %s insns %u p50_us %.1f p90_us %.1f n %d\n",
 		    j == 0 ? "child" : "one_rule", prog[j].fprog.len,
 		    t[j * n + n / 2] / 1e3, t[j * n + n * 9 / 10] / 1e3, n);

@@ -18,28 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 int
 main(int argc, char *argv[])
 {
 	int n, nb, i, j, null;
-	long long *t;
+	int64_t *t;
 
 	if (argc < 3 || (n = atoi(argv[1])) < 1) {
 		fprintf(stderr, "usage: sbx-spawncost N BIN...\n");
@@ -52,7 +37,7 @@ main(int argc, char *argv[])
 	for (i = 0; i < n; i++)
 		for (j = 0; j < nb; j++) {
 			char *av[] = { "sbx-worker", "none", NULL }, *ev[] = { NULL };
-			long long t0 = now_ns();
+			int64_t t0 = now_ns();
 			pid_t p = fork();
 			int st;
 
@@ -70,7 +55,7 @@ main(int argc, char *argv[])
 			t[j * n + i] = now_ns() - t0;
 		}
 	for (j = 0; j < nb; j++) {
-		qsort(t + j * n, (size_t)n, sizeof(*t), cmp);
+		qsort(t + j * n, (size_t)n, sizeof(*t), cmp_i64);
 		printf("spawn %d p50_us %.1f p90_us %.1f n %d %s\n", j,
 		    t[j * n + n / 2] / 1e3, t[j * n + n * 9 / 10] / 1e3, n,
 		    argv[2 + j]);
