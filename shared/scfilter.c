@@ -192,7 +192,8 @@ sc_export(scmp_filter_ctx ctx, const char *role, struct sc_prog *p)
 		close(pfd[1]);
 	close(pfd[0]);
 	seccomp_release(ctx);
-	p->fprog.len = (unsigned short)(got / sizeof(p->insns[0]));
+	/* None at all on failure: never a part of one to install. */
+	p->fprog.len = rc == 0 ? (unsigned short)(got / sizeof(p->insns[0])) : 0;
 	p->fprog.filter = p->insns;
 	if (rc == -1)
 		log_warnx("seccomp %s: cannot export the filter", role);

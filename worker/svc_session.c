@@ -82,6 +82,12 @@ fds_at(int *fds, int n, int first)
 	return 0;
 }
 
+/* The session's filter: compiled once by the worker, before its first
+ * fork (len 0: not yet), and installed by each child, as the broker does
+ * for its own (libseccomp's build would cost each child more than the
+ * install). */
+static struct sc_prog session_filter;
+
 /* What opens files comes first (libpq and its libraries, OpenSSL's
  * configuration); then the session's filter, before the tenant's server
  * sends a byte. A libpq that cannot be loaded is session_pg's to say. */
@@ -90,7 +96,7 @@ confine(const struct svc_reach *r)
 {
 	if (r->s->probe == PROBE_POSTGRES)
 		(void)pq_load();
-	return sc_load_allow("session");
+	return sc_install(&session_filter);
 }
 
 static void __attribute__((noreturn))
@@ -132,7 +138,8 @@ session_start(struct session *ss, const struct svc_reach *r, session_fn fn,
 
 	ss->pid = -1;
 	ss->fd = -1;
-	if (r->uid == 0 || r->gid == 0 ||
+	if (r->uid == 0 || r->gid == 0 || (session_filter.fprog.len == 0 &&
+	    sc_compile_allow("session", &session_filter) == -1) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
 	if ((ss->pid = fork()) == -1) {
