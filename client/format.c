@@ -624,10 +624,11 @@ userinfo(FILE *m, const struct sbxc_service *s)
 }
 
 /*
- * The URL of a service, over its Unix socket when it has one: only the
- * owning uid can enter the socket's directory, while a loopback port is
- * guarded by the password alone (docs/contract.md, "Reaching a sandbox").
- * 0, with nothing written, when the scheme has no URL for what the
+ * The URL of a service: its loopback port when it has one, which every
+ * client's URL parser takes (the kernel lets no other uid reach it, as it
+ * keeps them out of the socket's directory: docs/contract.md, "Reaching a
+ * sandbox"); else its Unix socket, in the form the scheme's clients share
+ * most. 0, with nothing written, when the scheme has no URL for what the
  * service offers.
  */
 static int
@@ -638,21 +639,35 @@ url_body(FILE *m, const char *scheme, const struct sbxc_service *s)
 	unsigned port;
 	bool v6;
 
+	if (s->host[0] != '\0' && s->host[0] != '/') {
+		v6 = strchr(s->host, ':') != NULL && s->host[0] != '[';
+		fprintf(m, "%s://", scheme);
+		userinfo(m, s);
+		fprintf(m, "%s%s%s:%u/", v6 ? "[" : "", s->host,
+		    v6 ? "]" : "", s->port);
+		pct_str(m, s->database);
+		return 1;
+	}
 	if (strcmp(scheme, "postgresql") == 0 &&
 	    pg_socket(s, &dir, &dirlen, &port)) {
-		/* libpq: a host parameter that starts with '/' (here %2F,
-		 * decoded before use) is a socket directory */
+		/* libpq, and node-pg after it, take the query's host over
+		 * the authority's, and a host that starts with '/' as a
+		 * socket directory, unencoded: no '%' for configparser
+		 * (alembic), and a host that WHATWG's parser (Node's URL)
+		 * requires beside credentials. */
 		fputs("postgresql://", m);
 		userinfo(m, s);
-		putc('/', m);
+		fputs("localhost/", m);
 		pct_str(m, s->database);
 		fputs("?host=", m);
-		pct(m, dir, dirlen, false);
+		pct(m, dir, dirlen, true);
 		fprintf(m, "&port=%u", port);
 		return 1;
 	}
 	if (strcmp(scheme, "redis") == 0 && s->socket[0] != '\0') {
-		/* redis-py's form, shared by node-redis and others */
+		/* redis-py's form: no Unix-socket URL is shared by redis'
+		 * clients, which is why the installed config publishes
+		 * redis on 127.0.0.1 too */
 		fputs("unix://", m);
 		userinfo(m, s);
 		pct(m, s->socket, strlen(s->socket), true);
@@ -662,21 +677,13 @@ url_body(FILE *m, const char *scheme, const struct sbxc_service *s)
 		}
 		return 1;
 	}
-	if (s->host[0] == '\0' || s->host[0] == '/')
-		return 0;
-	v6 = strchr(s->host, ':') != NULL && s->host[0] != '[';
-	fprintf(m, "%s://", scheme);
-	userinfo(m, s);
-	fprintf(m, "%s%s%s:%u/", v6 ? "[" : "", s->host, v6 ? "]" : "",
-	    s->port);
-	pct_str(m, s->database);
-	return 1;
+	return 0;
 }
 
 /*
  * libpq's own variables, so that a bare `psql` (or any libpq program)
- * reaches the sandbox: the socket directory when there is one, as in the
- * URL, else the loopback host.
+ * reaches the sandbox: the socket directory when there is one (no
+ * slirp4netns between), else the loopback host.
  */
 static bool
 put_libpq(FILE *f, enum sbxf_format fmt, const struct sbxc_service *s)

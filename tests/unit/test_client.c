@@ -806,7 +806,7 @@ static const char env_unix_expected[] =
     "export POSTGRES_PASSWORD=9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35\n"
     "export POSTGRES_DATABASE=sbx\n"
     "export POSTGRES_URL='postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35"
-    "@/sbx?host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n"
+    "@localhost/sbx?host=/run/sbx/1000/a1.postgres&port=5432'\n"
     "export PGHOST=/run/sbx/1000/a1.postgres\n"
     "export PGPORT=5432\n"
     "export PGUSER=sbx\n"
@@ -819,7 +819,7 @@ static const char env_unix_expected[] =
     "export REDIS_URL='unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d"
     "@/run/sbx/1000/a1.redis/redis.sock?db=0'\n"
     "export DATABASE_URL='postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35"
-    "@/sbx?host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n";
+    "@localhost/sbx?host=/run/sbx/1000/a1.postgres&port=5432'\n";
 
 Test(reply, env_unix)
 {
@@ -851,8 +851,8 @@ Test(reply, env_unix_eval_roundtrip)
 	    "\"$REDIS_SOCKET\" \"$REDIS_URL\" \"${REDIS_HOST-unset}\" "
 	    "\"${REDIS_PORT-unset}\"", mem_text(&m));
 	cr_expect_str_eq(out, "/run/sbx/1000/a1.postgres/.s.PGSQL.5432|"
-	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
-	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432|"
+	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@localhost/sbx?"
+	    "host=/run/sbx/1000/a1.postgres&port=5432|"
 	    "/run/sbx/1000/a1.redis/redis.sock|"
 	    "unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d@"
 	    "/run/sbx/1000/a1.redis/redis.sock?db=0|unset|unset");
@@ -861,8 +861,9 @@ Test(reply, env_unix_eval_roundtrip)
 	obj_free(&o);
 }
 
-/* transport both: tcp's host and port as _HOST/_PORT, the socket in
- * _SOCKET and in the URL, with libpq's port from the socket's name. */
+/* transport both: tcp's host and port as _HOST/_PORT and in the URL,
+ * which every client's parser takes; the socket in _SOCKET and in
+ * libpq's PGHOST, with libpq's port from the socket's name. */
 Test(reply, env_both)
 {
 	char err[128];
@@ -884,8 +885,7 @@ Test(reply, env_both)
 	    "export POSTGRES_USER=sbx\n"
 	    "export POSTGRES_PASSWORD=pw\n"
 	    "export POSTGRES_DATABASE=sbx\n"
-	    "export POSTGRES_URL='postgresql://sbx:pw@/sbx?"
-	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n"
+	    "export POSTGRES_URL=postgresql://sbx:pw@127.0.0.1:40123/sbx\n"
 	    "export PGHOST=/run/sbx/1000/a1.postgres\n"
 	    "export PGPORT=5432\n"
 	    "export PGUSER=sbx\n"
@@ -897,10 +897,8 @@ Test(reply, env_both)
 	    "export REDIS_USER=default\n"
 	    "export REDIS_PASSWORD=pw\n"
 	    "export REDIS_DATABASE=0\n"
-	    "export REDIS_URL='unix://default:pw@"
-	    "/run/sbx/1000/a1.redis/redis.sock?db=0'\n"
-	    "export DATABASE_URL='postgresql://sbx:pw@/sbx?"
-	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432'\n");
+	    "export REDIS_URL=redis://default:pw@127.0.0.1:40124/0\n"
+	    "export DATABASE_URL=postgresql://sbx:pw@127.0.0.1:40123/sbx\n");
 	mem_free(&m);
 	obj_free(&o);
 }
@@ -962,8 +960,8 @@ value_of(const char *env, const char *name)
 
 /*
  * Socket paths with bytes a URL or a shell would take for syntax: the
- * postgres host parameter escapes every one of them ('/' included), the
- * redis path all but '/', and each decodes to the exact path.
+ * postgres host parameter and the redis path escape every one of them
+ * but '/', and each decodes to the exact path.
  */
 Test(reply, env_odd_socket_paths)
 {
@@ -984,7 +982,7 @@ Test(reply, env_odd_socket_paths)
 	(void)mem_text(&m);
 
 	v = value_of(m.buf, "PG_URL");
-	cr_expect_str_eq(v, "postgresql://u:p@/d%20b?host=%2Frun%2Fsbx%2F"
+	cr_expect_str_eq(v, "postgresql://u:p@localhost/d%20b?host=/run/sbx/"
 	    "a%20b%27c%25d%3Fe%23f%26g%2Bh%3Di%C3%BC&port=6543");
 	q = strstr(v, "?host=");
 	amp = strstr(v, "&port=");
@@ -1043,7 +1041,7 @@ Test(reply, env_url_sources)
 	    "export PG_DIR_USER=u\n"
 	    "export PG_DIR_PASSWORD=''\n"
 	    "export PG_DIR_DATABASE=d\n"
-	    "export PG_DIR_URL='postgresql://u@/d?host=%2Fsrv%2Fpg&port=5433'\n"
+	    "export PG_DIR_URL='postgresql://u@localhost/d?host=/srv/pg&port=5433'\n"
 	    "export PGHOST=/srv/pg\n"
 	    "export PGPORT=5433\n"
 	    "export PGUSER=u\n"
@@ -1156,10 +1154,10 @@ Test(format, dotenv_sh_roundtrip)
 	    "\"$POSTGRES_URL\" \"$DATABASE_URL\" \"$REDIS_URL\" \"$PGHOST\"",
 	    m.buf);
 	cr_expect_str_eq(out,
-	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
-	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432|"
-	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
-	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432|"
+	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@localhost/sbx?"
+	    "host=/run/sbx/1000/a1.postgres&port=5432|"
+	    "postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@localhost/sbx?"
+	    "host=/run/sbx/1000/a1.postgres&port=5432|"
 	    "unix://default:51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d@"
 	    "/run/sbx/1000/a1.redis/redis.sock?db=0|/run/sbx/1000/a1.postgres");
 	free(out);
@@ -1217,8 +1215,8 @@ Test(format, json_services)
 	    "\"user\":\"sbx\","
 	    "\"password\":\"9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35\","
 	    "\"database\":\"sbx\","
-	    "\"url\":\"postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@/sbx?"
-	    "host=%2Frun%2Fsbx%2F1000%2Fa1.postgres&port=5432\"},"
+	    "\"url\":\"postgresql://sbx:9f2c0b7e5d1a4c3f8e6b2a9d0c7f1e35@localhost/sbx?"
+	    "host=/run/sbx/1000/a1.postgres&port=5432\"},"
 	    "\"redis\":{\"socket\":\"/run/sbx/1000/a1.redis/redis.sock\","
 	    "\"user\":\"default\","
 	    "\"password\":\"51ab7c9e0d2f4a6b8c1e3d5f7a9b0c2d\","
@@ -1317,7 +1315,7 @@ Test(alias, one_postgres_and_one_redis)
 	a = value_of(m.buf, "DATABASE_URL");
 	b = value_of(m.buf, "PG_URL");
 	cr_expect_str_eq(a, b);
-	cr_expect_str_eq(a, "postgresql://u:p@/d?host=%2Fs%2Fpg&port=5432");
+	cr_expect_str_eq(a, "postgresql://u:p@localhost/d?host=/s/pg&port=5432");
 	free(a);
 	free(b);
 	a = value_of(m.buf, "REDIS_URL");
@@ -3156,15 +3154,15 @@ Test(cli, sends)
 	    "POSTGRES_USER=sbx\n"
 	    "POSTGRES_PASSWORD=\"it's\"\n"
 	    "POSTGRES_DATABASE=sbx\n"
-	    "POSTGRES_URL='postgresql://sbx:it%27s@/sbx?host=%2Frun%2Fsbx%2F0"
-	    "%2Fa1%2Fpostgres&port=5432'\n"
+	    "POSTGRES_URL='postgresql://sbx:it%27s@localhost/sbx?host=/run/sbx/0"
+	    "/a1/postgres&port=5432'\n"
 	    "PGHOST=/run/sbx/0/a1/postgres\n"
 	    "PGPORT=5432\n"
 	    "PGUSER=sbx\n"
 	    "PGPASSWORD=\"it's\"\n"
 	    "PGDATABASE=sbx\n"
-	    "DATABASE_URL='postgresql://sbx:it%27s@/sbx?host=%2Frun%2Fsbx%2F0"
-	    "%2Fa1%2Fpostgres&port=5432'\n"
+	    "DATABASE_URL='postgresql://sbx:it%27s@localhost/sbx?host=/run/sbx/0"
+	    "/a1/postgres&port=5432'\n"
 	    "rc=0\n");
 }
 
