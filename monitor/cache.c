@@ -594,33 +594,65 @@ answer_queue(struct sbx_sandbox *sb, const char *project, enum sbx_code code,
 }
 
 /*
- * A miss served from the runtime's warm pool: the containers were started
- * ahead, so the sandbox is ready now, and no provision limit applies (no
- * runtime call is made). Any service without a warm container, and the
- * runtime does a normal provision instead.
+ * A claim is served (SBX_OK) or refused: its waiters are told, and a
+ * refused one's containers, which are the sandbox's, are torn down.
  */
-static bool
-try_claim(struct sbx_sandbox *sb, const struct sbx_waiter *w)
+static void
+claimed(struct sbx_sandbox *sb, enum sbx_code code, const char *message)
 {
 	struct cache *c = sb->cache;
 	char project[SBX_SLUG_MAX];
 
-	if (c->rt.ops->claim == NULL || !services_new(sb, w))
-		return false;
-	sb->started_ms = c->clock();
-	if (c->rt.ops->claim(c->rt.impl, sb) == -1) {
-		svc_free(sb);
-		return false;
-	}
-	sb->generation++;
 	set_state(sb, SB_READY);
 	sb->created_ms = sb->used_ms = c->clock();
-	audit_sandbox(AUDIT_PROVISION, sb, SBX_OK, "ms=%lld warm=yes",
+	audit_sandbox(AUDIT_PROVISION, sb, code, "ms=%lld warm=yes",
 	    (long long)(c->clock() - sb->started_ms));
-	provision_metrics(sb, SBX_OK);
+	provision_metrics(sb, code);
 	strlcpy(project, sb->project, sizeof(project));
-	answer_queue(sb, project, SBX_OK, "ok");
-	return true;
+	answer_queue(sb, project, code, message);
+	if (code != SBX_OK && !start_teardown(sb))
+		c->revoke_busy++;	/* asked again at the next tick */
+}
+
+void
+cache_claimed(struct sbx_sandbox *sb, enum sbx_code code, const char *message)
+{
+	claimed(sb, code, message);
+	cache_run(sb);
+}
+
+enum claim { CLAIM_NONE, CLAIM_DONE, CLAIM_WAIT };
+
+/*
+ * A miss served from the runtime's warm pool: the containers were started
+ * ahead, so the sandbox is ready now (or once its ports are the owner's),
+ * and no provision limit applies. Any service without a warm container,
+ * and the runtime does a normal provision instead.
+ */
+static enum claim
+try_claim(struct sbx_sandbox *sb, const struct sbx_waiter *w)
+{
+	struct cache *c = sb->cache;
+	int r;
+
+	if (c->rt.ops->claim == NULL || !services_new(sb, w))
+		return CLAIM_NONE;
+	sb->started_ms = c->clock();
+	if ((r = c->rt.ops->claim(c->rt.impl, sb)) == -1) {
+		svc_free(sb);
+		return CLAIM_NONE;
+	}
+	sb->generation++;
+	if (r == 1) {
+		set_state(sb, SB_PROVISIONING);
+		return CLAIM_WAIT;
+	}
+	if (r == 2)
+		claimed(sb, SBX_E_RUNTIME_FAILED, "the runtime could not open "
+		    "the sandbox's ports to you.");
+	else
+		claimed(sb, SBX_OK, "ok");
+	return CLAIM_DONE;
 }
 
 /*
@@ -753,9 +785,15 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 	}
 	/* A dead sandbox is provisioned again: the runtime's provision
 	 * removes what is left of it first, a claim would not. */
-	if (sb->state != SB_READY && !fds_refused(sb, w, &b) &&
-	    try_claim(sb, w))
-		return true;
+	if (sb->state != SB_READY && !fds_refused(sb, w, &b))
+		switch (try_claim(sb, w)) {
+		case CLAIM_DONE:
+			return true;
+		case CLAIM_WAIT:
+			return false;
+		case CLAIM_NONE:
+			break;
+		}
 	if (provision_refused(sb, w, &b))
 		return waits_turn(sb, w, &b);
 	if (sb->state == SB_READY)

@@ -126,7 +126,10 @@ RB_HEAD(sbx_tree, sbx_sandbox);
  * gone() is told that the entry is freed, nothing of it is running.
  * claim() serves a miss from warm containers started ahead (warm.c) with
  * no runtime call: 0 when it filled sb->svc[] (passwords too), recorded
- * the sandbox and took every service; -1 leaves sb as it was.
+ * the sandbox and took every service; 1 when it did so and a worker now
+ * gives their loopback ports to the owner, and it later calls
+ * cache_claimed(); 2 when it did so and no worker could do that (the
+ * sandbox is refused and torn down); -1 leaves sb as it was.
  * data() starts a reset (SBX_REQ_RESET, snapshot "" or the one to go back
  * to) or a snapshot of a ready sandbox's data and later calls
  * cache_data_done(); -1 when it could not start.
@@ -234,6 +237,9 @@ size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
 
 /* Completions, called by the runtime. */
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
+/* A claim's ports are the owner's (SBX_OK), or could not be made so:
+ * the claimed sandbox is refused and torn down. */
+void	cache_claimed(struct sbx_sandbox *, enum sbx_code, const char *);
 void	cache_torn_down(struct sbx_sandbox *);
 /* A reset or snapshot ended (message: the worker's sentence). */
 void	cache_data_done(struct sbx_sandbox *, enum sbx_code,

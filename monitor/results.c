@@ -74,3 +74,17 @@ login_result_ok(const void *result, size_t len)
 	memcpy(&code, result, sizeof(code));
 	return code == SBX_OK;
 }
+
+/* A claim's answer: its ports the owner's only on SBX_OK, exactly, in an
+ * outcome of the exact size whose message ends. */
+bool
+claim_result_ok(const void *result, size_t len)
+{
+	struct job_outcome o;
+
+	if (result == NULL || len != sizeof(o))
+		return false;
+	memcpy(&o, result, sizeof(o));
+	return o.code == SBX_OK &&
+	    memchr(o.message, '\0', sizeof(o.message)) != NULL;
+}

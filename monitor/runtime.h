@@ -57,6 +57,7 @@ int	rt_data(void *impl, struct sbx_sandbox *, enum sbx_req_type,
 	    const char *snapshot);
 bool	data_result_sound(const struct data_result *);
 bool	login_result_ok(const void *result, size_t len);
+bool	claim_result_ok(const void *result, size_t len);
 /* A hit's check (liveness.c), and its tcp services' logins (login.c). */
 void	login_check(struct rt_cli *, struct sbx_sandbox *, size_t svc);
 bool	rt_is_live(void *impl, struct sbx_sandbox *);

@@ -148,6 +148,40 @@ seed_of(const struct rt_cli *rt, const struct sbx_sandbox *sb)
 	return p->seed;
 }
 
+static void
+claim_done(void *arg, const void *result, size_t len)
+{
+	struct prov_job *j = arg;
+	struct sbx_sandbox *sb = j->sb;
+	bool ok = claim_result_ok(result, len);
+
+	if (!ok)
+		log_warnx("claim uid=%u agent=%s: %s", (unsigned)sb->key.uid,
+		    sb->key.agent, result == NULL ? "its ports' guard did "
+		    "not finish" : "its ports could not be given to the "
+		    "owner (see above)");
+	free(j);
+	cache_claimed(sb, ok ? SBX_OK : SBX_E_RUNTIME_FAILED, ok ? "ok" :
+	    "the runtime could not open the sandbox's ports to you.");
+}
+
+/* Does a claim of sb's set take a tcp service (a port to hand over)? */
+static bool
+claims_port(const struct rt_cli *rt, const struct sbx_sandbox *sb)
+{
+	const struct service_cfg *s;
+	size_t i;
+
+	for (i = 0; i < sb->nservices; i++)
+		if ((s = config_service(rt->cfg, sb->svc[i].conn.name)) !=
+		    NULL && (s->transport & TRANSPORT_TCP))
+			return true;
+	return false;
+}
+
+static int start_job(struct rt_cli *, struct sbx_sandbox *, enum job_type,
+    worker_done, int64_t);
+
 static int
 rt_claim(void *impl, struct sbx_sandbox *sb)
 {
@@ -155,10 +189,12 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	struct warm_member *m[SBX_MAX_SERVICES];
 	char names[2][SBX_SLUG_MAX * 3];
 	struct sbx_outcome o;
-	bool seeded = seed_of(rt, sb) != NULL;
+	bool seeded = seed_of(rt, sb) != NULL, port = claims_port(rt, sb);
 	size_t i, n;
 
-	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES)
+	/* A port changes hands in a worker (guard.c): one must be free. */
+	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES ||
+	    (port && !workers_spare(rt->pool, 0, 0)))
 		return -1;
 	for (i = 0; i < sb->nservices; i++)
 		if ((m[i] = warm_take(rt, sb->svc[i].conn.name, sb->project,
@@ -185,7 +221,14 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	}
 	log_info("provision uid=%u agent=%s project=%s services=%zu (warm): ok",
 	    (unsigned)sb->key.uid, sb->key.agent, sb->project, sb->nservices);
-	return 0;
+	if (!port)
+		return 0;
+	/* Fail closed: the ports stay the pool's, open to nobody, and the
+	 * cache tears the claimed sandbox down. */
+	if (start_job(rt, sb, JOB_CLAIM, claim_done,
+	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000) == -1)
+		return 2;
+	return 1;
 }
 
 /* The longest ready_timeout of sb's services; 0: one is not configured. */
@@ -461,7 +504,8 @@ job_svc_of(const struct rt_cli *rt, const struct sbx_sandbox *sb,
 	j->host_uid = v->host_uid;
 	if (s != NULL) {
 		*mask |= 1U << (s - rt->cfg->services);
-		if (!v->keep)
+		/* a claimed one keeps the range it was started in */
+		if (!v->keep && v->warm == 0)
 			j->host_uid = rt_host_uid(rt, sb->idmap, s);
 	}
 }

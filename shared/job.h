@@ -51,6 +51,9 @@ enum job_type {
 	JOB_BROKERLOG,		/* nothing; reads the broker's lines on fd 3 */
 	JOB_BIND,		/* job_bind; sends bind_result and the agent
 				 * socket on fd 3, a socketpair */
+	JOB_CLAIM,		/* job_sandbox of claimed warm containers;
+				 * answers job_outcome: their ports the
+				 * owner's (worker/guard.c) */
 	JOB_NTYPES
 };
 

@@ -404,28 +404,62 @@ orphans(struct found *f)
 	}
 }
 
-/* The tcp guard laid anew, for the sandboxes found whole: those the
- * monitor discards lose their rules with their containers. */
+/* One rule a record wants for its service k, if that is a tcp one. */
+static void
+want_one(const struct sbx_config *cfg, const struct record *r, uint32_t k,
+    struct guard_want *g)
+{
+	const struct service_cfg *s = config_service(cfg,
+	    r->svc[k].conn.name);
+	bool pool = r->uid == RECORD_POOL_UID;
+
+	if (s == NULL || !(s->transport & TRANSPORT_TCP) ||
+	    r->svc[k].conn.port == 0)
+		return;
+	if (pool)
+		guard_note_pool(g->v[g->n].note, sizeof(g->v[g->n].note),
+		    s->name, r->svc[k].warm);
+	else
+		guard_note_key(g->v[g->n].note, sizeof(g->v[g->n].note),
+		    r->uid, r->agent, s->name);
+	g->v[g->n].port = r->svc[k].conn.port;
+	g->v[g->n].owner = pool ? GUARD_NO_OWNER : r->uid;
+	g->v[g->n].prober = r->svc[k].host_uid == 0 ? 0 :
+	    r->svc[k].host_uid + JOB_RANGE_UIDS - 1;
+	g->n++;
+}
+
+/*
+ * The tcp guard as the records say, whole or not (a sandbox the monitor
+ * discards keeps its rules until its containers are gone), the chain
+ * never emptied meanwhile (guard.c).
+ */
 static bool
 guard(const struct sbx_config *cfg, const struct found *f)
 {
-	const struct service_cfg *s;
+	struct guard_want g = { 0, NULL, 0, NULL };
 	const struct record *r;
-	bool ok = guard_reset(cfg) == 0;
 	size_t i;
 	uint32_t k;
+	bool ok;
 
-	for (i = 0; ok && i < f->n; i++) {
-		r = &f->v[i].r;
-		for (k = 0; f->v[i].why == ADOPT_WHOLE &&
-		    r->uid != RECORD_POOL_UID && k < r->nservices; k++)
-			if ((s = config_service(cfg, r->svc[k].conn.name)) !=
-			    NULL && (s->transport & TRANSPORT_TCP) &&
-			    guard_add(cfg, r->uid, r->agent, s->name,
-			    r->svc[k].conn.port, r->svc[k].host_uid == 0 ? 0 :
-			    r->svc[k].host_uid + JOB_RANGE_UIDS - 1) == -1)
-				ok = false;
+	if ((g.v = calloc(f->n * SBX_MAX_SERVICES + 1, sizeof(*g.v))) ==
+	    NULL || (g.busy = calloc(f->nseen + 1, sizeof(*g.busy))) ==
+	    NULL) {
+		free(g.v);
+		return false;
 	}
+	for (i = 0; i < f->nseen; i++)
+		if (f->seen[i].port > 0)
+			g.busy[g.nbusy++] = (unsigned)f->seen[i].port;
+	for (i = 0; i < f->n; i++) {
+		r = &f->v[i].r;
+		for (k = 0; k < r->nservices && k < SBX_MAX_SERVICES; k++)
+			want_one(cfg, r, k, &g);
+	}
+	ok = guard_sync(cfg, &g) == 0;
+	free(g.v);
+	free(g.busy);
 	return ok;
 }
 

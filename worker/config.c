@@ -537,10 +537,6 @@ check_service(struct parse *p, struct service_cfg *s)
 	socket_name(s);
 	s->hash = service_hash(s);
 	s->hash_v2 = service_hash_v2(s);
-	if (s->warm > 0 && (s->transport & TRANSPORT_TCP))
-		return perr(p, "[service %s] warm needs transport = unix: a "
-		    "tcp port is guarded for its owner, who is not known "
-		    "before the claim", s->name);
 	if (strlen(s->name) > SBX_SOCKDIR_SVC_MAX)
 		return perr(p, "[service %s] a service name is at most %d "
 		    "characters (it is part of socket paths)", s->name,

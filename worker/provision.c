@@ -246,7 +246,8 @@ place_make_dir(const struct sbx_config *cfg, const struct place *pl,
 static int
 run_container(const struct sbx_config *cfg, const struct place *pl,
     const struct service_cfg *s, const struct sbx_conn *full,
-    const char *name, int64_t deadline, struct svc_result *res)
+    const char *name, unsigned port, int64_t deadline,
+    struct svc_result *res)
 {
 	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 1];
 	char envstore[CFG_MAX_ENV][CFG_STR * 2];
@@ -257,7 +258,7 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	    .project = pl->project, .name = name, .sockdir = dir,
 	    .pidfile = pidfile_path(cfg, s, name, pidfile,
 	    sizeof(pidfile)) == 0 ? pidfile : NULL,
-	    .conn = full, .idmap_uid = pl->host_uid };
+	    .conn = full, .idmap_uid = pl->host_uid, .port = port };
 	struct argv_buf a;
 	struct run_result r;
 	int tries, rc = -1;
@@ -317,6 +318,36 @@ prober_ids(const struct place *pl, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
+/*
+ * A tcp service's port: picked free, and guarded for its owner (a warm
+ * one's: for nobody yet) before the runtime publishes it (guard.c). Its
+ * rule goes with the container: by key, or by warm slot.
+ */
+static int
+guard_open(const struct sbx_config *cfg, const struct place *pl,
+    const struct service_cfg *s, uid_t prober, unsigned *port,
+    struct svc_result *res)
+{
+	char note[GUARD_NOTE_MAX];
+
+	*port = 0;
+	if (!(s->transport & TRANSPORT_TCP))
+		return 0;
+	if (pl->key != NULL)
+		guard_note_key(note, sizeof(note), pl->key->uid, pl->key->agent,
+		    s->name);
+	else
+		guard_note_pool(note, sizeof(note), s->name, pl->warm);
+	if (guard_port(cfg, port) == -1 || guard_add(cfg, note, *port,
+	    pl->key != NULL ? pl->key->uid : GUARD_NO_OWNER, prober) == -1) {
+		snprintf(res->message, sizeof(res->message), "%s: cannot keep "
+		    "other users off its port (see the monitor's log).",
+		    s->name);
+		return -1;
+	}
+	return 0;
+}
+
 /* A ready postgres of a seeded project: its seed, as its prober's uid.
  * A failure is the service's (the provision removes what it started). */
 static void
@@ -350,6 +381,7 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 	char name[SBX_SLUG_MAX * 3], dir[SBX_SOCKET_MAX];
 	struct probe_target t;
 	int64_t run_deadline;
+	unsigned port;
 	uid_t uid;
 	gid_t gid;
 
@@ -364,11 +396,24 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 	run_deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
 	if (run_deadline > deadline)
 		run_deadline = deadline;
+	if (prober_ids(pl, &uid, &gid) == -1) {
+		snprintf(res->message, sizeof(res->message),
+		    "%s: no uid for its readiness probe.", s->name);
+		return;
+	}
 	if (place_name(pl, s->name, name, sizeof(name)) == -1 ||
-	    run_container(cfg, pl, s, &full, name, run_deadline, res) == -1 ||
-	    (read_pidfile(cfg, s, name, res) == -1 &&
+	    guard_open(cfg, pl, s, uid, &port, res) == -1 ||
+	    run_container(cfg, pl, s, &full, name, port, run_deadline,
+	    res) == -1 || (read_pidfile(cfg, s, name, res) == -1 &&
 	    inspect(cfg, s, name, run_deadline, res) == -1))
 		return;
+	if (port != 0 && res->port != port) {
+		log_warnx("runtime inspect %s: port %u, not %u", name,
+		    res->port, port);
+		snprintf(res->message, sizeof(res->message), "%s: the runtime "
+		    "published another port than it was given.", s->name);
+		return;
+	}
 	t = (struct probe_target){ .kind = s->probe,
 	    .port = (uint16_t)res->port, .user = full.user,
 	    .database = full.database, .password = full.password };
@@ -376,20 +421,6 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 	    place_dir(cfg, pl, s->name, dir, sizeof(dir)) == 0) {
 		t.dir = dir;
 		t.socket_name = s->socket_name;
-	}
-	if (prober_ids(pl, &uid, &gid) == -1) {
-		snprintf(res->message, sizeof(res->message),
-		    "%s: no uid for its readiness probe.", s->name);
-		return;
-	}
-	/* Its port is its owner's before anyone can know it (guard.c). */
-	if ((s->transport & TRANSPORT_TCP) && pl->key != NULL &&
-	    guard_add(cfg, pl->key->uid, pl->key->agent, s->name, res->port,
-	    uid) == -1) {
-		snprintf(res->message, sizeof(res->message), "%s: cannot keep "
-		    "other users off its port (see the monitor's log).",
-		    s->name);
-		return;
 	}
 	switch (probe_ready(&t, uid, gid,
 	    now_ms() + (int64_t)s->ready_timeout * 1000)) {
@@ -521,7 +552,8 @@ warm_start_body(int fd, const struct sbx_config *cfg, const void *job,
 	explicit_bzero(j.conn.password, sizeof(j.conn.password));
 	if (res.code != SBX_OK && rt_pool_name(name, sizeof(name), s->name,
 	    j.slot) == 0) {
-		remove_names(cfg, name, NULL, cleanup_deadline(cfg));
+		if (remove_names(cfg, name, NULL, cleanup_deadline(cfg)) == 0)
+			guard_del_pool(cfg, s->name, j.slot);
 		sockdir_pool_remove(cfg, s->name, j.slot);
 	}
 	memset(&out, 0, sizeof(out));
@@ -545,7 +577,8 @@ warm_remove_body(int fd, const struct sbx_config *cfg, const void *job,
 	if (memchr(j->conn.name, '\0', sizeof(j->conn.name)) != NULL &&
 	    rt_pool_name(name, sizeof(name), j->conn.name, j->slot) == 0 &&
 	    remove_names(cfg, name, NULL, now_ms() +
-	    (int64_t)cfg->runtime_timeout * 1000) == 0) {
+	    (int64_t)cfg->runtime_timeout * 1000) == 0 &&
+	    guard_del_pool(cfg, j->conn.name, j->slot) == 0) {
 		sockdir_pool_remove(cfg, j->conn.name, j->slot);
 		code = SBX_OK;
 	}
@@ -669,18 +702,58 @@ teardown_body(int fd, const struct sbx_config *cfg, const void *job,
 		return 1;
 	memcpy(sb, job, len);
 	memset(&o, 0, sizeof(o));
+	/* The claimed containers first: the key's removal takes its port
+	 * rules and socket directories, which they use while they run. */
 	if (job_sound(sb) == -1)
 		o.code = SBX_E_INTERNAL;
-	else if (remove_key(cfg, &sb->key, now_ms() +
-	    (int64_t)cfg->runtime_timeout * 1000, &r) == -1) {
-		o.code = SBX_E_RUNTIME_FAILED;
-		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
-	} else if (remove_claimed(cfg, &sb->key, sb->svc, sb->nservices,
+	else if (remove_claimed(cfg, &sb->key, sb->svc, sb->nservices,
 	    now_ms() + (int64_t)cfg->runtime_timeout * 1000) == -1) {
 		/* run_logged() logged the runtime's words */
 		o.code = SBX_E_RUNTIME_FAILED;
 		strlcpy(o.message, "teardown: a claimed warm container could "
 		    "not be removed.", sizeof(o.message));
+	} else if (remove_key(cfg, &sb->key, now_ms() +
+	    (int64_t)cfg->runtime_timeout * 1000, &r) == -1) {
+		o.code = SBX_E_RUNTIME_FAILED;
+		explain(o.message, sizeof(o.message), "teardown", NULL, &r);
+	}
+	explicit_bzero(sb, sizeof(*sb));
+	free(sb);
+	return write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
+}
+
+/*
+ * A claim of warm tcp containers: each port its new owner's, the owner's
+ * rule before the pool's goes (guard.c). The range each was started in
+ * gives its prober's uid.
+ */
+int
+claim_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
+{
+	struct job_sandbox *sb;
+	const struct service_cfg *s;
+	struct job_outcome o;
+	size_t i;
+
+	if ((sb = malloc(sizeof(*sb))) == NULL)
+		return 1;
+	memcpy(sb, job, len);
+	memset(&o, 0, sizeof(o));
+	o.code = job_sound(sb) == -1 ? SBX_E_INTERNAL : SBX_OK;
+	for (i = 0; o.code == SBX_OK && i < sb->nservices; i++) {
+		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL ||
+		    (s->transport & TRANSPORT_TCP) == 0)
+			continue;
+		if (sb->svc[i].warm == 0 || sb->svc[i].host_uid == 0 ||
+		    sb->svc[i].conn.port == 0 || sb->svc[i].conn.port > 65535 ||
+		    guard_claim(cfg, &sb->key, s->name, sb->svc[i].warm,
+		    sb->svc[i].conn.port, sb->svc[i].host_uid +
+		    JOB_RANGE_UIDS - 1) == -1) {
+			o.code = SBX_E_RUNTIME_FAILED;
+			snprintf(o.message, sizeof(o.message), "%s: its port "
+			    "could not be given to its owner.", s->name);
+		}
 	}
 	explicit_bzero(sb, sizeof(*sb));
 	free(sb);

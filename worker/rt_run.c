@@ -158,6 +158,9 @@ remove_service(const struct sbx_config *cfg, const struct sbx_key *key,
 	if (remove_svc_names(cfg, key, service, warm, deadline) == -1)
 		return -1;
 	sockdir_remove_service(cfg, key->uid, key->agent, service);
+	/* A claimed one's pool rule, should its claim have left it. */
+	if (warm != 0 && guard_del_pool(cfg, service, warm) == -1)
+		return -1;
 	return guard_del(cfg, key->uid, key->agent, service);
 }
 

@@ -143,7 +143,7 @@ confine(struct argv_buf *a, const struct sbx_config *cfg,
 	if (s->transport & TRANSPORT_TCP) {
 		if (podman)
 			av_add(a, "--network=slirp4netns:port_handler=slirp4netns");
-		av_addf(a, "--publish=127.0.0.1::%u", s->port);
+		av_addf(a, "--publish=127.0.0.1:%u:%u", sp->port, s->port);
 		av_add(a, "--env=SBX_LISTEN_TCP=1");
 	} else
 		av_add(a, "--network=none");

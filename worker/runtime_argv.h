@@ -32,6 +32,8 @@ struct run_spec {
 	const char		*sockdir;	/* host directory, unix transport */
 	uint32_t		 idmap_uid;	/* first host uid (podman maps onto it); 0: none */
 	const char		*pidfile;	/* podman writes the pid here */
+	unsigned		 port;		/* tcp: the loopback port to
+						 * publish, its guard laid */
 	const struct sbx_conn	*conn;		/* user, database, password */
 };
 

@@ -52,13 +52,36 @@ uint32_t remove_dropped(const struct sbx_config *,
 	    const struct job_sandbox *, int64_t deadline);
 
 /* guard.c: a tcp service's port, for its owner (and root, and its
- * prober) alone; removed by key or by one service (service NULL: all of
- * the key's); the chain laid anew at start. 0, or -1 (logged). */
-int	guard_add(const struct sbx_config *, uid_t, const char *agent,
-	    const char *service, unsigned port, uid_t prober);
+ * prober) alone, from before it is published until its container is
+ * gone: a free port to publish, a rule added by its note (a key's or a
+ * warm container's), a claim's change of hands, removals by key (service
+ * NULL: all of the key's) or by warm slot, and at start the rules the
+ * records want. 0, or -1 (logged). */
+#define GUARD_NO_OWNER	((uid_t)-1)
+#define GUARD_NOTE_MAX	(SBX_SLUG_MAX * 2 + 24)
+struct guard_want {
+	size_t	n;
+	struct {
+		char	 note[GUARD_NOTE_MAX];
+		unsigned port;
+		uid_t	 owner, prober;
+	}	*v;
+	size_t	 nbusy;
+	unsigned *busy;		/* ports containers publish */
+};
+void	guard_note_key(char *, size_t, uid_t, const char *agent,
+	    const char *service);
+void	guard_note_pool(char *, size_t, const char *service, unsigned slot);
+int	guard_port(const struct sbx_config *, unsigned *);
+int	guard_add(const struct sbx_config *, const char *note, unsigned port,
+	    uid_t owner, uid_t prober);
+int	guard_claim(const struct sbx_config *, const struct sbx_key *,
+	    const char *service, unsigned slot, unsigned port, uid_t prober);
 int	guard_del(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service);
-int	guard_reset(const struct sbx_config *);
+int	guard_del_pool(const struct sbx_config *, const char *service,
+	    unsigned slot);
+int	guard_sync(const struct sbx_config *, const struct guard_want *);
 
 /* rt_seen.c: the runtime's listing as rt_seen entries. */
 int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
@@ -87,6 +110,8 @@ int	projects_load(const struct sbx_config *, struct project_table *,
 
 /* The jobs: each writes its one result to fd; its return is its exit. */
 int	provision_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	claim_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);
 int	teardown_body(int fd, const struct sbx_config *, const void *job,
 	    size_t len);

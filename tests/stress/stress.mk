@@ -7,6 +7,7 @@
 #   make isolation   tests/stress/isolation.sh (by request shape) and
 #                    tests/stress/tenancy.sh (by the kernel)
 #   make warm        tests/stress/warm.sh (warm containers)
+#   make guard       tests/stress/guard.sh (tcp ports: warm, claims, restarts)
 #   make burst       tests/stress/burst.sh (a burst of one uid queued, another's hits)
 
 $(O)/stress-load: tests/stress/load.c
@@ -25,9 +26,11 @@ isolation: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/tenancy.sh
 warm: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/warm.sh
+guard: all
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/guard.sh
 burst: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/burst.sh
 
-EXTRA_TESTS += faults load isolation warm burst
+EXTRA_TESTS += faults load isolation warm guard burst
 
-.PHONY: faults load isolation warm burst
+.PHONY: faults load isolation warm guard burst

@@ -56,7 +56,7 @@ build_unchecked(struct argv_buf *a, enum transport t)
 	struct run_spec sp = { .uid = 1000, .agent = "a1", .project = "demo",
 	    .name = "sbx-1000-a1-postgres",
 	    .sockdir = "/run/sbx/1000/a1/postgres", .conn = &conn,
-	    .idmap_uid = 2147549184u };
+	    .idmap_uid = 2147549184u, .port = 40123 };
 
 	svc.transport = t;
 	rt_argv_run(a, &cfg, &svc, &sp);
@@ -147,7 +147,7 @@ Test(argv, tcp_is_slirp4netns_on_loopback_only)
 
 	build(&a, TRANSPORT_TCP);
 	cr_assert(has(&a, "--network=slirp4netns:port_handler=slirp4netns"));
-	cr_assert(has(&a, "--publish=127.0.0.1::5432"));
+	cr_assert(has(&a, "--publish=127.0.0.1:40123:5432"));
 	cr_assert(has(&a, "--env=SBX_LISTEN_TCP=1"));
 	cr_assert_not(has_prefix(&a, "--volume"));
 	cr_assert_not(has(&a, "--network=none"));
@@ -158,7 +158,7 @@ Test(argv, both_has_both)
 	struct argv_buf a;
 
 	build(&a, TRANSPORT_BOTH);
-	cr_assert(has(&a, "--publish=127.0.0.1::5432"));
+	cr_assert(has(&a, "--publish=127.0.0.1:40123:5432"));
 	cr_assert(has(&a, "--volume=/run/sbx/1000/a1/postgres:/sbx:U"));
 	cr_assert(has(&a, "--network=slirp4netns:port_handler=slirp4netns"));
 }
@@ -299,7 +299,7 @@ Test(argv, docker_tcp_is_the_default_bridge_on_loopback_only)
 
 	strcpy(cfg.runtime, "/usr/bin/docker");
 	build(&a, TRANSPORT_TCP);
-	cr_assert(has(&a, "--publish=127.0.0.1::5432"));
+	cr_assert(has(&a, "--publish=127.0.0.1:40123:5432"));
 	cr_assert_not(has_prefix(&a, "--network"));
 	cr_assert_not(has_prefix(&a, "--volume"));
 }

@@ -471,6 +471,30 @@ Test(results, login_result_only_ok_exactly_keeps_a_service)
 	cr_assert_not(login_result_ok(&other, sizeof(other)), "garbage");
 }
 
+/* ---- claim_result_ok ---------------------------------------------------- */
+
+Test(results, claim_result_only_ok_exactly_gives_the_ports)
+{
+	struct job_outcome o;
+	char big[sizeof(o) + 1];
+
+	memset(&o, 0, sizeof(o));
+	o.code = SBX_OK;
+	cr_assert(claim_result_ok(&o, sizeof(o)));
+	cr_assert_not(claim_result_ok(NULL, 0), "no answer (died, late)");
+	cr_assert_not(claim_result_ok(&o, sizeof(o) - 1), "a short answer");
+	memset(big, 0, sizeof(big));
+	cr_assert_not(claim_result_ok(big, sizeof(big)), "a long one");
+	memset(o.message, 'x', sizeof(o.message));
+	cr_assert_not(claim_result_ok(&o, sizeof(o)), "a message that "
+	    "does not end");
+	memset(&o, 0, sizeof(o));
+	o.code = SBX_E_RUNTIME_FAILED;
+	cr_assert_not(claim_result_ok(&o, sizeof(o)), "refused");
+	o.code = 0xffffffffu;
+	cr_assert_not(claim_result_ok(&o, sizeof(o)), "garbage");
+}
+
 /* ---- bind_result_take --------------------------------------------------- */
 
 /* A Unix socket of type at path ("" unbound), listening or not. */
