@@ -11,7 +11,7 @@ static const char *const names[JOB_NTYPES] = {
 	[JOB_CONFIG] = "config", [JOB_METRICS] = "metrics",
 	[JOB_LOG] = "log", [JOB_DATA] = "data", [JOB_LOGIN] = "login",
 	[JOB_PURGE] = "purge", [JOB_BROKERLOG] = "brokerlog",
-	[JOB_BIND] = "bind",
+	[JOB_BIND] = "bind", [JOB_CLAIM] = "claim",
 };
 
 const char *

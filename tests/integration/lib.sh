@@ -35,7 +35,9 @@ finish() { echo; echo "$pass passed, $fail failed in $SECONDS s"; [ "$fail" -eq 
 # state_dir.
 #   write_conf [enabled]  - yes (default) or no
 # $STATE_DIR overrides the state_dir, $WARM every service's warm (0:
-# suites count containers; warm.sh sets it); $CONF_EXTRA (more sections) is
+# suites count containers; warm.sh sets it), $TRANSPORT every service's
+# transport (unix: the suites' socket checks; guard.sh and the framework
+# suite keep policy/local.conf's both); $CONF_EXTRA (more sections) is
 # appended verbatim. Change [sbx] keys afterwards with set_conf.
 write_conf() {
 	local enabled=${1:-yes}
@@ -46,6 +48,7 @@ write_conf() {
 	    -e "s|^enabled *=.*|enabled = $enabled|" \
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    -e "s|^warm *=.*|warm = ${WARM:-0}|" \
+	    -e "s|^transport *=.*|transport = ${TRANSPORT:-unix}|" \
 	    "${LOCAL_CONF:-policy/local.conf}" > "$CONF"
 	# A service whose probe can never succeed: redis answering a
 	# postgres startup message. For the readiness deadline test.

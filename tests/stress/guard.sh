@@ -38,7 +38,7 @@ EOF
 chmod 0755 "$GATE/podman"
 : > "$GATE/published"
 
-WARM=1 write_conf yes
+TRANSPORT=both WARM=1 write_conf yes
 sed -i "s|^runtime *=.*|runtime = $GATE/podman|" "$CONF"
 $RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 start_monitor || exit 1
@@ -63,6 +63,7 @@ except ConnectionResetError:
     d = b""
 sys.exit(0 if d else 1)' "$2" 2>/dev/null
 }
+refused() { ! reaches "$@"; }
 root_reaches() {
 	python3 -c '
 import socket, sys
@@ -78,8 +79,8 @@ rport=$(pool_port redis) pport=$(pool_port postgres)
 check "every port the runtime was asked to publish was guarded first" \
     bash -c "test -s '$GATE/published' && ! grep -q ' open\$' '$GATE/published'"
 check "root reaches the warm redis's port $rport" root_reaches "$rport"
-check "A cannot reach the warm redis's port (reset)" ! reaches $UA "$rport"
-check "B cannot reach the warm postgres's port (reset)" ! reaches $UB "$pport"
+check "A cannot reach the warm redis's port (reset)" refused $UA "$rport"
+check "B cannot reach the warm postgres's port (reset)" refused $UB "$pport"
 
 echo "# a claim gives the ports to the owner before its reply"
 envA=$(sbx_as $UA request -a a -p demo)
@@ -122,8 +123,8 @@ check "A's port keeps exactly its owner's rule" test "$(rules_of "$rport")" -eq 
 
 echo "# a release takes the rule after the container"
 sbx_as $UA release -a a >/dev/null
-published() { $RT ps --format '{{.Ports}}' | grep -q "127.0.0.1:$1->"; }
-check "the release removed A's redis (its port is published no more)" ! published "$rport"
+unpublished() { ! $RT ps --format '{{.Ports}}' | grep -q "127.0.0.1:$1->"; }
+check "the release removed A's redis (its port is published no more)" unpublished "$rport"
 check "no rule but a new warm container's is left for A's port" \
     test "$(iptables -w -S SBX_GUARD | grep -- "--dport $rport " | grep -vc 'sbx:pool:')" -eq 0
 check "no rule of A's key is left" test "$(iptables -w -S SBX_GUARD | grep -c "sbx:$uid_a:")" -eq 0
