@@ -182,8 +182,8 @@ class PostgresService(Service):
 class RedisService(Service):
     """A redis: ``url()`` is ``redis://`` over the loopback port when
     there is one, which every redis client reads; else redis-py's
-    ``unix://`` over the socket (read by redis-py, hence Celery and RQ,
-    not by node-redis or ioredis). ``dsn()`` is the same URL;
+    ``unix://`` over the socket (read by redis-py, hence RQ; not by
+    Celery's kombu, node-redis or ioredis). ``dsn()`` is the same URL;
     ``connect_kwargs()`` takes the socket when there is one."""
 
     kind = "redis"
