@@ -137,10 +137,44 @@ def test_session_2(sbx_session_sandbox, sbx_session_redis_url):
     assert redis.Redis.from_url(sbx_session_redis_url).get("s") == b"kept"
     record(agent=sbx_session_sandbox.agent,
            pw=sbx_session_sandbox["postgres"].password)
+
+def has_table(url):
+    c = psycopg2.connect(url, connect_timeout=5)
+    try:
+        cur = c.cursor(); cur.execute("select to_regclass('public.t')")
+        return cur.fetchone()[0] is not None
+    finally:
+        c.close()
+
+def test_clean_1(sbx_clean, sbx_clean_postgres_url, sbx_clean_redis_url):
+    assert not has_table(sbx_clean_postgres_url)
+    c = psycopg2.connect(sbx_clean_postgres_url, connect_timeout=5)
+    with c, c.cursor() as cur:
+        cur.execute("create table t (id int)")
+        cur.execute("insert into t values (1)")
+    c.close()
+    assert has_table(sbx_clean_postgres_url)
+    r = redis.Redis.from_url(sbx_clean_redis_url)
+    assert r.get("c") is None and r.set("c", "dirty")
+    record(agent=sbx_clean.agent, pw=sbx_clean["postgres"].password,
+           rpw=sbx_clean["redis"].password, pg=sbx_clean_postgres_url,
+           redis=sbx_clean_redis_url)
+
+def test_clean_2(sbx_clean, sbx_clean_postgres_url, sbx_clean_redis_url):
+    # the same sandbox, reset: neither the table nor the key is here
+    assert not has_table(sbx_clean_postgres_url)
+    assert redis.Redis.from_url(sbx_clean_redis_url).get("c") is None
+    record(agent=sbx_clean.agent, pw=sbx_clean["postgres"].password,
+           rpw=sbx_clean["redis"].password, pg=sbx_clean_postgres_url,
+           redis=sbx_clean_redis_url)
 '''
 
 
-def test_plugin_against_the_real_monitor(sock: str) -> None:
+@pytest.mark.parametrize("load", [[], ["-p", "sbx_client.pytest_plugin"]],
+                         ids=["entry-point", "entry-point-and-p"])
+def test_plugin_against_the_real_monitor(sock: str, load: list) -> None:
+    """The plugin as installed, and named again by -p: loaded once
+    either way (pytest would refuse a second registration)."""
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "test_inner.py"), "w") as t:
             t.write(INNER)
@@ -152,7 +186,7 @@ def test_plugin_against_the_real_monitor(sock: str) -> None:
         p = subprocess.run([sys.executable, "-m", "pytest", "-p",
                             "no:cacheprovider", "-q", "--rootdir", d,
                             "--junitxml", junit, "--sbx-project", "demo",
-                            d], cwd=d, env=env, capture_output=True,
+                            *load, d], cwd=d, env=env, capture_output=True,
                            text=True, timeout=600, check=False)
         log = p.stdout + p.stderr
         root = ET.parse(junit).getroot()
@@ -160,16 +194,20 @@ def test_plugin_against_the_real_monitor(sock: str) -> None:
         assert s is not None, log
         assert (p.returncode, s.get("tests"), s.get("failures"),
                 s.get("errors"), s.get("skipped")) == \
-            (0, "4", "0", "0", "0"), log
+            (0, "6", "0", "0", "0"), log
         with open(out) as o:
             rows = [json.loads(x) for x in o]
-    a, b, s1, s2 = rows
+    a, b, s1, s2, c1, c2 = rows
     assert a["agent"] == agent_slug("test_inner.py::test_pg_and_redis", "gw5")
     assert b["agent"] == agent_slug("test_inner.py::test_fresh_redis", "gw5")
     assert a["agent"] != b["agent"] and a["pw"] != b["pw"]
     assert s1 == s2 and s1["agent"] == "gw5-session"
-    # every one released at its teardown
-    for agent in (a["agent"], b["agent"], s1["agent"]):
+    # sbx_clean: one sandbox, reset between the two tests, so the same
+    # credentials, sockets and URLs
+    assert c1 == c2 and c1["agent"] == "gw5-clean"
+    assert c1["pw"] not in (a["pw"], b["pw"], s1["pw"])
+    # every one released by the session's end
+    for agent in (a["agent"], b["agent"], s1["agent"], c1["agent"]):
         assert sbx_client.release(agent, socket=sock) is False, agent
 
 
@@ -200,7 +238,8 @@ def test_readme_context_manager_snippets(sock: str,
 
 def test_readme_plugin_example(sock: str) -> None:
     """The README's conftest-free test file, run by pytest as the
-    README says (project demo for its myproj): both tests pass."""
+    README says (project demo for its myproj): both tests pass, the
+    second after the first's table was reset away."""
     code = [b for b in readme_blocks() if b.startswith("# test_orders.py")]
     assert len(code) == 1
     with tempfile.TemporaryDirectory() as d:
@@ -215,6 +254,5 @@ def test_readme_plugin_example(sock: str) -> None:
                            timeout=600, check=False)
     assert p.returncode == 0 and "2 passed" in p.stdout, \
         p.stdout + p.stderr
-    for t in ("test_orders_table", "test_cache"):
-        agent = agent_slug(f"test_orders.py::{t}", "main")
-        assert sbx_client.release(agent, socket=sock) is False
+    # sbx_clean's one sandbox, released at the session's end
+    assert sbx_client.release("main-clean", socket=sock) is False

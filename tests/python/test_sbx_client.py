@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -88,8 +89,8 @@ def test_postgres_dsn_and_url_connect(demo: sbx_client.Sandbox) -> None:
     pg = demo["postgres"]
     assert pg_answer(pg.dsn()) == 42
     assert pg_answer(pg.url()) == 42
-    assert pg.url().startswith("postgresql://sbx:")
-    assert "?host=%2F" in pg.url()
+    assert pg.url() == (f"postgresql://sbx:{pg.password}@localhost/sbx"
+                        f"?host={os.path.dirname(pg.socket)}&port=5432")
 
 
 def test_redis_url_and_kwargs_connect(demo: sbx_client.Sandbox) -> None:
@@ -281,21 +282,107 @@ def test_tcp_shapes() -> None:
 
 
 def test_unix_and_both_shapes() -> None:
-    d = "/run/sbx/1000/a1.postgres"
-    pg = parse_service("postgres", {"socket": d + "/.s.PGSQL.5432",
-                                    "host": "127.0.0.1", "port": 40123,
-                                    "user": "sbx", "password": "pw",
-                                    "database": "sbx"})
-    assert pg.url() == ("postgresql://sbx:pw@/sbx?host=%2Frun%2Fsbx%2F1000"
-                        "%2Fa1.postgres&port=5432")
+    d = "/run/sbx/1000/a1/postgres"
+    unix = {"socket": d + "/.s.PGSQL.5432", "host": d, "port": 5432,
+            "user": "sbx", "password": "pw", "database": "sbx"}
+    pg = parse_service("postgres", unix)
+    assert pg.url() == ("postgresql://sbx:pw@localhost/sbx"
+                        "?host=/run/sbx/1000/a1/postgres&port=5432")
+    assert "%" not in pg.url()
     assert pg.dsn() == f"host={d} port=5432 user=sbx password=pw dbname=sbx"
-    assert pg.url(tcp=True) == "postgresql://sbx:pw@127.0.0.1:40123/sbx"
-    rd = parse_service("redis", {"socket": "/run/sbx/1000/a1.redis/redis.sock",
-                                 "user": "default", "password": "pw",
-                                 "database": "0"})
-    assert rd.url() == "unix://default:pw@/run/sbx/1000/a1.redis/redis.sock?db=0"
+    with pytest.raises(ValueError):
+        pg.url(tcp=True)
+    # both: the URL takes the port, dsn() and connect_kwargs() the socket
+    pg = parse_service("postgres", dict(unix, host="127.0.0.1",
+                                        port=40123))
+    assert pg.url() == pg.url(tcp=True) == \
+        "postgresql://sbx:pw@127.0.0.1:40123/sbx"
+    assert pg.dsn() == f"host={d} port=5432 user=sbx password=pw dbname=sbx"
+    assert pg.dsn(tcp=True) == ("host=127.0.0.1 port=40123 user=sbx "
+                                "password=pw dbname=sbx")
+    rs = "/run/sbx/1000/a1/redis/redis.sock"
+    rd = parse_service("redis", {"socket": rs, "user": "default",
+                                 "password": "pw", "database": "0"})
+    assert rd.url() == rd.dsn() == \
+        "unix://default:pw@/run/sbx/1000/a1/redis/redis.sock?db=0"
     with pytest.raises(ValueError):
         rd.url(tcp=True)
+    rd = parse_service("redis", {"socket": rs, "host": "127.0.0.1",
+                                 "port": 40124, "user": "default",
+                                 "password": "pw", "database": "0"})
+    assert rd.url() == rd.url(tcp=True) == \
+        "redis://default:pw@127.0.0.1:40124/0"
+    assert rd.connect_kwargs()["unix_socket_path"] == rs
+    sb = sbx_client.Sandbox("a1", "p", {"postgres": pg, "redis": rd})
+    assert sb.env() == {
+        "POSTGRES_URL": "postgresql://sbx:pw@127.0.0.1:40123/sbx",
+        "DATABASE_URL": "postgresql://sbx:pw@127.0.0.1:40123/sbx",
+        "REDIS_URL": "redis://default:pw@127.0.0.1:40124/0"}
+
+
+def test_ipv6_and_encoded_shapes() -> None:
+    pg = parse_service("pg", {"host": "::1", "port": 40123, "user": "s b",
+                              "password": "p@ss/w:rd", "database": "d%b"})
+    assert pg.url() == "postgresql://s%20b:p%40ss%2Fw%3Ard@[::1]:40123/d%25b"
+    rd = parse_service("valkey", {"host": "::1", "port": 40124,
+                                  "user": "default", "password": "pw",
+                                  "database": "3"})
+    assert rd.url() == "redis://default:pw@[::1]:40124/3"
+    # a socket directory with a byte a query cannot hold as it is
+    pg = parse_service("postgres", {"socket": "/run/s bx/1/a/pg/.s.PGSQL.5433",
+                                    "user": "sbx", "password": "pw",
+                                    "database": "sbx"})
+    assert pg.url() == ("postgresql://sbx:pw@localhost/sbx"
+                        "?host=/run/s%20bx/1/a/pg&port=5433")
+
+
+SOCKET_PG_URL = ("postgresql://sbx:pw@localhost/sbx"
+                 "?host=/run/sbx/1000/a1/postgres&port=5432")
+
+
+def test_socket_url_is_read_by_libpq_and_configparser() -> None:
+    """What the socket-only postgres URL is for: libpq (psycopg2) takes
+    the query's host, the socket's directory, over localhost; with no
+    '%' configparser's interpolation (alembic.ini's sqlalchemy.url)
+    leaves it as it is."""
+    import configparser
+    import psycopg2.extensions
+    assert psycopg2.extensions.parse_dsn(SOCKET_PG_URL) == {
+        "user": "sbx", "password": "pw", "dbname": "sbx",
+        "host": "/run/sbx/1000/a1/postgres", "port": "5432"}
+    cp = configparser.ConfigParser()
+    cp.read_string(f"[alembic]\nsqlalchemy.url = {SOCKET_PG_URL}\n")
+    assert cp["alembic"]["sqlalchemy.url"] == SOCKET_PG_URL
+
+
+def test_socket_url_is_read_by_sqlalchemy() -> None:
+    sa = pytest.importorskip("sqlalchemy")
+    u = sa.engine.make_url(SOCKET_PG_URL)
+    assert (u.host, u.username, u.password, u.database) == \
+        ("localhost", "sbx", "pw", "sbx")
+    assert dict(u.query) == {"host": "/run/sbx/1000/a1/postgres",
+                             "port": "5432"}
+
+
+def test_socket_url_is_read_by_whatwg_url() -> None:
+    """Node's ``new URL()``, which node-postgres's parser starts from,
+    refuses credentials without a host: hence localhost."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("no node")
+    js = ("const u = new URL(process.argv[1]); console.log(JSON.stringify("
+          "[u.protocol, u.username, u.password, u.hostname, u.pathname, "
+          "u.searchParams.get('host'), u.searchParams.get('port')]))")
+    p = subprocess.run([node, "-e", js, SOCKET_PG_URL], capture_output=True,
+                       text=True, timeout=60, check=False)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == ["postgresql:", "sbx", "pw", "localhost",
+                                    "/sbx", "/run/sbx/1000/a1/postgres",
+                                    "5432"]
+    p = subprocess.run([node, "-e", js, "postgresql://sbx:pw@/sbx?host=/x"],
+                       capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert p.returncode != 0
 
 
 def test_malformed_entries_are_protocol_errors() -> None:

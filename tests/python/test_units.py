@@ -48,8 +48,8 @@ def scripted(*replies: Dict[str, Any]) -> Callable[[Dict[str, Any]],
 
 
 def by_op(req: Dict[str, Any]) -> Dict[str, Any]:
-    """A well-behaved server for request_sandbox and release."""
-    if req["op"] == "request_sandbox":
+    """A well-behaved server for request_sandbox, reset and release."""
+    if req["op"] in ("request_sandbox", "reset"):
         return SANDBOX
     if req["op"] == "release":
         return {"ok": True, "released": True}
@@ -400,6 +400,7 @@ def run_inner_pytest(d: str, env: Dict[str, str],
                         "--junitxml", junit, *args, d],
                        cwd=d, env=e, capture_output=True, text=True,
                        timeout=600, check=False)
+    assert os.path.exists(junit), p.stdout + p.stderr
     root = ET.parse(junit).getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     assert suite is not None, p.stdout + p.stderr
@@ -430,16 +431,146 @@ def test_plugin_fixtures_against_the_fake_server(fake_server: Any) -> None:
     assert one["pg"] == sbx_client.types.parse_service("postgres", PG).url()
     assert one["redis"] == "unix://default:pw2@/run/sbx/1/a.redis/redis.sock?db=0"
     # each test's sandbox is requested bound to the test process and
-    # released at its teardown, before the next test's request; the test
-    # that uses no fixture asks for nothing
-    assert f.ops() == ["request_sandbox", "release"] * 2
-    r1, rel1, r2, rel2 = f.requests
+    # released after its teardown (a release may come after the next
+    # test's request); the test that uses no fixture asks for nothing
+    assert sorted(f.ops()) == ["release"] * 2 + ["request_sandbox"] * 2
+    r1, r2 = [r for r in f.requests if r["op"] == "request_sandbox"]
+    assert f.requests[0] == r1
     assert (r1["agent"], r1["project"], r1["bind_pid"]) == \
         (one["agent"], "myproj", one["pid"])
     assert r2["agent"] == two["agent"] and r2["bind_pid"] == two["pid"]
-    assert rel1 == {"op": "release", "agent": one["agent"]}
-    assert rel2 == {"op": "release", "agent": two["agent"]}
+    for r in (r1, r2):
+        rel = {"op": "release", "agent": r["agent"]}
+        assert f.requests.index(rel) > f.requests.index(r)
     assert one["pid"] != os.getpid()
+
+
+def test_plugin_teardown_does_not_wait_for_the_release(
+        fake_server: Any) -> None:
+    """A release the server takes 1.5 s to answer: the test's teardown
+    does not wait for it, the session's end (the last test's teardown)
+    does."""
+    def slow(req: Dict[str, Any]) -> Dict[str, Any]:
+        if req["op"] == "release":
+            time.sleep(1.5)
+        return by_op(req)
+    f = fake_server(slow)
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "test_inner.py"), "w") as t:
+            t.write("def test_one(sbx_sandbox):\n    pass\n\n"
+                    "def test_two():\n    pass\n")
+        t0 = time.monotonic()
+        s = run_inner_pytest(d, {"SBX_SOCKET": f.path, "SBX_PROJECT": "p"})
+        took = time.monotonic() - t0
+    assert (s.get("_rc"), s.get("tests"), s.get("failures"),
+            s.get("errors")) == ("0", "2", "0", "0"), s.get("_out")
+    one, two = s.findall("testcase")
+    assert float(one.get("time", "9")) < 1.0, s.get("_out")
+    assert float(two.get("time", "0")) >= 1.0, s.get("_out")
+    assert f.ops() == ["request_sandbox", "release"] and took >= 1.5
+
+
+def test_plugin_failed_release_is_a_warning(fake_server: Any) -> None:
+    f = fake_server(lambda req: SANDBOX if req["op"] == "request_sandbox"
+                    else {"ok": False, "error": "runtime_failed",
+                          "message": "podman said no."})
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "test_inner.py"), "w") as t:
+            t.write("def test_one(sbx_sandbox):\n    pass\n")
+        s = run_inner_pytest(d, {"SBX_SOCKET": f.path, "SBX_PROJECT": "p"})
+    out = s.get("_out") or ""
+    assert s.get("_rc") == "0", out
+    assert "was not released" in out and "podman said no." in out, out
+    assert f.ops() == ["request_sandbox", "release"]
+
+
+PLUGIN_CLEAN_TEST = '''
+import json, os
+
+def test_a(sbx_clean, sbx_clean_postgres_url):
+    with open(os.environ["OUT"], "a") as f:
+        f.write(json.dumps([sbx_clean.agent, sbx_clean.project,
+                            sbx_clean_postgres_url]) + "\\n")
+
+def test_b(sbx_clean, sbx_clean_redis_url):
+    with open(os.environ["OUT"], "a") as f:
+        f.write(json.dumps([sbx_clean.agent, sbx_clean.project,
+                            sbx_clean_redis_url]) + "\\n")
+
+def test_c(sbx_clean):
+    with open(os.environ["OUT"], "a") as f:
+        f.write(json.dumps([sbx_clean.agent, sbx_clean.project]) + "\\n")
+'''
+
+
+def test_plugin_clean_fixture_resets_one_sandbox(fake_server: Any) -> None:
+    """sbx_clean: one sandbox for the session, requested once, reset
+    before each test but the first, released at the session's end."""
+    f = fake_server(by_op)
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "test_inner.py"), "w") as t:
+            t.write(PLUGIN_CLEAN_TEST)
+        out = os.path.join(d, "out.jsonl")
+        s = run_inner_pytest(d, {"OUT": out, "SBX_SOCKET": f.path,
+                                 "PYTEST_XDIST_WORKER": "gw3"},
+                             "--sbx-project", "myproj")
+        assert (s.get("_rc"), s.get("tests"), s.get("failures"),
+                s.get("errors")) == ("0", "3", "0", "0"), s.get("_out")
+        with open(out) as o:
+            rows = [json.loads(x) for x in o]
+    pg = sbx_client.types.parse_service("postgres", PG).url()
+    rd = sbx_client.types.parse_service("redis", RD).url()
+    assert rows == [["gw3-clean", "myproj", pg], ["gw3-clean", "myproj", rd],
+                    ["gw3-clean", "myproj"]]
+    assert f.ops() == ["request_sandbox", "reset", "reset", "release"]
+    assert f.requests[0]["agent"] == "gw3-clean"
+    assert f.requests[1] == f.requests[2] == {"op": "reset",
+                                              "agent": "gw3-clean"}
+    assert f.requests[3] == {"op": "release", "agent": "gw3-clean"}
+
+
+CONFTEST_PLUGINS = 'pytest_plugins = ["sbx_client.pytest_plugin"]\n'
+
+
+@pytest.mark.parametrize("how", ["entry-point", "-p", "conftest",
+                                 "-p-without-autoload"])
+def test_plugin_loads_once(fake_server: Any, how: str) -> None:
+    """Installed (entry point sbx) and named again by -p or by a
+    conftest: one plugin, the fixtures work; pytest refuses a second
+    registration of one module ("Plugin already registered")."""
+    f = fake_server(by_op)
+    args: List[str] = []
+    env = {"SBX_SOCKET": f.path, "SBX_PROJECT": "p"}
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "test_inner.py"), "w") as t:
+            t.write("def test_one(sbx_clean_postgres_url):\n"
+                    "    assert sbx_clean_postgres_url\n")
+        if how == "conftest":
+            with open(os.path.join(d, "conftest.py"), "w") as t:
+                t.write(CONFTEST_PLUGINS)
+        elif how.startswith("-p"):
+            args = ["-p", "sbx_client.pytest_plugin"]
+        if how == "-p-without-autoload":
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        s = run_inner_pytest(d, env, *args)
+    out = s.get("_out") or ""
+    assert (s.get("_rc"), s.get("tests"), s.get("failures"),
+            s.get("errors")) == ("0", "1", "0", "0"), out
+    assert "already registered" not in out
+    assert f.ops() == ["request_sandbox", "release"]
+
+
+def test_plugin_can_be_left_out(fake_server: Any) -> None:
+    """-p no:sbx, the entry point's name, leaves the plugin out."""
+    f = fake_server(by_op)
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "test_inner.py"), "w") as t:
+            t.write("def test_one(sbx_clean):\n    pass\n")
+        s = run_inner_pytest(d, {"SBX_SOCKET": f.path, "SBX_PROJECT": "p"},
+                             "-p", "no:sbx")
+    assert s.get("_rc") == "1" and s.get("errors") == "1", s.get("_out")
+    assert "fixture 'sbx_clean' not found" in (s.get("_out") or "")
+    assert f.requests == []
 
 
 PLUGIN_SESSION_TEST = '''

@@ -11,9 +11,15 @@ tcp        ``host`` 127.0.0.1 and ``port``
 both       all three: the socket, and tcp's host and port
 =========  ===============================================================
 
-``url()`` and ``dsn()`` name the Unix socket when there is one (only the
+``url()`` follows the URL rule the ``sbx`` command follows too: the
+loopback port when the service has one (tcp, both), which every URL
+reader takes; else the Unix socket (postgres:
+``postgresql://U:P@localhost/DB?host=DIR&port=N``, the directory as is;
+redis: redis-py's ``unix://U:P@/path?db=N``). ``dsn()`` and
+``connect_kwargs()`` name the Unix socket when there is one (only the
 owning uid can enter its directory; a loopback port is guarded by the
-password alone), else the loopback port; ``tcp=True`` asks for the port.
+password alone), else the loopback port. ``tcp=True`` asks any of them
+for the port.
 """
 from __future__ import annotations
 
@@ -44,7 +50,16 @@ def service_kind(name: str) -> str:
 
 
 def _q(s: str) -> str:
+    """Percent-encoded where a byte is not unreserved (RFC 3986)."""
     return quote(s, safe="")
+
+
+def _socket_dir_param(d: str) -> str:
+    """A socket directory as the value of libpq's ``host`` parameter:
+    as it is (libpq takes ``?host=/path`` undecoded; a URL with no
+    ``%`` suits configparser, hence alembic), each byte but unreserved
+    ones and ``/`` encoded, which no path sbx makes has."""
+    return quote(d, safe="/")
 
 
 def _userinfo(user: str, password: str) -> str:
@@ -90,7 +105,9 @@ class Service:
         return None
 
     def url(self, *, tcp: bool = False) -> str:
-        """A URL for the service's usual clients."""
+        """A URL for the service's usual clients: over the loopback port
+        when the service has one, else over its Unix socket;
+        ``tcp=True``: the port or ValueError."""
         raise ValueError(f"service {self.name!r}: no URL scheme known "
                          "for it (not a postgres or redis service)")
 
@@ -109,9 +126,14 @@ class Service:
 
 @dataclass(frozen=True)
 class PostgresService(Service):
-    """A postgres: ``dsn()`` is libpq's keyword/value string, ``url()``
-    its URI; both take the Unix socket's directory as the host when
-    there is a socket."""
+    """A postgres: ``url()`` is libpq's URI, over the loopback port when
+    there is one, else ``postgresql://U:P@localhost/DB?host=DIR&port=N``
+    (the query's host, the socket's directory, overrides ``localhost``
+    in libpq, psycopg, SQLAlchemy and node-postgres; ``localhost`` is
+    there for readers that refuse credentials without a host, such as
+    WHATWG ``new URL()``). ``dsn()`` is libpq's keyword/value string and
+    takes the socket's directory as the host when there is a
+    socket."""
 
     kind = "postgres"
 
@@ -136,12 +158,14 @@ class PostgresService(Service):
         return (h, p, False)
 
     def url(self, *, tcp: bool = False) -> str:
-        host, port, is_dir = self._where(tcp)
         auth = _userinfo(self.user, self.password)
-        if is_dir:
-            return (f"postgresql://{auth}/{_q(self.database)}"
-                    f"?host={_q(host)}&port={port}")
-        return f"postgresql://{auth}{_hostport(host, port)}/{_q(self.database)}"
+        db = _q(self.database)
+        s = self.socket_dir
+        if tcp or self.tcp is not None or s is None:
+            host, port = self._need_tcp()
+            return f"postgresql://{auth}{_hostport(host, port)}/{db}"
+        return (f"postgresql://{auth}localhost/{db}"
+                f"?host={_socket_dir_param(s[0])}&port={s[1]}")
 
     def connect_kwargs(self, *, tcp: bool = False) -> Dict[str, Any]:
         """Keyword arguments for psycopg2.connect / psycopg.connect."""
@@ -156,15 +180,17 @@ class PostgresService(Service):
 
 @dataclass(frozen=True)
 class RedisService(Service):
-    """A redis: ``url()`` is redis-py's form (``unix://`` over the
-    socket, ``redis://`` over tcp), which node-redis and others read
-    too; ``dsn()`` is the same URL."""
+    """A redis: ``url()`` is ``redis://`` over the loopback port when
+    there is one, which every redis client reads; else redis-py's
+    ``unix://`` over the socket (read by redis-py, hence RQ; not by
+    Celery's kombu, node-redis or ioredis). ``dsn()`` is the same URL;
+    ``connect_kwargs()`` takes the socket when there is one."""
 
     kind = "redis"
 
     def url(self, *, tcp: bool = False) -> str:
         auth = _userinfo(self.user, self.password)
-        if self.socket and not tcp:
+        if self.socket and not tcp and self.tcp is None:
             q = f"?db={_q(self.database)}" if self.database else ""
             return f"unix://{auth}{quote(self.socket, safe='/')}{q}"
         host, port = self._need_tcp()
