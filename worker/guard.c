@@ -176,7 +176,7 @@ int
 guard_add(const struct sbx_config *cfg, const char *note, unsigned port,
     uid_t owner, uid_t prober)
 {
-	struct rule r;
+	struct rule r = { .n = 0 };
 
 	if (rt_is_docker(cfg))
 		return 0;
@@ -194,7 +194,7 @@ guard_claim(const struct sbx_config *cfg, const struct sbx_key *key,
     const char *service, unsigned slot, unsigned port, uid_t prober)
 {
 	char note[GUARD_NOTE_MAX];
-	struct rule r;
+	struct rule r = { .n = 0 };
 
 	if (rt_is_docker(cfg))
 		return 0;
@@ -384,7 +384,7 @@ port_ruled(unsigned port)
 int
 guard_sync(const struct sbx_config *cfg, const struct guard_want *g)
 {
-	struct rule r;
+	struct rule r = { .n = 0 };
 	size_t i;
 	int rc = 0;
 
