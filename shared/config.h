@@ -14,8 +14,8 @@
 #define CFG_MAX_TMPFS	8
 #define CFG_MAX_ARGS	32
 #define CFG_MAX_RTARGS	16
-/* Snapshots one sandbox may hold (max_snapshots): redis keeps them in
- * databases 16 to 31 of its own server (worker/data.c). */
+/* Snapshots one sandbox may hold (max_snapshots): redis's keeper server
+ * has a database for each (worker/redis_data.c). */
 #define SBX_MAX_SNAPSHOTS	16
 #define POOL_MAX_WARM	64	/* warm containers of one service */
 

@@ -1,12 +1,16 @@
 /*
  * pg_data.c - a reset or a snapshot of a sandbox's postgres.
  * runs in: a session child (svc_session.c): the sandbox's own uid, not
- * dumpable; a client of the server as the agent's role
+ * dumpable; a client of the server as sbx's keeper role
  *
- * The role is no superuser, but may create databases, owns the agent's,
- * and may end its own sessions: that is all this needs. Its databases:
+ * The session connects as the keeper role, sbx's own (the image's
+ * entrypoint makes it and leaves its password where only sbx's sessions
+ * read it, svc_session.c): no superuser, it may create databases, is a
+ * member of the agent's role (it may rename, copy and hand over the
+ * agent's database) and of pg_signal_backend (it may end the agent's
+ * sessions). The agent's role is no member of it. Its databases:
  *
- *   <database>        the agent's (s->database)
+ *   <database>        the agent's (s->database), owned by the agent's role
  *   sbx_origin        the seeded hand-out state (seed.c); without a seed
  *                     the hand-out state is template1 (the image's
  *                     database was initdb's empty one)
@@ -17,19 +21,23 @@
  *   sbx_old_*         a replaced database, or a copy in the making:
  *                     dropped by the tidy-up
  *
- * All are the tenant's own and so are their names and comments: a name
- * is read as ours only if it is exactly one of the above, a comment only
- * if it is a slug. A tenant who plays with them changes what its own
- * resets give, nothing else. Every session of ours connects to database
- * postgres and holds an advisory lock there for its whole job, tidy-up
- * included: data jobs of one sandbox take turns.
+ * All but the agent's are the keeper's, with connections refused: the
+ * agent's role can neither connect to, alter, rename nor drop them. It
+ * can create a database of one of these names first: only the keeper's
+ * count, and one of the agent's in the way is dropped before ours is
+ * made. Comments are taken as names only if they are slugs. A server
+ * with no keeper (no socket directory: transport tcp alone) is reached
+ * as the agent's role, which then owns them all. Every session of ours
+ * connects to database postgres and holds an advisory lock there for
+ * its whole job, tidy-up included: data jobs of one sandbox take turns.
  *
  * A reset: no new connections to <database>, its sessions ended (and
  * every other of the role's, so that no template is in use), then one
  * transaction renames it away and the copy into its place. Without a
  * next copy, the copy is made first (FILE_COPY, from the state reset
- * to), still renamed in: the agent's database is never missing. After
- * the reply: the old one dropped and the next copy made.
+ * to), still renamed in and given to the agent's role: the agent's
+ * database is never missing. After the reply: the old one dropped and
+ * the next copy made.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,6 +68,7 @@ struct pg_dbs {
 	bool		origin;
 	bool		next_origin;
 	bool		next[SBX_MAX_SNAPSHOTS];
+	bool		squatted;	/* one of our names is another's */
 };
 
 struct pg_job {
@@ -68,6 +77,8 @@ struct pg_job {
 	PGconn			*c;
 	char			*db;		/* <database>, quoted */
 	char			*dblit;		/* and as a literal */
+	char			*role;		/* the agent's role, quoted */
+	char			*rolelit;	/* and as a literal */
 	struct pg_dbs		 d;
 	int			 slot;		/* the snapshot's, or -1 */
 	char			 src[DBNAME_MAX];	/* a reset's state */
@@ -136,13 +147,25 @@ pg_dof(const struct pg_job *pj, const char *fmt, ...)
 	return pg_do(pj, sql);
 }
 
-/* One row of the listing into d. */
+/* One of the names the keeper's databases have (not sbx_old_*). */
+static bool
+pg_name_ours(const char *name)
+{
+	return strcmp(name, ORIGIN) == 0 || strcmp(name, NEXT_ORIGIN) == 0 ||
+	    pg_snap_slot(name, SNAP) != -1 || pg_snap_slot(name, NEXT) != -1;
+}
+
+/* One row of the listing into d: ours only if the keeper owns it. */
 static void
-pg_dbs_add(struct pg_dbs *d, const char *name, const char *comment)
+pg_dbs_add(struct pg_dbs *d, const char *name, const char *comment,
+    bool ours)
 {
 	int i;
 
-	if (strcmp(name, ORIGIN) == 0)
+	if (!ours) {
+		if (pg_name_ours(name))
+			d->squatted = true;
+	} else if (strcmp(name, ORIGIN) == 0)
 		d->origin = true;
 	else if (strcmp(name, NEXT_ORIGIN) == 0)
 		d->next_origin = true;
@@ -161,16 +184,18 @@ pg_list(struct pg_job *pj)
 
 	memset(&pj->d, 0, sizeof(pj->d));
 	res = pq.exec(pj->c, "SELECT datname, coalesce(shobj_description(oid,"
-	    " 'pg_database'), '') FROM pg_database WHERE datname LIKE "
+	    " 'pg_database'), ''), datdba = (SELECT oid FROM pg_roles WHERE "
+	    "rolname = current_user) FROM pg_database WHERE datname LIKE "
 	    "'sbx\\_%'");
-	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 2) {
+	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 3) {
 		pq.clear(res);
 		return -1;
 	}
 	n = pq.ntuples(res);
 	for (i = 0; i < n; i++)
 		pg_dbs_add(&pj->d, pq.getvalue(res, i, 0),
-		    pq.getvalue(res, i, 1));
+		    pq.getvalue(res, i, 1),
+		    strcmp(pq.getvalue(res, i, 2), "t") == 0);
 	pq.clear(res);
 	return 0;
 }
@@ -204,8 +229,10 @@ pg_left(const struct pg_job *pj)
 }
 
 /*
- * Every session of the agent's role ends (but other data jobs'); the
- * database is free once none is left in it. pg_terminate_backend's own
+ * Every session of the agent's role ends (but other data jobs', which
+ * are the keeper's, or the agent's in database postgres named sbx-data
+ * where there is no keeper); the database is free once none is left in
+ * it. pg_terminate_backend's own
  * wait would poll in steps of 100 ms: this one polls every 0.5 ms,
  * within TERMINATE_MS.
  */
@@ -216,10 +243,11 @@ pg_end_sessions(const struct pg_job *pj)
 	int64_t until = now_ms() + TERMINATE_MS;
 	int n;
 
-	if (pg_do(pj, "SELECT count(pg_terminate_backend(pid)) FROM "
+	if (pg_dof(pj, "SELECT count(pg_terminate_backend(pid)) FROM "
 	    "pg_stat_activity WHERE backend_type = 'client backend' AND pid "
-	    "<> pg_backend_pid() AND usename = current_user AND NOT (datname "
-	    "= 'postgres' AND application_name = 'sbx-data')") == -1)
+	    "<> pg_backend_pid() AND usename = %s AND NOT (usename = "
+	    "current_user AND datname = 'postgres' AND application_name = "
+	    "'sbx-data')", pj->rolelit) == -1)
 		return -1;
 	while ((n = pg_left(pj)) > 0 && now_ms() < until)
 		nanosleep(&pause, NULL);
@@ -271,8 +299,8 @@ pg_check(struct pg_job *pj)
 	return session_report(SBX_OK, "can");
 }
 
-/* The swap: <database> renamed away, in its place the copy; one
- * transaction, so that either both renames are done or neither. */
+/* The swap: <database> renamed away, in its place the copy, given to
+ * the agent's role; one transaction, so that all is done or nothing. */
 static int
 pg_swap(struct pg_job *pj, const char *copy)
 {
@@ -282,10 +310,42 @@ pg_swap(struct pg_job *pj, const char *copy)
 	if (pg_do(pj, "BEGIN") == 0 &&
 	    pg_dof(pj, "ALTER DATABASE %s RENAME TO %s", pj->db, old) == 0 &&
 	    pg_dof(pj, "ALTER DATABASE %s RENAME TO %s", copy, pj->db) == 0 &&
-	    pg_connections(pj, true) == 0 && pg_do(pj, "COMMIT") == 0)
+	    pg_dof(pj, "ALTER DATABASE %s OWNER TO %s", pj->db, pj->role) ==
+	    0 && pg_connections(pj, true) == 0 && pg_do(pj, "COMMIT") == 0)
 		return 0;
 	(void)pg_do(pj, "ROLLBACK");
 	return -1;
+}
+
+/* Databases of our names that are not the keeper's (the agent made
+ * them) dropped: ours go there. The keeper may, as a member of the
+ * agent's role. */
+static int
+pg_evict(const struct pg_job *pj)
+{
+	PGresult *res;
+	const char *name;
+	int i, n, rc = 0;
+
+	if (!pj->d.squatted)
+		return 0;
+	res = pq.exec(pj->c, "SELECT datname FROM pg_database WHERE datname "
+	    "~ '^sbx_(origin|next_origin|snap_[0-9]{1,2}|next_[0-9]{1,2})$' "
+	    "AND datdba <> (SELECT oid FROM pg_roles WHERE rolname = "
+	    "current_user)");
+	if (pq.resultStatus(res) != PGRES_TUPLES_OK || pq.nfields(res) != 1) {
+		pq.clear(res);
+		return -1;
+	}
+	n = pq.ntuples(res);
+	for (i = 0; i < n; i++) {
+		name = pq.getvalue(res, i, 0);
+		if (pg_name_ours(name) && pg_dof(pj, "DROP DATABASE IF EXISTS "
+		    "%s WITH (FORCE)", name) == -1)
+			rc = -1;
+	}
+	pq.clear(res);
+	return rc;
 }
 
 static int
@@ -300,7 +360,8 @@ pg_reset(struct pg_job *pj)
 		pg_old(pj, fresh, sizeof(fresh));
 		copy = fresh;
 	}
-	if (pg_connections(pj, false) == 0 && pg_end_sessions(pj) == 0 &&
+	if (pg_evict(pj) == 0 && pg_connections(pj, false) == 0 &&
+	    pg_end_sessions(pj) == 0 &&
 	    (have || pg_copy(pj, fresh, pj->src) == 0) &&
 	    pg_swap(pj, copy) == 0)
 		return session_report(SBX_OK, "reset");
@@ -340,8 +401,8 @@ pg_snapshot(struct pg_job *pj)
 	int made;
 
 	pg_old(pj, copy, sizeof(copy));
-	made = pg_connections(pj, false) == 0 && pg_end_sessions(pj) == 0 &&
-	    pg_copy(pj, copy, pj->db) == 0;
+	made = pg_evict(pj) == 0 && pg_connections(pj, false) == 0 &&
+	    pg_end_sessions(pj) == 0 && pg_copy(pj, copy, pj->db) == 0;
 	if (pg_connections(pj, true) == 0 && made &&
 	    pg_file_snapshot(pj, copy) == 0)
 		return session_report(SBX_OK, "saved");
@@ -385,7 +446,7 @@ pg_tidy(struct pg_job *pj)
 		(void)pg_dof(pj, "DROP DATABASE IF EXISTS " NEXT "%d WITH "
 		    "(FORCE)", pj->slot);
 	else if (pg_list(pj) == 0 && !(pj->slot != -1 ?
-	    pj->d.next[pj->slot] : pj->d.next_origin))
+	    pj->d.next[pj->slot] : pj->d.next_origin) && pg_evict(pj) == 0)
 		(void)pg_copy(pj, pj->next, pj->src);
 }
 
@@ -394,24 +455,24 @@ pg_data_session(const struct session_env *e, void *arg)
 {
 	struct pg_job pj = { .q = arg, .service = e->r->s->name, .slot = -1 };
 
-	if ((pj.c = session_pg(e, "postgres")) == NULL ||
-	    (pj.dblit = pq.escapeLiteral(pj.c, e->r->database,
-	    strlen(e->r->database))) == NULL ||
-	    (pj.db = pq.escapeIdentifier(pj.c, e->r->database,
-	    strlen(e->r->database))) == NULL) {
+	const char *db = e->r->database, *user = e->r->user;
+
+	if ((pj.c = session_pg_keeper(e)) == NULL ||
+	    (pj.dblit = pq.escapeLiteral(pj.c, db, strlen(db))) == NULL ||
+	    (pj.db = pq.escapeIdentifier(pj.c, db, strlen(db))) == NULL ||
+	    (pj.rolelit = pq.escapeLiteral(pj.c, user, strlen(user))) ==
+	    NULL ||
+	    (pj.role = pq.escapeIdentifier(pj.c, user, strlen(user))) == NULL)
 		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot connect.",
 		    pj.service);
-		if (pj.dblit != NULL)
-			pq.freemem(pj.dblit);
-		if (pj.c != NULL)
-			pq.finish(pj.c);
-		return;
-	}
-	if (pg_check(&pj) == 0 && session_wait() == DATA_GO &&
+	else if (pg_check(&pj) == 0 && session_wait() == DATA_GO &&
 	    (pj.q->op == DATA_RESET ? pg_reset(&pj) : pg_snapshot(&pj)) == 0 &&
 	    session_wait() == -1)
 		pg_tidy(&pj);
+	pq.freemem(pj.role);
+	pq.freemem(pj.rolelit);
 	pq.freemem(pj.db);
 	pq.freemem(pj.dblit);
-	pq.finish(pj.c);
+	if (pj.c != NULL)
+		pq.finish(pj.c);
 }

@@ -1,7 +1,7 @@
 /*
  * seed.c - a seeded project's postgres, at its provision: the seed run
  * in the agent's database, and that state kept as sbx_origin, what a
- * reset returns to (pg_data.c).
+ * reset returns to (pg_data.c), owned by sbx's keeper role.
  * runs in: a provision's service child (root) reads the reload's copy
  * (state_dir/seeds/<project>.sql, root's, 0600); a session child
  * (svc_session.c: the sandbox's own uid, not dumpable) applies it
@@ -144,7 +144,9 @@ seed_run(const struct session_env *e, const struct seed_job *j)
 }
 
 /* The seeded database copied to sbx_origin, from database postgres
- * (a template has no session: ours is gone). 0, or -1 reported. */
+ * (a template has no session: ours is gone), as the keeper role, which
+ * owns the copy: the agent's role can neither alter it nor connect to
+ * it. 0, or -1 reported. */
 static int
 origin_make(const struct session_env *e)
 {
@@ -153,7 +155,7 @@ origin_make(const struct session_env *e)
 	PGresult *res = NULL;
 	int rc = -1;
 
-	if ((c = session_pg(e, "postgres")) != NULL &&
+	if ((c = session_pg_keeper(e)) != NULL &&
 	    (id = pq.escapeIdentifier(c, e->r->database,
 	    strlen(e->r->database))) != NULL) {
 		snprintf(q, sizeof(q), "CREATE DATABASE " PG_ORIGIN
@@ -239,7 +241,7 @@ first_copy_session(const struct session_env *e, void *arg)
 	PGresult *res = NULL;
 
 	(void)arg;
-	if ((c = session_pg(e, "postgres")) != NULL)
+	if ((c = session_pg_keeper(e)) != NULL)
 		res = pq.exec(c, "CREATE DATABASE " PG_NEXT_ORIGIN " TEMPLATE "
 		    "template1 STRATEGY FILE_COPY ALLOW_CONNECTIONS false");
 	if (c != NULL && pq.resultStatus(res) == PGRES_COMMAND_OK)

@@ -30,11 +30,18 @@ struct svc_reach {
 	const char	*database;
 };
 
+/* sbx's own role on a postgres (images/postgres/entrypoint.sh), and
+ * the length of its password (hex). */
+#define KEEPER_ROLE	"sbx_keeper"
+#define KEEPER_PW_LEN	32
+
 /* The child's side: the reach, with the socket directory as the child
- * holds it (host: /proc/self/fd/N, or 127.0.0.1). */
+ * holds it (host: /proc/self/fd/N, or 127.0.0.1), and the keeper's
+ * password read from it ("" if there is none: no socket directory). */
 struct session_env {
 	const struct svc_reach	*r;
 	char			 host[32];
+	char			 keeper_pw[KEEPER_PW_LEN + 1];
 };
 
 typedef void	(*session_fn)(const struct session_env *, void *arg);
@@ -66,8 +73,19 @@ int	session_wait(void);
 /* In the child: libpq (loaded now: pq.h) to dbname as r's user, or NULL
  * (logged). */
 PGconn	*session_pg(const struct session_env *, const char *dbname);
+/* In the child: libpq to database postgres as the keeper role, or as
+ * r's user where the server has no keeper (no socket directory), or
+ * NULL (logged). */
+PGconn	*session_pg_keeper(const struct session_env *);
 /* In the child: hiredis, authenticated as r's user, or NULL (logged). */
 redisContext *session_redis(const struct session_env *);
+/* In the child: hiredis on the keeper server (socket directory's
+ * keep/redis.sock), or NULL (logged; none without a socket directory). */
+redisContext *session_redis_keeper(const struct session_env *);
+/* The keeper's password as read from fd's text (n bytes): exactly
+ * KEEPER_PW_LEN lowercase hex digits, a newline allowed after. 0 and
+ * out filled, or -1 and out "". */
+int	keeper_pw_parse(const char *text, size_t n, char *out, size_t cap);
 /* A tenant's text as one printable ASCII line of at most cap - 1. */
 void	session_text(char *dst, size_t cap, const char *src);
 

@@ -8,7 +8,10 @@
  * What the service sends is a tenant's bytes, and libpq and hiredis parse
  * them: never as root. The child opens the service's socket directory
  * while still root (O_PATH: only its owner and root may enter run_dir's
- * <uid>/), drops to the top uid of the sandbox's range, makes itself not
+ * <uid>/), drops to the top uid of the sandbox's range, with the group of
+ * that directory (the container's own: it may enter the keeper's
+ * directory there, keep/, which the agent's uid may not; it cannot
+ * ptrace or signal the container's processes, another uid), makes itself not
  * dumpable (checked: no process of that uid may ptrace it or read the
  * password it holds) and connects through /proc/self/fd/N, which a
  * process may follow to its own descriptors even when not dumpable. A
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +51,8 @@
 #define FD_PARENT	3
 #define FD_SOCKDIR	4
 #define CONNECT_S	"10"	/* libpq's connect_timeout, seconds */
+#define KEEP_PG		"keep/pg.secret"	/* in the socket directory */
+#define KEEP_REDIS	"keep/redis.sock"
 
 void
 session_text(char *dst, size_t cap, const char *src)
@@ -99,6 +105,50 @@ confine(const struct svc_reach *r)
 	return sc_install(&session_filter);
 }
 
+int
+keeper_pw_parse(const char *text, size_t n, char *out, size_t cap)
+{
+	size_t i;
+
+	if (cap > 0)
+		out[0] = '\0';
+	if (cap <= KEEPER_PW_LEN || n < KEEPER_PW_LEN ||
+	    n > KEEPER_PW_LEN + 1 ||
+	    (n == KEEPER_PW_LEN + 1 && text[KEEPER_PW_LEN] != '\n'))
+		return -1;
+	for (i = 0; i < KEEPER_PW_LEN; i++)
+		if (!((text[i] >= '0' && text[i] <= '9') ||
+		    (text[i] >= 'a' && text[i] <= 'f')))
+			return -1;
+	memcpy(out, text, KEEPER_PW_LEN);
+	out[KEEPER_PW_LEN] = '\0';
+	return 0;
+}
+
+/* The keeper's password, read as the session's uid and group through
+ * the socket directory (before the filter: it opens a file). None is no
+ * error: a server that has no keeper is reached as the agent. */
+static void
+keeper_read(struct session_env *e)
+{
+	char buf[KEEPER_PW_LEN + 2];
+	ssize_t n;
+	int fd;
+
+	e->keeper_pw[0] = '\0';
+	if (e->r->dir == NULL || e->r->s->probe != PROBE_POSTGRES ||
+	    (fd = openat(FD_SOCKDIR, KEEP_PG, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n > 0 && keeper_pw_parse(buf, (size_t)n, e->keeper_pw,
+	    sizeof(e->keeper_pw)) == -1)
+		log_warnx("%s: " KEEP_PG " is not a password of ours",
+		    e->r->s->name);
+	explicit_bzero(buf, sizeof(buf));
+}
+
 static void __attribute__((noreturn))
 session_child(const struct svc_reach *r, int sock, session_fn fn, void *arg,
     int64_t deadline, pid_t parent)
@@ -106,26 +156,32 @@ session_child(const struct svc_reach *r, int sock, session_fn fn, void *arg,
 	struct session_env e = { .r = r };
 	int64_t left = deadline - now_ms();
 	int fds[2] = { sock, -1 };
+	gid_t gid = r->gid;
+	struct stat st;
 
 	/* While root: the socket directory, which r's uid cannot enter by
-	 * its path. */
-	if (r->dir != NULL && (fds[1] = open(r->dir, O_PATH | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+	 * its path, and its group, the container's. */
+	if (r->dir != NULL && ((fds[1] = open(r->dir, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1 || fstat(fds[1], &st) == -1))
 		_exit(2);
+	if (r->dir != NULL && st.st_gid != 0)
+		gid = st.st_gid;
 	if (left <= 0 || fds_at(fds, r->dir != NULL ? 2 : 1,
 	    FD_PARENT) == -1 ||
-	    drop_to_ids(r->uid, r->gid, NULL) == -1 ||
+	    drop_to_ids(r->uid, gid, NULL) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
 	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
 	    getppid() != parent)
 		_exit(2);
 	alarm((unsigned)(left / 1000 + 1));
+	keeper_read(&e);
 	if (confine(r) == -1)
 		_exit(2);
 	snprintf(e.host, sizeof(e.host), r->dir != NULL ?
 	    "/proc/self/fd/%d" : "127.0.0.1", FD_SOCKDIR);
 	fn(&e, arg);
+	explicit_bzero(e.keeper_pw, sizeof(e.keeper_pw));
 	_exit(0);
 }
 
@@ -244,8 +300,10 @@ notice_drop(void *arg, const char *message)
 	(void)message;
 }
 
-PGconn *
-session_pg(const struct session_env *e, const char *dbname)
+/* libpq to dbname as user with password. */
+static PGconn *
+pg_connect(const struct session_env *e, const char *dbname, const char *user,
+    const char *password)
 {
 	const struct svc_reach *r = e->r;
 	char port[8], why[128];
@@ -254,7 +312,7 @@ session_pg(const struct session_env *e, const char *dbname)
 	const char *k[] = { "host", "port", "user", "password", "dbname",
 	    "application_name", "connect_timeout", "sslmode", "gssencmode",
 	    "client_encoding", NULL };
-	const char *v[] = { e->host, port, r->user, r->password, dbname,
+	const char *v[] = { e->host, port, user, password, dbname,
 	    "sbx-data", CONNECT_S, "disable", "disable", "UTF8", NULL };
 	PGconn *c;
 
@@ -269,10 +327,24 @@ session_pg(const struct session_env *e, const char *dbname)
 	}
 	session_text(why, sizeof(why), c != NULL ? pq.errorMessage(c) :
 	    "out of memory");
-	log_warnx("%s: cannot connect to database %s: %s", r->s->name,
-	    dbname, why);
+	log_warnx("%s: cannot connect to database %s as %s: %s", r->s->name,
+	    dbname, user, why);
 	pq.finish(c);
 	return NULL;
+}
+
+PGconn *
+session_pg(const struct session_env *e, const char *dbname)
+{
+	return pg_connect(e, dbname, e->r->user, e->r->password);
+}
+
+PGconn *
+session_pg_keeper(const struct session_env *e)
+{
+	if (e->keeper_pw[0] == '\0')
+		return pg_connect(e, "postgres", e->r->user, e->r->password);
+	return pg_connect(e, "postgres", KEEPER_ROLE, e->keeper_pw);
 }
 
 redisContext *
@@ -305,6 +377,27 @@ session_redis(const struct session_env *e)
 	log_warnx("%s: cannot connect: %s", r->s->name, why);
 	if (rep != NULL)
 		freeReplyObject(rep);
+	if (c != NULL)
+		redisFree(c);
+	return NULL;
+}
+
+redisContext *
+session_redis_keeper(const struct session_env *e)
+{
+	struct timeval tv = { 10, 0 };
+	char path[64];
+	redisContext *c;
+
+	if (e->r->dir == NULL)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/" KEEP_REDIS, e->host);
+	c = redisConnectUnixWithTimeout(path, tv);
+	if (c != NULL && c->err == 0 &&
+	    redisSetTimeout(c, (struct timeval){ 0, 0 }) == REDIS_OK)
+		return c;
+	log_warnx("%s: cannot reach its keeper: %s", e->r->s->name,
+	    c == NULL ? "out of memory" : c->errstr);
 	if (c != NULL)
 		redisFree(c);
 	return NULL;

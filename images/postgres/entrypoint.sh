@@ -12,7 +12,15 @@
 #    programs, read server files or change roles; scram-sha-256 password
 #    SBX_PASSWORD) and renames the prebuilt database "sbx" to SBX_DATABASE.
 #    The SQL travels on a pipe: the password is never in any argv, and
-#    log_min_error_statement=panic keeps it out of the log;
+#    log_min_error_statement=panic keeps it out of the log. With a socket
+#    directory, the same session creates the keeper role sbx_keeper, sbx's
+#    own (sbx-worker's pg_data.c): it owns the hand-out state and the
+#    snapshots, which the agent's role can neither alter, drop nor
+#    connect to; it is a member of SBX_USER (to swap the agent's database)
+#    and of pg_signal_backend (to end the agent's sessions), and the agent's
+#    role is no member of it. Its password, random, is written to
+#    SBX_SOCKET_DIR/keep/pg.secret (directory 0750, file 0640): only this
+#    uid and its group (sbx's data sessions) may read it, not the agent;
 # 3. exec the server as PID 1 (stop signal SIGINT: fast shutdown), with its
 #    socket in SBX_SOCKET_DIR (the directory sbx binds in; no socket
 #    without it) and TCP on every address of the container's own network
@@ -30,6 +38,7 @@ TEMPLATE=/var/lib/postgresql/template
 RUNDIR=${SBX_DATA_DIR:-/srv/pgdata}
 # shellcheck disable=SC2016 # a dollar quote for the password, literally
 TAG='$sbx_pw$'
+KEEPER=sbx_keeper
 
 die() { printf 'sbx-entrypoint: %s\n' "$*" >&2; exit 1; }
 
@@ -60,9 +69,16 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	esac
 	ident_ok "$user" || die "SBX_USER must be 1-63 of [A-Za-z0-9_.-]"
 	[ "$user" != postgres ] || die "SBX_USER may not be postgres (the superuser)"
+	[ "$user" != $KEEPER ] || die "SBX_USER may not be $KEEPER (sbx's own)"
 	ident_ok "$db" || die "SBX_DATABASE must be 1-63 of [A-Za-z0-9_.-]"
 	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
 
+	sock=${SBX_SOCKET_DIR:-}
+	kpw=
+	if [ -n "$sock" ]; then
+		kpw=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+		[ ${#kpw} -eq 32 ] || die "no random bytes for the keeper"
+	fi
 	rm -rf "$PGDATA.tmp"	# a start that died half-way
 	cp -a "$TEMPLATE" "$PGDATA.tmp"
 	chmod 0700 "$PGDATA.tmp"
@@ -79,10 +95,23 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 		template0|template1) ;;
 		*)	printf 'ALTER DATABASE "%s" OWNER TO "%s";\n\n' "$db" "$user" ;;
 		esac
+		if [ -n "$kpw" ]; then
+			printf "CREATE ROLE %s LOGIN NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '%s';\n\n" \
+			    $KEEPER "$kpw"
+			printf 'GRANT "%s", pg_signal_backend TO %s;\n\n' "$user" $KEEPER
+		fi
 	} | "$BIN/postgres" --single -j -D "$PGDATA.tmp" \
 	    -c exit_on_error=on -c log_min_error_statement=panic \
 	    -c log_min_messages=warning postgres >/dev/null ||
 	    die "could not set up role $user and database $db"
+	if [ -n "$kpw" ]; then
+		mkdir -p "$sock/keep"
+		chmod 0750 "$sock/keep"
+		printf '%s\n' "$kpw" > "$sock/keep/pg.secret.tmp"
+		chmod 0640 "$sock/keep/pg.secret.tmp"
+		mv -f "$sock/keep/pg.secret.tmp" "$sock/keep/pg.secret"
+	fi
+	kpw=
 	mv "$PGDATA.tmp" "$PGDATA"
 fi
 pw=

@@ -100,6 +100,54 @@ rcli $UA "$envA" set k1 later >/dev/null
 sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
 check "reset --to s1: postgres as it was at s1" test "$(sql $UA "$envA" "select string_agg(v, ',' order by v) from marker")" = seed-1,snap-1 -a "$(sql $UA "$envA" 'select count(*) from t2')" = 200
 check "and redis as it was at s1" test "$(rcli $UA "$envA" get k1)" = snap
+
+echo "# snapshots and the hand-out state are out of the agent's reach"
+# redis: what a test suite's teardown runs, and worse. Each reset --to s1
+# must bring back exactly s1 (k1 = snap, one key), whatever came before.
+rcli $UA "$envA" -n 15 set k15 v >/dev/null
+check "the agent's databases 0-15 serve" test "$(rcli $UA "$envA" -n 15 get k15)" = v
+check "SWAPDB within 0-15 works" test "$(rcli $UA "$envA" swapdb 0 15)" = OK
+rcli $UA "$envA" flushall >/dev/null
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "after FLUSHALL, reset --to s1 restores s1" test "$(rcli $UA "$envA" get k1)" = snap -a "$(rcli $UA "$envA" dbsize)" = 1 -a "$(rcli $UA "$envA" -n 15 dbsize)" = 0
+out=$(rcli $UA "$envA" swapdb 0 16)
+check "SWAPDB 0 16 is refused" grep -qi "out of range\|invalid" <<<"$out"
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "and reset --to s1 restores s1" test "$(rcli $UA "$envA" get k1)" = snap -a "$(rcli $UA "$envA" dbsize)" = 1
+out=$(rcli $UA "$envA" eval "redis.call('select', 16) return redis.call('flushdb')" 0)
+check "SELECT 16 then FLUSHDB is refused" grep -qi "out of range\|invalid" <<<"$out"
+rcli $UA "$envA" set mv x >/dev/null
+out=$(rcli $UA "$envA" move mv 16)
+check "MOVE to database 16 is refused" grep -qi "out of range\|invalid" <<<"$out"
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "reset --to s1 still has s1" test "$(rcli $UA "$envA" get k1)" = snap -a "$(rcli $UA "$envA" dbsize)" = 1
+# Keys planted where snapshots were kept: a copy in slot 0, and a whole
+# snapshot named fake in slot 1.
+rcli $UA "$envA" eval "for i = 16, 17 do redis.call('select', i) redis.call('set', string.char(0) .. 'planted', 'p') end redis.call('set', 'sbx:snapshot', 'fake') return 1" 0 >/dev/null
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "planted keys are not brought back by reset --to s1" test "$(rcli $UA "$envA" get planted)" = "" -a "$(rcli $UA "$envA" dbsize)" = 1
+check "nor is a planted snapshot one" grep -q unknown_snapshot <<<"$(err_of $UA reset -a r1 --to fake)"
+keepdir=$(dirname "$(runuser -u $UA -- env -i bash -c "$envA"$'\n''echo "$REDIS_SOCKET"')")/keep
+check "the agent cannot enter the keeper's directory" runuser -u $UA -- sh -c "! ls '$keepdir' >/dev/null 2>&1 && ! redis-cli -s '$keepdir/redis.sock' ping >/dev/null 2>&1"
+# postgres: sbx's databases are not the agent's role's.
+for d in sbx_origin sbx_next_origin sbx_snap_0; do
+	out=$(sql $UA "$envA" "ALTER DATABASE $d ALLOW_CONNECTIONS true")
+	check "ALTER DATABASE $d is refused" grep -q "must be owner" <<<"$out"
+	out=$(sql $UA "$envA" "ALTER DATABASE $d RENAME TO mine_$d")
+	check "renaming $d is refused" grep -q "must be owner" <<<"$out"
+	out=$(runuser -u $UA -- env -i PATH="$PATH" bash -c "$envA"$'\n''psql -X -v ON_ERROR_STOP=1 "$POSTGRES_URL" -c "\\c '$d'" -c "drop table marker" 2>&1')
+	check "connecting to $d is refused" grep -q "not currently accepting connections\|permission denied" <<<"$out"
+	out=$(sql $UA "$envA" "DROP DATABASE $d")
+	check "DROP DATABASE $d is refused" grep -q "must be owner" <<<"$out"
+done
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
+check "reset --to s1 after those: postgres as at s1" test "$(sql $UA "$envA" "select string_agg(v, ',' order by v) from marker")" = seed-1,snap-1 -a "$(sql $UA "$envA" 'select count(*) from t2')" = 200
+sbx_as $UA reset -a r1 >/dev/null 2>&1
+check "a plain reset after those: the seed, and an empty redis" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1 -a "$(rcli $UA "$envA" dbsize)" = 0 -a "$(rcli $UA "$envA" -n 15 dbsize)" = 0
+check "the agent's role owns its database after the resets" test "$(sql $UA "$envA" "select pg_get_userbyid(datdba) from pg_database where datname = current_database()")" = sbx
+sbx_as $UA reset -a r1 >/dev/null 2>&1
+check "and the next (from the copy made ahead) too" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1
+sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
 sbx_as $UA reset -a r1 >/dev/null 2>&1
 check "a plain reset still goes back to the seed" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1 -a "$(rcli $UA "$envA" dbsize)" = 0
 sbx_as $UA snapshot -a r1 s2 >/dev/null 2>&1

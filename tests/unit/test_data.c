@@ -18,6 +18,7 @@
 
 #include "data.h"
 #include "seed.h"
+#include "session.h"
 #include "work.h"
 
 /* ---- the statement position's line ---- */
@@ -437,4 +438,43 @@ Test(seed_rules, the_reload_copies_and_prunes)
 	snprintf(p, sizeof(p), "%s/seeds/a.sql", dir);
 	cr_assert_eq(stat(p, &st), -1);
 	projects_free(&t);
+}
+
+/* ---- the keeper's password file (svc_session.c) ---- */
+
+Test(keeper_pw, takes_32_hex_digits_and_a_newline)
+{
+	const char pw[] = "0123456789abcdef0123456789abcdef";
+	char out[KEEPER_PW_LEN + 1];
+
+	cr_assert_eq(keeper_pw_parse(pw, 32, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, pw);
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef0123456789abcdef\n",
+	    33, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, pw);
+}
+
+Test(keeper_pw, refuses_anything_else)
+{
+	char out[KEEPER_PW_LEN + 1];
+	char small[KEEPER_PW_LEN];
+
+	/* short, long, not hex, upper case, no newline at the end, a NUL */
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef", 16, out,
+	    sizeof(out)), -1);
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef0123456789abcdef0",
+	    33, out, sizeof(out)), -1);
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef0123456789abcdeg",
+	    32, out, sizeof(out)), -1);
+	cr_assert_eq(keeper_pw_parse("0123456789ABCDEF0123456789abcdef",
+	    32, out, sizeof(out)), -1);
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef0123456789abcdef\n\n",
+	    34, out, sizeof(out)), -1);
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef\0" "123456789abcdef",
+	    32, out, sizeof(out)), -1);
+	cr_assert_str_eq(out, "");
+	/* no room for it */
+	cr_assert_eq(keeper_pw_parse("0123456789abcdef0123456789abcdef",
+	    32, small, sizeof(small)), -1);
 }
