@@ -44,6 +44,7 @@ python3-setuptools python3-wheel python3-venv python3-pip python3-pytest
 python3-psycopg2 python3-redis
 podman runc conmon netavark aardvark-dns iptables slirp4netns uidmap
 mmdebstrap redis-tools postgresql-client
+postgresql-server-dev-15 dpkg-dev
 '
 
 here=$(cd "$(dirname "$0")" && pwd)

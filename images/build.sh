@@ -16,6 +16,21 @@
 #
 # SVC is postgres or redis.  Root only (mmdebstrap root mode, chroot).
 #
+# PG_EXTRA_PACKAGES (postgres only): more Debian packages in the image,
+# e.g. "postgresql-15-postgis-3", with their hard dependencies. A package
+# named there is never dropped (below); a dependency of it that is
+# dropped fails check_libs, which names what is missing.
+#
+# pgvector is in the postgres image, though bookworm has no package of it
+# for PostgreSQL 15: its Debian source package (from the next release,
+# PGVECTOR_SUITE, default trixie, on the host's own Debian mirror, checked
+# by apt against the archive's keys) is built against the host's
+# postgresql-server-dev-15 and installed into the root file system. Its
+# control file is marked trusted = true there, which upstream leaves to
+# the administrator: it lets the sandbox's role, the owner of its
+# database but no superuser, CREATE EXTENSION vector (see
+# build_pgvector for why that is sound here).
+#
 # How: `mmdebstrap --variant=extract` unpacks the packages and their hard
 # dependencies from the host's apt sources (no mirror argument: it uses
 # /etc/apt/sources.list[.d]); no maintainer script runs, which makes it
@@ -55,12 +70,36 @@ perl perl-base perl-modules-5.36 libperl5.36 libgdbm6 libgdbm-compat4
 libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl
 sensible-utils sysvinit-utils tar usrmerge'
 
+# Debian package names only: they go into mmdebstrap's --include.
+extra_ok() {
+	for p in $1; do
+		case $p in
+		[a-z0-9]*) ;;
+		*) die "PG_EXTRA_PACKAGES: not a package name: $p" ;;
+		esac
+		case $p in
+		*[!a-z0-9.+-]*) die "PG_EXTRA_PACKAGES: not a package name: $p" ;;
+		esac
+	done
+}
+
+# The words of list $1 that are not in list $2.
+without() {
+	for w in $1; do
+		keep=1
+		for x in $2; do [ "$w" != "$x" ] || keep=; done
+		[ -z "$keep" ] || printf '%s ' "$w"
+	done
+}
+
 svc_config() {
 	case $1 in
 	postgres)
-		PKGS='base-files dash coreutils postgresql-15'
-		DROP="$DROP_COMMON libjson-perl libc-l10n locales libllvm14 libz3-4
-		    openssl postgresql-common postgresql-client-common ssl-cert ucf"
+		extra_ok "${PG_EXTRA_PACKAGES:-}"
+		PKGS="base-files dash coreutils postgresql-15 ${PG_EXTRA_PACKAGES:-}"
+		DROP=$(without "$DROP_COMMON libjson-perl libc-l10n locales
+		    libllvm14 libz3-4 openssl postgresql-common
+		    postgresql-client-common ssl-cert ucf" "${PG_EXTRA_PACKAGES:-}")
 		PGBIN=/usr/lib/postgresql/15/bin
 		ELF_DIRS="$PGBIN /usr/lib/postgresql/15/lib /bin /usr/bin"
 		;;
@@ -193,6 +232,62 @@ postgres_template() {
 	rm -rf "$root$tmpl/log"
 }
 
+# pgvector from Debian's source package, into the root file system $1.
+# The source comes with apt from PGVECTOR_SUITE's deb-src on the mirror
+# the host's bookworm packages come from (apt checks it against the
+# archive's signed index); it is built against the host's PostgreSQL 15
+# headers (postgresql-server-dev-15, the same minor version as the
+# image's server, from the same sources), without -march=native and
+# without JIT bitcode (the image has no JIT).
+#
+# trusted = true: CREATE EXTENSION vector by the database's owner runs
+# the script as the bootstrap superuser. Upstream leaves that to the
+# administrator because an extension script hijacked by a role's own
+# objects would hand it superuser. Here that superuser is the one of a
+# throwaway cluster in a container with no capabilities, its own user
+# namespace and a read-only root: the most it would give the agent is
+# its own database's server, which is what its sandbox is. The untrusted
+# extensions (file_fdw, dblink, adminpack...) stay refused.
+build_pgvector() {
+	root=$1
+	suite=${PGVECTOR_SUITE:-trixie}
+	pgc=/usr/lib/postgresql/15/bin/pg_config
+	[ -x "$pgc" ] && [ -d /usr/include/postgresql/15/server ] ||
+	    die "pgvector: postgresql-server-dev-15 is not installed (contrib/setup-host.sh)"
+	# shellcheck disable=SC2016 # apt's format string
+	uri=$(apt-get indextargets --format '$(REPO_URI)' \
+	    'Identifier: Packages' 'Codename: bookworm' 'Label: Debian' | head -1)
+	[ -n "$uri" ] || die "pgvector: no Debian bookworm mirror in the host's apt sources"
+	work=$OUT/pgvector
+	rm -rf "$work"
+	mkdir -p "$work/etc" "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
+	printf '%s\n' 'Types: deb-src' "URIs: $uri" "Suites: $suite" \
+	    'Components: main' \
+	    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+	    > "$work/etc/src.sources"
+	set -- -q -o Dir::Etc::sourcelist=/dev/null \
+	    -o Dir::Etc::sourceparts="$work/etc" \
+	    -o Dir::State::Lists="$work/lists" -o Dir::Cache="$work/cache" \
+	    -o APT::Sandbox::User=root
+	apt-get "$@" update >"$work/apt.log" 2>&1 &&
+	    (cd "$work/src" && apt-get "$@" source pgvector) >>"$work/apt.log" 2>&1 ||
+	    { cat "$work/apt.log" >&2; die "pgvector: no source package from $suite"; }
+	src=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*')
+	[ -n "$src" ] && [ -f "$src/vector.control" ] || die "pgvector: no source tree"
+	log "postgres: pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" \
+	    "$src/vector.control") from $suite's source package"
+	make -s -C "$src" -j2 PG_CONFIG="$pgc" OPTFLAGS= with_llvm=no \
+	    >"$work/make.log" 2>&1 &&
+	    make -s -C "$src" PG_CONFIG="$pgc" OPTFLAGS= with_llvm=no \
+	    DESTDIR="$root" install >>"$work/make.log" 2>&1 ||
+	    { cat "$work/make.log" >&2; die "pgvector: build failed"; }
+	# Its headers are for other extensions' builds.
+	rm -rf "$root/usr/include/postgresql/15/server/extension/vector"
+	ctl=$root/usr/share/postgresql/15/extension/vector.control
+	grep -q '^trusted' "$ctl" || printf 'trusted = true\n' >> "$ctl"
+	rm -rf "$work"
+}
+
 build_tar() {
 	SVC=$1 OUT=$2
 	svc_config "$SVC"
@@ -214,6 +309,7 @@ build_tar() {
 	# /usr/share/doc: only the licences stay.
 	find "$root/usr/share/doc" ! -type d ! -name copyright -delete
 	drop_packages "$root"
+	[ "$SVC" != postgres ] || build_pgvector "$root"
 	check_libs "$root"
 	mkdir -p "$root/usr/local/bin"
 	install -m 0755 "$here/$SVC/entrypoint.sh" "$root/usr/local/bin/sbx-entrypoint"

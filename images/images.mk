@@ -8,20 +8,37 @@
 #                          names a daemon other than the default one)
 #   make images-postgres   localhost/sbx-postgres:15
 #   make images-redis      localhost/sbx-redis:7
+#   make images PG_EXTRA_PACKAGES="postgresql-15-postgis-3"
+#                          more Debian packages in the postgres image (its
+#                          extensions, with their dependencies); changing
+#                          the list rebuilds and re-imports that image
+#
+# The postgres image has pgvector, built from Debian's source package
+# (images/build.sh, build_pgvector: it needs postgresql-server-dev-15).
 #
 # $(IMG_O)/SVC.tar is the root file system (rebuilt when its inputs change);
 # $(IMG_O)/SVC.id is the stamp: the id podman gave the last import. The
 # import is skipped while the image under that tag still has that id and
 # the stamp is newer than the tar. `make -j2 images` builds both at once.
+# $(IMG_O)/postgres.extra holds PG_EXTRA_PACKAGES of the last build and
+# is rewritten only when it changes, so that a new list rebuilds the tar.
 
 IMG_O		 = $(O)/images
 IMG_POSTGRES	?= localhost/sbx-postgres:15
 IMG_REDIS	?= localhost/sbx-redis:7
 IMG_DEPS	 = images/build.sh images/images.mk
 RUNTIME		?= podman
+PG_EXTRA_PACKAGES ?=
 
-$(IMG_O)/postgres.tar: images/postgres/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-force)
-	@sh images/build.sh tar postgres $(IMG_O)
+$(IMG_O)/postgres.extra: images-force
+	@mkdir -p $(IMG_O)
+	@printf '%s\n' '$(strip $(PG_EXTRA_PACKAGES))' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(IMG_O)/postgres.tar: images/postgres/entrypoint.sh $(IMG_O)/postgres.extra \
+    $(IMG_DEPS) $(if $(FORCE),images-force)
+	@PG_EXTRA_PACKAGES='$(strip $(PG_EXTRA_PACKAGES))' \
+	    sh images/build.sh tar postgres $(IMG_O)
 $(IMG_O)/redis.tar: images/redis/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-force)
 	@sh images/build.sh tar redis $(IMG_O)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # reset.sh - seeds, reset and snapshots (docs/contract.md, "Wire protocol"):
-# a project's postgres_seed is in every sandbox of it; reset ends every
+# a project's postgres_seed is in every sandbox of it; the agent's role
+# may create pgvector's extension, not an untrusted one; reset ends every
 # session and puts postgres back as handed out (or as a snapshot) and
 # empties redis (or puts it back); snapshots outlive a restart of the
 # monitor; a failing seed says its file and line and leaves nothing
@@ -67,6 +68,17 @@ check "the seed is in the agent's database" test "$(sql $UA "$envA" 'select v fr
 check "all of it (50 tables of 200 rows)" test "$(sql $UA "$envA" "select count(*) from pg_tables where tablename ~ '^t[0-9]+\$'")" = 50 -a "$(sql $UA "$envA" 'select count(*) from t50')" = 200
 check "applied as the agent's role: it owns the tables" test "$(sql $UA "$envA" "select tableowner from pg_tables where tablename = 'marker'")" = sbx
 check "no seed text reached the monitor's log" lacks "generate_series" "$(cat "$LOG")"
+
+echo "# extensions, as the agent's role (the owner of its database, no superuser)"
+out=$(sql $UA "$envA" 'create extension vector')
+check "CREATE EXTENSION vector works (pgvector, trusted in the image)" test "$out" = "CREATE EXTENSION"
+check "the agent owns it" test "$(sql $UA "$envA" "select extowner::regrole from pg_extension where extname = 'vector'")" = sbx
+out=$(sql $UA "$envA" "select round(('[1,2,3]'::vector <-> '[3,2,1]')::numeric, 6)")
+check "a vector distance: [1,2,3] <-> [3,2,1] is sqrt(8) ($out)" test "$out" = 2.828427
+out=$(sql $UA "$envA" 'create extension file_fdw')
+check "an untrusted extension (file_fdw) is still refused" grep -q 'permission denied to create extension "file_fdw"' <<<"$out"
+check "and is not there" test "$(sql $UA "$envA" "select count(*) from pg_extension where extname = 'file_fdw'")" = 0
+sql $UA "$envA" 'drop extension vector' >/dev/null
 
 echo "# reset ends the sessions and restores the hand-out state"
 sql $UA "$envA" "insert into marker values ('dirty'); drop table t1;" >/dev/null
