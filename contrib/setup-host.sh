@@ -42,6 +42,7 @@ libcriterion-dev libacl1-dev libsystemd-dev mandoc cppcheck clang-tidy
 python3-msgpack systemd valgrind strace acl util-linux
 python3-setuptools python3-wheel python3-venv python3-pip python3-pytest
 python3-psycopg2 python3-redis
+python3-celery python3-sqlalchemy python3-alembic ruby-redis
 podman runc conmon netavark aardvark-dns iptables slirp4netns uidmap
 mmdebstrap redis-tools postgresql-client
 postgresql-server-dev-15 dpkg-dev
@@ -49,6 +50,11 @@ postgresql-server-dev-15 dpkg-dev
 
 here=$(cd "$(dirname "$0")" && pwd)
 sum=$(sha256sum < "$0" | cut -d' ' -f1)
+
+# Node.js and npm, for the npm clients of tests/frameworks: the machine's
+# own when it has both (a newer nodejs than Debian's, with npm inside;
+# Debian's npm package cannot be installed beside it), else Debian's.
+has_node() { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; }
 
 # Every package of the list installed ("ii"), none missing from the output.
 all_installed() {
@@ -61,7 +67,7 @@ all_installed() {
 
 if [ "${1:-}" = --once ] && [ -z "${CI:-}" ] &&
     [ "$(cat "$STAMP" 2>/dev/null)" = "$sum" ] &&
-    all_installed; then
+    all_installed && has_node; then
 	echo "setup-host.sh: this host is set up (stamp $STAMP); skipped."
 	exit 0
 fi
@@ -71,6 +77,7 @@ apt-get update
 # runc is named explicitly, so apt satisfies podman's "crun | runc" with it.
 # shellcheck disable=SC2086
 apt-get install -y $PACKAGES
+has_node || apt-get install -y nodejs npm
 
 # node_exporter for the metrics test (tests/host/run.sh): Debian's own
 # package, unpacked where the tests find it and not installed, so that no

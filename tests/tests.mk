@@ -126,7 +126,7 @@ tidy: $(GEN_H)
 EXTRA_TESTS =
 -include tests/fuzz/fuzz.mk tests/seccomp/seccomp.mk tests/stress/stress.mk \
 	bench/bench.mk tests/host/host.mk tests/docker/docker.mk \
-	tests/python/python.mk
+	tests/python/python.mk tests/frameworks/frameworks.mk
 
 # `make test` on a fresh host: the set-up first (once: a stamp), then every
 # suite in a second make, which sees the libraries the set-up installed.
