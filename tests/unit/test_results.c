@@ -32,16 +32,20 @@
 
 static struct sbx_config cfg;
 
-/* policy/local.conf as the worker reads it: a real config. */
+/* policy/local.conf as the worker reads it: a real config, its services
+ * on sockets alone, so that a test that wants a port says so. */
 static void
 setup_cfg(void)
 {
 	char err[512];
+	size_t i;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cr_assert_eq(config_load("policy/local.conf", &cfg, err, sizeof(err)),
 	    0, "%s", err);
 	cr_assert_geq(cfg.nservices, 2);
+	for (i = 0; i < cfg.nservices; i++)
+		cfg.services[i].transport = TRANSPORT_UNIX;
 }
 
 TestSuite(results, .init = setup_cfg);
