@@ -47,16 +47,18 @@ printf '[project]\nsandbox_services = postgres\npostgres_seed = bad.sql\n' \
 printf '[project]\nsandbox_services = pgtcp rdtcp\n' > "$WORK/projects/tcp.conf"
 start_monitor || exit 1
 
-# sql USER ENV SQL: one psql command as USER with the eval'd lines ENV.
+# sql USER ENV SQL: one psql command as USER with the eval'd lines ENV,
+# from / (the checkout may be a directory USER cannot enter, and psql
+# says so on stderr, which these helpers keep).
 sql() {
 	local u=$1 env=$2; shift 2
 	runuser -u "$u" -- env -i PATH="$PATH" bash -c \
-	    "$env"$'\n''psql -X -v ON_ERROR_STOP=1 -tAc "$1" 2>&1' sql "$1"
+	    "cd /"$'\n'"$env"$'\n''psql -X -v ON_ERROR_STOP=1 -tAc "$1" 2>&1' sql "$1"
 }
 # rcli USER ENV ARGS...: redis-cli as USER on the sandbox's redis.
 rcli() {
 	local u=$1 env=$2; shift 2
-	runuser -u "$u" -- env -i PATH="$PATH" bash -c "$env"$'\n''
+	runuser -u "$u" -- env -i PATH="$PATH" bash -c "cd /"$'\n'"$env"$'\n''
 	    REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -s "$REDIS_SOCKET" \
 	    --user "$REDIS_USER" --no-auth-warning "$@" 2>&1' rcli "$@"
 }
@@ -83,7 +85,7 @@ sql $UA "$envA" 'drop extension vector' >/dev/null
 echo "# reset ends the sessions and restores the hand-out state"
 sql $UA "$envA" "insert into marker values ('dirty'); drop table t1;" >/dev/null
 rcli $UA "$envA" set k1 v1 >/dev/null
-runuser -u $UA -- env -i PATH="$PATH" bash -c "$envA"$'\n''psql -X -tAc "select pg_sleep(60)"' \
+runuser -u $UA -- env -i PATH="$PATH" bash -c "cd /"$'\n'"$envA"$'\n''psql -X -tAc "select pg_sleep(60)"' \
     >"$WORK/held.out" 2>&1 &
 held=$!
 sleeping() { [ "$(sql $UA "$envA" "select count(*) from pg_stat_activity where query like 'select pg_sleep%'")" = 1 ]; }
@@ -139,7 +141,7 @@ rcli $UA "$envA" eval "for i = 16, 17 do redis.call('select', i) redis.call('set
 sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
 check "planted keys are not brought back by reset --to s1" test "$(rcli $UA "$envA" get planted)" = "" -a "$(rcli $UA "$envA" dbsize)" = 1
 check "nor is a planted snapshot one" grep -q unknown_snapshot <<<"$(err_of $UA reset -a r1 --to fake)"
-keepdir=$(dirname "$(runuser -u $UA -- env -i bash -c "$envA"$'\n''echo "$REDIS_SOCKET"')")/keep
+keepdir=$(dirname "$(runuser -u $UA -- env -i bash -c "cd /"$'\n'"$envA"$'\n''echo "$REDIS_SOCKET"')")/keep
 check "the agent cannot enter the keeper's directory" runuser -u $UA -- sh -c "! ls '$keepdir' >/dev/null 2>&1 && ! redis-cli -s '$keepdir/redis.sock' ping >/dev/null 2>&1"
 # postgres: sbx's databases are not the agent's role's.
 for d in sbx_origin sbx_next_origin sbx_snap_0; do
@@ -147,7 +149,7 @@ for d in sbx_origin sbx_next_origin sbx_snap_0; do
 	check "ALTER DATABASE $d is refused" grep -q "must be owner" <<<"$out"
 	out=$(sql $UA "$envA" "ALTER DATABASE $d RENAME TO mine_$d")
 	check "renaming $d is refused" grep -q "must be owner" <<<"$out"
-	out=$(runuser -u $UA -- env -i PATH="$PATH" bash -c "$envA"$'\n''psql -X -v ON_ERROR_STOP=1 "$POSTGRES_URL" -c "\\c '$d'" -c "drop table marker" 2>&1')
+	out=$(runuser -u $UA -- env -i PATH="$PATH" bash -c "cd /"$'\n'"$envA"$'\n''psql -X -v ON_ERROR_STOP=1 "$POSTGRES_URL" -c "\\c '$d'" -c "drop table marker" 2>&1')
 	check "connecting to $d is refused" grep -q "not currently accepting connections\|permission denied" <<<"$out"
 	out=$(sql $UA "$envA" "DROP DATABASE $d")
 	check "DROP DATABASE $d is refused" grep -q "must be owner" <<<"$out"
@@ -237,12 +239,12 @@ check "the unseeded project demo never takes it" test "$($RT ps -q --filter labe
 echo "# over tcp: the session reaches 127.0.0.1:port, through the guard, under its filter"
 envT=$(sbx_as $UA request -a t1 -p tcp pgtcp rdtcp 2>&1) || nok "A's tcp sandbox" "$envT"
 tsql() {
-	runuser -u $UA -- env -i PATH="$PATH" bash -c "$envT"$'\n''PGPASSWORD=$PGTCP_PASSWORD \
+	runuser -u $UA -- env -i PATH="$PATH" bash -c "cd /"$'\n'"$envT"$'\n''PGPASSWORD=$PGTCP_PASSWORD \
 	    psql -X -h "$PGTCP_HOST" -p "$PGTCP_PORT" -U "$PGTCP_USER" \
 	    -d "$PGTCP_DATABASE" -tAc "$1" 2>&1' tsql "$1"
 }
 trcli() {
-	runuser -u $UA -- env -i PATH="$PATH" bash -c "$envT"$'\n''REDISCLI_AUTH=$RDTCP_PASSWORD \
+	runuser -u $UA -- env -i PATH="$PATH" bash -c "cd /"$'\n'"$envT"$'\n''REDISCLI_AUTH=$RDTCP_PASSWORD \
 	    redis-cli -h "$RDTCP_HOST" -p "$RDTCP_PORT" --user "$RDTCP_USER" \
 	    --no-auth-warning "$@" 2>&1' trcli "$@"
 }
