@@ -11,14 +11,16 @@ const redisUrl = () => process.env.REDIS_URL;
 const dbUrl = () => process.env.DATABASE_URL;
 
 const clients = {
-	// Node's WHATWG URL: the fields a library takes from each URL.
+	// Node's WHATWG URL: the fields a library takes from each URL, and
+	// libpq's host and port parameters ('-' when absent).
 	async url() {
 		for (const name of ['REDIS_URL', 'DATABASE_URL', 'POSTGRES_URL']) {
 			const u = new URL(process.env[name]);
-			console.log([name, u.protocol, u.hostname, u.port,
+			const q = (k) => u.searchParams.get(k) || '-';
+			console.log([name, u.protocol, u.hostname || '-', u.port || '-',
 			    decodeURIComponent(u.username),
 			    decodeURIComponent(u.password),
-			    decodeURIComponent(u.pathname)].join(' '));
+			    decodeURIComponent(u.pathname), q('host'), q('port')].join(' '));
 		}
 	},
 

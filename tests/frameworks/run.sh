@@ -7,8 +7,9 @@
 # (package-lock.json, `npm ci`'d by frameworks.mk into $SBX_BUILD/frameworks).
 # A real monitor on policy/local.conf with postgres and redis over both
 # transports, project demo, one sandbox of an ordinary uid, which runs
-# every client. Root, under `flock /tmp/sbx-podman.lock` (make frameworks
-# takes it). Prints "N passed, N failed".
+# every client; then postgres on its socket alone, its clients again.
+# Root, under `flock /tmp/sbx-podman.lock` (make frameworks takes it).
+# Prints "N passed, N failed".
 set -u
 # shellcheck source=../integration/lib.sh
 . "$(dirname "$0")/../integration/lib.sh"
@@ -41,7 +42,13 @@ echo "# what sbx request prints, as uid $FWUID"
 envs=$(sbx_as "$FWUSER" request -a fw1 -p demo) ||
     { nok "request -p demo as $FWUSER" "$envs"; finish; exit 1; }
 ok "request -p demo as $FWUSER"
-eval "$envs"
+# take_env OUTPUT: the variables of an eval'd `sbx request`, none of an
+# earlier one's left.
+take_env() {
+	unset "${!POSTGRES_@}" "${!REDIS_@}" "${!PG@}" DATABASE_URL
+	eval "$1"
+}
+take_env "$envs"
 check "REDIS_URL, DATABASE_URL and POSTGRES_URL are printed" \
     test -n "${REDIS_URL:-}" -a -n "${DATABASE_URL:-}" -a -n "${POSTGRES_URL:-}"
 check "DATABASE_URL is POSTGRES_URL" test "$DATABASE_URL" = "$POSTGRES_URL"
@@ -73,22 +80,30 @@ fw_exec() {
 	cd "$FW" && exec setpriv --reuid="$FWUID" --regid="$FWGID" --clear-groups "$@"
 }
 as_fw() { (fw_exec "$@"); }
+# said TEXT: TEXT's last lines, indented, the sandbox's passwords hidden.
+said() {
+	local t=${1:-(nothing)}
+	[ -z "${REDIS_PASSWORD:-}" ] || t=${t//"$REDIS_PASSWORD"/REDIS_PASSWORD}
+	[ -z "${POSTGRES_PASSWORD:-}" ] || t=${t//"$POSTGRES_PASSWORD"/POSTGRES_PASSWORD}
+	printf '    %s\n' "$t" | tail -5
+}
 # gives EXPECTED CMD...: CMD, as $FWUSER, succeeds and prints EXPECTED;
 # else what it said.
 gives() {
 	local want=$1 out
 	shift
 	out=$(as_fw "$@" 2>&1) && [ "$out" = "$want" ] && return 0
-	printf '    %s\n' "${out:-(nothing)}" | tail -5
+	said "$out"
 	return 1
 }
 
 echo "# Node's URL parses both"
-# Each URL's fields as Node reads them, against the variables printed
-# beside it (kept out of the check's own line: they hold the passwords).
+# Each URL's fields as Node reads them (clients.js url), against the
+# variables printed beside it (kept out of the check's own line: they
+# hold the passwords). Over tcp: host and port, no libpq parameter.
 url_fields_ok() {
-	local db="postgresql: $POSTGRES_HOST $POSTGRES_PORT $POSTGRES_USER $POSTGRES_PASSWORD /$POSTGRES_DATABASE"
-	gives "REDIS_URL redis: $REDIS_HOST $REDIS_PORT $REDIS_USER $REDIS_PASSWORD /$REDIS_DATABASE
+	local db="postgresql: $POSTGRES_HOST $POSTGRES_PORT $POSTGRES_USER $POSTGRES_PASSWORD /$POSTGRES_DATABASE - -"
+	gives "REDIS_URL redis: $REDIS_HOST $REDIS_PORT $REDIS_USER $REDIS_PASSWORD /$REDIS_DATABASE - -
 DATABASE_URL $db
 POSTGRES_URL $db" /usr/bin/node clients.js url
 }
@@ -106,29 +121,34 @@ sandbox_psql() {
 	    PGPASSWORD=$POSTGRES_PASSWORD PGDATABASE=$POSTGRES_DATABASE psql -tAc "$1"
 }
 
-echo "# postgres: a migration, then a row and a query by each client"
 alembic_up() {
 	local out
 	out=$(as_fw /usr/bin/python3 -m alembic -c alembic/alembic.ini upgrade head 2>&1) &&
 	    return 0
-	printf '    %s\n' "$out" | tail -5
+	said "$out"
 	return 1
 }
-check "alembic upgrade head, env.py putting DATABASE_URL in with set_main_option" alembic_up
 # psql's command for `sh -c "$PSQL_URL" sh SQL`: SQL's last line.
 # shellcheck disable=SC2016
 PSQL_URL='psql "$DATABASE_URL" -tAc "$1" | tail -1'
-check "psql \"\$DATABASE_URL\" sees alembic's table and its revision" gives "fw_widgets 0001" \
-    sh -c "$PSQL_URL" sh "select to_regclass('fw_widgets') || ' ' || version_num from alembic_version"
-check "psql \"\$DATABASE_URL\"" gives 42 \
-    sh -c "$PSQL_URL" sh "insert into fw_widgets (name) values ('psql'); select 40 + 2"
-check "psycopg2.connect(DATABASE_URL)" gives 42 /usr/bin/python3 clients.py psycopg2
-check "SQLAlchemy: create_engine(DATABASE_URL)" gives 1 /usr/bin/python3 clients.py sqlalchemy
-check "pg: new Client({ connectionString: DATABASE_URL })" gives 42 /usr/bin/node clients.js pg
-check "the sandbox's postgres holds the migration and each client's row" \
-    test "$(sandbox_psql "select version_num from alembic_version;
-	select string_agg(name, ' ' order by name) from fw_widgets" 2>&1 | tr '\n' ' ')" \
-	= "0001 pg psql psycopg2 sqlalchemy "
+# pg_clients: alembic's migration, then a row and a query by each client,
+# all read back over the socket.
+pg_clients() {
+	check "alembic upgrade head, env.py putting DATABASE_URL in with set_main_option" alembic_up
+	check "psql \"\$DATABASE_URL\" sees alembic's table and its revision" gives "fw_widgets 0001" \
+	    sh -c "$PSQL_URL" sh "select to_regclass('fw_widgets') || ' ' || version_num from alembic_version"
+	check "psql \"\$DATABASE_URL\"" gives 42 \
+	    sh -c "$PSQL_URL" sh "insert into fw_widgets (name) values ('psql'); select 40 + 2"
+	check "psycopg2.connect(DATABASE_URL)" gives 42 /usr/bin/python3 clients.py psycopg2
+	check "SQLAlchemy: create_engine(DATABASE_URL)" gives 1 /usr/bin/python3 clients.py sqlalchemy
+	check "pg: new Client({ connectionString: DATABASE_URL })" gives 42 /usr/bin/node clients.js pg
+	check "the sandbox's postgres holds the migration and each client's row" \
+	    test "$(sandbox_psql "select version_num from alembic_version;
+		select string_agg(name, ' ' order by name) from fw_widgets" 2>&1 | tr '\n' ' ')" \
+		= "0001 pg psql psycopg2 sqlalchemy "
+}
+echo "# postgres: a migration, then a row and a query by each client"
+pg_clients
 
 echo "# redis: a key set and read back by each client"
 V=fw-$$-$RANDOM
@@ -152,7 +172,7 @@ bullmq_ok() {
 	read -r id state rv <<<"$out"
 	[ "$state $rv" = "completed 42" ] &&
 	    [ "$(sandbox_redis hget "bull:fw:$id" returnvalue)" = 42 ] && return 0
-	printf '    %s\n' "${out:-(nothing)}" | tail -5
+	said "$out"
 	return 1
 }
 check "BullMQ: a Queue's job completed by a Worker, ioredis on REDIS_URL" bullmq_ok
@@ -166,7 +186,7 @@ cleanup_hook() { kill "$CELERY" 2>/dev/null && wait "$CELERY" 2>/dev/null; }
 out=$(as_fw /usr/bin/python3 clients.py celery 2>&1)
 read -r total pid <<<"$out"
 check "add.delay(40, 2).get() is 42" test "$total" = 42 ||
-    { printf '    %s\n' "$out" | tail -3; printf '    %s\n' "$(tail -3 "$WORK/celery.log")"; }
+    { said "$out"; said "$(tail -3 "$WORK/celery.log")"; }
 check "computed in the worker process (pid $CELERY), its result in the sandbox's redis" \
     test "$pid" = "$CELERY" -a "$(sandbox_redis --scan --pattern 'celery-task-meta-*' | wc -l)" = 1
 # The passwords go in a file: a grep pattern in argv would be found.
@@ -181,6 +201,32 @@ check "no password in any process's argv (sbx's, podman's, the worker's)" \
 stops() { kill "$CELERY" && wait "$CELERY"; }
 check "the worker was still up and stops on SIGTERM" stops
 
+echo "# a socket-only postgres (transport unix): the URL names its directory"
 sbx_as "$FWUSER" release -a fw1 >/dev/null
+stop_monitor
+set_transport postgres unix
+start_monitor || { finish; exit 1; }
+envs=$(sbx_as "$FWUSER" request -a fw2 -p demo) ||
+    { nok "request -p demo as $FWUSER" "$envs"; finish; exit 1; }
+take_env "$envs"
+check "DATABASE_URL is POSTGRES_URL" test "${DATABASE_URL:-}" = "${POSTGRES_URL:-}"
+check "DATABASE_URL has no '%' (ConfigParser's interpolation, alembic's set_main_option)" \
+    test -n "${DATABASE_URL:-}" -a "${DATABASE_URL//%/}" = "${DATABASE_URL:-}"
+# Node's fields of DATABASE_URL but the host name, which libpq does not
+# use when a host parameter names a directory.
+socket_url_ok() {
+	local out want
+	out=$(as_fw /usr/bin/node clients.js url 2>&1)
+	want="DATABASE_URL postgresql:  - $POSTGRES_USER $POSTGRES_PASSWORD /$POSTGRES_DATABASE ${POSTGRES_SOCKET%/*} ${POSTGRES_SOCKET##*.}"
+	[ "$(awk '$1 == "DATABASE_URL" { $3 = ""; print }' <<<"$out")" = "$want" ] &&
+	    return 0
+	said "$out"
+	return 1
+}
+check "new URL(DATABASE_URL): no port, user, password, database, host and port parameters" \
+    socket_url_ok
+pg_clients
+
+sbx_as "$FWUSER" release -a fw2 >/dev/null
 stop_monitor
 finish
