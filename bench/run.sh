@@ -501,8 +501,10 @@ if start_monitor "$TOP/$O/sbx-monitor" "$WORK/tcp"; then
 	fig_cold "$WORK/tcp/sbx.sock" "$WORK/tcp" tcp
 	stop_monitor "$MON"
 fi
-# Warm containers: 8 of each service, on unix.
-WARM=8 write_conf "$WORK/warm"
+# Warm containers: 8 of each service, on both transports as the installed
+# config serves them: a claim hands its ports to the owner (a worker, two
+# iptables calls) before its reply.
+WARM=8 write_conf "$WORK/warm" both
 if start_monitor "$TOP/$O/sbx-monitor" "$WORK/warm"; then
 	fig_warm "$WORK/warm/sbx.sock" "$WORK/warm"
 	stop_monitor "$MON"

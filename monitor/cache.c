@@ -593,9 +593,28 @@ answer_queue(struct sbx_sandbox *sb, const char *project, enum sbx_code code,
 	}
 }
 
+/* A release of the monitor's own, no one to tell, first in sb's queue:
+ * the caller's cache_run() starts it. Without memory the sandbox stays
+ * until it expires. */
+static void
+release_own(struct sbx_sandbox *sb)
+{
+	struct sbx_waiter *w;
+
+	if ((w = waiter_new(SBX_REQ_RELEASE, (struct sbx_reply){ NULL,
+	    NULL })) == NULL) {
+		log_warnx("uid=%u agent=%s: no memory to tear down a refused "
+		    "claim; it goes when it expires", (unsigned)sb->key.uid,
+		    sb->key.agent);
+		return;
+	}
+	waiter_add(sb, w, true);
+}
+
 /*
  * A claim is served (SBX_OK) or refused: its waiters are told, and a
- * refused one's containers, which are the sandbox's, are torn down.
+ * refused one's containers, which are the sandbox's, are torn down by a
+ * release that cache_run() starts next.
  */
 static void
 claimed(struct sbx_sandbox *sb, enum sbx_code code, const char *message)
@@ -610,8 +629,8 @@ claimed(struct sbx_sandbox *sb, enum sbx_code code, const char *message)
 	provision_metrics(sb, code);
 	strlcpy(project, sb->project, sizeof(project));
 	answer_queue(sb, project, code, message);
-	if (code != SBX_OK && !start_teardown(sb))
-		c->revoke_busy++;	/* asked again at the next tick */
+	if (code != SBX_OK)
+		release_own(sb);
 }
 
 void

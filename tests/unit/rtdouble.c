@@ -123,7 +123,20 @@ rtd_claim(void *impl, struct sbx_sandbox *sb)
 		s->pidfd = -1;
 		s->warm = (unsigned)d->claims;
 	}
-	return 0;
+	if (d->claim_ports == 1)
+		d->claim_pending = sb;
+	return d->claim_ports;
+}
+
+void
+rtd_claim_complete(struct rtdouble *d, enum sbx_code code)
+{
+	struct sbx_sandbox *sb = d->claim_pending;
+
+	d->claim_pending = NULL;
+	if (sb != NULL)
+		cache_claimed(sb, code, code == SBX_OK ? "ok" : "the runtime "
+		    "could not open the sandbox's ports to you.");
 }
 
 /* A reset or snapshot: ends at once with data_code, or when told. */

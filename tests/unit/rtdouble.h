@@ -40,6 +40,11 @@ struct rtdouble {
 	struct sbx_sandbox *pending[RTD_MAX_CALLS];
 	int		npending;
 	unsigned	port_seq;
+	int		claim_ports;	/* 0: a claim is done at once; 1: its
+					 * ports' hand-over waits for
+					 * rtd_claim_complete(); 2: no worker
+					 * could take the hand-over */
+	struct sbx_sandbox *claim_pending;
 };
 
 /* impl is a struct rtdouble. */
@@ -47,6 +52,8 @@ extern const struct sbx_runtime_ops rtd_ops;
 
 /* Complete every deferred provision, oldest first. */
 void	rtd_complete(struct rtdouble *);
+/* End the claim whose ports wait (claim_ports 1) with code. */
+void	rtd_claim_complete(struct rtdouble *, enum sbx_code);
 /* End the deferred reset or snapshot with data_code. */
 void	rtd_data_complete(struct rtdouble *);
 

@@ -909,6 +909,63 @@ Test(cache, claimed_sandbox_is_torn_down_and_never_claimed_again)
 	cr_assert_str_neq(conn(&c.ans[2], "postgres")->password, "warm-1-0");
 }
 
+/* A claim of tcp services answers once its ports are the owner's, and a
+ * request for the same key meanwhile gets the same sandbox. */
+Test(cache, claim_with_ports_answers_after_their_hand_over)
+{
+	struct capture c = { 0 };
+
+	rtd.warm = 1;
+	rtd.claim_ports = 1;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 0, "no reply before the ports are the owner's");
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 0, "the same key waits for the same claim");
+	cr_assert_eq(rtd.claims, 1);
+	rtd_claim_complete(&rtd, SBX_OK);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[0]);
+	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_str_eq(conn(&c.ans[0], "postgres")->password, "warm-1-0");
+	cr_assert_str_eq(conn(&c.ans[1], "postgres")->password, "warm-1-0");
+	cr_assert_eq(rtd.provisions, 0);
+	cr_assert_eq(rtd.teardowns, 0);
+}
+
+/* Fail closed: ports that could not be handed over refuse the claim,
+ * which is torn down; the next request provisions anew. */
+Test(cache, claim_whose_ports_stay_closed_is_refused_and_torn_down)
+{
+	struct capture c = { 0 };
+
+	rtd.warm = 1;
+	rtd.claim_ports = 1;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	rtd_claim_complete(&rtd, SBX_E_RUNTIME_FAILED);
+	cr_assert_eq(c.n, 1);
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED);
+	cr_assert_eq(rtd.teardowns, 1, "the claimed containers go");
+	rtd.claim_ports = 0;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 2);
+	expect_ok_sandbox(&c.ans[1]);
+	cr_assert_eq(rtd.provisions, 1, "a provision, not the same claim");
+	cr_assert_str_neq(conn(&c.ans[1], "postgres")->password, "warm-1-0");
+}
+
+Test(cache, claim_with_no_worker_for_its_ports_is_refused_and_torn_down)
+{
+	struct capture c = { 0 };
+
+	rtd.warm = 1;
+	rtd.claim_ports = 2;
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 1, "answered at once");
+	expect_code(&c.ans[0], SBX_REQ_SANDBOX, SBX_E_RUNTIME_FAILED);
+	cr_assert_eq(rtd.teardowns, 1);
+	cr_assert_eq(cache.count, 0, "nothing of it is left");
+}
+
 /* ---- reset and snapshot ------------------------------------------------- */
 
 static void
