@@ -9,7 +9,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool lease data
+	     brokerlog spare child probe results pool lease data sockdir
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -39,6 +39,7 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind
 		    monitor/worker.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
+test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c worker/data.c worker/snaps.c worker/pg_data.c \
 		    worker/redis_data.c worker/svc_session.c worker/seed.c worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)

@@ -384,7 +384,7 @@ Test(sockdir, short_agents_verbatim_long_ones_hashed_apart, .init = setup)
 
 	cr_assert_eq(sockdir_path(&cfg, 1000, "a1", "redis", d1,
 	    sizeof(d1)), 0);
-	cr_assert_str_eq(d1, "/run/sbx/1000/a1/redis");
+	cr_assert_str_eq(d1, "/run/sbx/1000/a1/redis/" SOCKDIR_MOUNT);
 	cr_assert_eq(sockdir_path(&cfg, 1000, a1, "redis", d1, sizeof(d1)), 0);
 	cr_assert_eq(sockdir_path(&cfg, 1000, a2, "redis", d2, sizeof(d2)), 0);
 	cr_assert_str_neq(d1, d2);
