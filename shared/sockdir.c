@@ -10,20 +10,23 @@
  *     <uid>/                 root 0750, ACL u:<uid>:r-x: only that uid
  *                            (and root) can enter
  *       <agent>/             root 0755, one per sandbox
- *         <service>/         0755, given to the container's own host uid
- *                            by podman (-v ...:U), to the image's USER
- *                            with docker (lchown); the service makes
- *                            its socket here, mounted at SBX_SOCKET_MOUNT
+ *         <service>/         root 0755, what a claim moves
+ *           s/               SOCKDIR_MOUNT: a tmpfs (SOCKDIR_TMPFS) the
+ *                            worker mounts before the container starts,
+ *                            given to the container's own host uid by
+ *                            podman (-v ...:U), to the image's USER with
+ *                            docker (lchown); the service makes its
+ *                            socket here, mounted at SBX_SOCKET_MOUNT
  *     .pool/                 root 0700: nobody but root enters
  *       <service>-<slot>/    a warm container's <service>/, moved (one
  *                            rename, the container keeps its mount) to
  *                            <uid>/<agent>/<service> when it is claimed
  *
  * The kernel, not the password, keeps other uids out: they cannot enter
- * <uid>/. Nothing under run_dir is writable by a tenant, so nothing here
- * can be swapped for a symlink between our check and the runtime's use;
- * what a container made in its own directory is removed without following
- * links, after the container is gone.
+ * <uid>/. A container writes only in its tmpfs, which is bounded and is
+ * no file system of the host's; root never walks it (a removal detaches
+ * it). Every removal goes by descriptors and follows no link, should a
+ * container ever reach a directory root walks.
  */
 #include <sys/acl.h>
 #include <sys/mount.h>

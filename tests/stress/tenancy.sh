@@ -160,6 +160,19 @@ written=$($RT exec "$ra" stat -c %s /srv/redis/fill)
 check "having written at most 64 MiB ($written bytes)" test "$written" -le $((64 * 1048576))
 out=$($RT exec "$ra" sh -c 'for d in / /tmp /var/tmp /etc /usr; do (: > $d/x) 2>&1; done' 2>&1)
 check "the root file system is read-only everywhere else (/ /tmp /var/tmp /etc /usr)" test "$(grep -c 'Read-only file system' <<<"$out")" -eq 5
+echo "# a write storm in A's socket directory, as its service user"
+out=$($RT exec --user 999 "$ra" sh -c 'dd if=/dev/zero of=/sbx/fill bs=1M count=200 2>&1; echo rc=$?')
+check "writing 200 MiB into /sbx stops at its cap (ENOSPC)" grep -q "No space left" <<<"$out"
+written=$($RT exec "$ra" stat -c %s /sbx/fill 2>/dev/null || echo 0)
+check "having written at most 4 MiB there ($written bytes)" test "$written" -le $((4 * 1048576))
+out=$($RT exec --user 999 "$ra" sh -c 'i=0; while [ $i -lt 500 ]; do : > /sbx/f$i || exit 1; i=$((i+1)); done' 2>&1)
+check "and at most a few dozen files (nr_inodes)" grep -q "No space left" <<<"$out"
+out=$(sbx_as $UB request -a storm -p demo postgres 2>&1)
+check "B provisions after A's storm" grep -q "^export REDIS_SOCKET=" <<<"$out"
+check "A still reaches its redis over the socket" test "$(redis_as $UA "$sockA" "$(env_of "$envA" REDIS_PASSWORD)" ping)" = PONG
+sbx_as $UB release -a storm >/dev/null 2>&1
+$RT exec "$ra" rm -f /sbx/fill >/dev/null 2>&1
+$RT exec "$ra" sh -c 'rm -f /sbx/f*' >/dev/null 2>&1
 # redis-chatty logs two lines per connection: 30000 connections, ~3 MiB.
 envC=$(sbx_as $UA request -a c -p chatty redis-chatty)
 rc=$(ctr "$uid_a" c redis-chatty)
