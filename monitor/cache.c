@@ -516,8 +516,7 @@ fds_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
 	if (l->max_fds == 0 || c->nfds - sb->fds + w->nservices <= l->max_fds)
 		return false;
 	busy_set(b, RETRY_SANDBOXES_MS, "the monitor's descriptor budget for "
-	    "sandboxes is spent (%zu of %u held); try again after a release.",
-	    c->nfds, l->max_fds);
+	    "sandboxes is spent; try again after a release.");
 	return true;
 }
 
@@ -538,8 +537,8 @@ provision_refused(const struct sbx_sandbox *sb, const struct sbx_waiter *w,
 		    sb->quota->provisions);
 	else if (l->max_provisions > 0 && c->nprovisions >= l->max_provisions)
 		busy_set(b, RETRY_PROVISIONS_MS, "the host is provisioning "
-		    "%zu sandboxes, the most it runs at once (max_provisions); "
-		    "try again soon.", c->nprovisions);
+		    "the most sandboxes it runs at once (max_provisions); "
+		    "try again soon.");
 	else
 		return fds_refused(sb, w, b);
 	return true;
@@ -868,9 +867,9 @@ enqueue_refused(const struct cache *c, const struct sbx_quota *q,
 		    "(max_waiters).", sb->nwaiters);
 	else if (takes && l->max_requests > 0 &&
 	    c->nrequests >= l->max_requests)
-		busy_set(b, RETRY_REQUESTS_MS, "the monitor holds %zu "
-		    "requests, the most it takes at once (max_requests); try "
-		    "again soon.", c->nrequests);
+		busy_set(b, RETRY_REQUESTS_MS, "the monitor holds the most "
+		    "requests it takes at once (max_requests); try again "
+		    "soon.");
 	else if (takes && sb == NULL && l->max_per_uid > 0 && q != NULL &&
 	    q->sandboxes >= l->max_per_uid)
 		busy_set(b, RETRY_SANDBOXES_UID_MS, "this user already holds "
@@ -878,9 +877,8 @@ enqueue_refused(const struct cache *c, const struct sbx_quota *q,
 		    "(max_sandboxes_per_uid).", q->sandboxes);
 	else if (takes && sb == NULL && l->max_sandboxes > 0 &&
 	    c->count >= l->max_sandboxes)
-		busy_set(b, RETRY_SANDBOXES_MS, "the host holds %zu "
-		    "sandboxes, the most it may (max_sandboxes); try again "
-		    "later.", c->count);
+		busy_set(b, RETRY_SANDBOXES_MS, "the host holds the most "
+		    "sandboxes it may (max_sandboxes); try again later.");
 	else
 		return false;
 	return true;

@@ -116,12 +116,15 @@ handle_sandbox(const struct handler_env *e, uid_t uid,
 		return;
 	}
 	p = project_find(e->projects, rq->project);
+	/* An invalid file's line and cause are the admin's: they may name
+	 * users and groups. */
 	if (p == NULL || !p->valid) {
 		if (p != NULL)
-			snprintf(why, sizeof(why), "invalid project file "
-			    "%.138s", p->why);
+			log_warnx("uid=%u project=%s refused: invalid project "
+			    "file %s", (unsigned)uid, rq->project, p->why);
 		refuse(r, uid, rq, SBX_E_UNKNOWN_PROJECT, p == NULL ?
-		    "no such project." : why);
+		    "no such project." : "the project's file is invalid; "
+		    "the host's log says why.");
 		return;
 	}
 	if (!project_allows(p, uid)) {
@@ -189,8 +192,9 @@ handle_snapshot(const struct handler_env *e, uid_t uid,
 	    SBX_REQ_SNAPSHOT, any->snapshot.name, r);
 }
 
-/* Root's status lists every uid's sandboxes; any other uid's, only its
- * own: the filter is the peer uid, like every cache key. */
+/* Root's status lists every uid's sandboxes and the warm containers
+ * ready; any other uid's, only its own sandboxes: the filter is the peer
+ * uid, like every cache key, and the pool is the host's load. */
 void
 handle_status(const struct handler_env *e, uid_t uid,
     const union sbx_req_any *any, struct sbx_reply r)
@@ -203,7 +207,8 @@ handle_status(const struct handler_env *e, uid_t uid,
 	a.nstatus = (uint32_t)e->cache->count;	/* at most; the writer trims */
 	a.status_all = uid == 0;
 	a.status_uid = (uint32_t)uid;
-	for (i = 0; e->warm_ready != NULL && i < e->cfg->nservices; i++) {
+	for (i = 0; uid == 0 && e->warm_ready != NULL &&
+	    i < e->cfg->nservices; i++) {
 		if (e->cfg->services[i].warm == 0)
 			continue;
 		strlcpy(a.services[a.nservices].name, e->cfg->services[i].name,

@@ -136,6 +136,9 @@ check "the pool refills to two of each" wait_for 90 full_pool
 out=$(sbx status 2>&1)
 check "sbx status shows the pool per service" grep -qx "warm containers ready: postgres 2, redis 2" <<<"$out"
 check "and A's claimed sandbox" grep -q "^$uid_a *a *demo " <<<"$out"
+out=$(sbx_as $UA status 2>&1)
+check "A's own status lists its sandbox" grep -q "^$uid_a *a *demo " <<<"$out"
+check "and nothing of the pool, which is the host's load" lacks "warm" "$out"
 check "A's next request is a hit with the same password" test "$(runuser -u $UA -- "$WORK/sbx" -S "$SOCK" request -a a -p demo)" = "$envA"
 envB=$(sbx_as $UB request -a b -p demo 2>&1)
 check "B's claim gets other passwords than A's" test -n "$(env_of "$envB" REDIS_PASSWORD)" -a "$(env_of "$envB" REDIS_PASSWORD)" != "$pwA"
