@@ -20,6 +20,9 @@
 # e.g. "postgresql-15-postgis-3", with their hard dependencies. A package
 # named there is never dropped (below); a dependency of it that is
 # dropped fails check_libs, which names what is missing.
+# PG_TRUSTED_EXTENSIONS (postgres only): extensions whose control file
+# gets trusted = true, e.g. "postgis", so that the sandbox's role may
+# create them too (see build_pgvector on what that means).
 #
 # pgvector is in the postgres image, though bookworm has no package of it
 # for PostgreSQL 15: its Debian source package (from the next release,
@@ -69,6 +72,22 @@ passwd libsemanage2 libsemanage-common libpam-modules libpam-modules-bin
 perl perl-base perl-modules-5.36 libperl5.36 libgdbm6 libgdbm-compat4
 libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl
 sensible-utils sysvinit-utils tar usrmerge'
+
+# trusted = true in the control file of each extension of $2 (names).
+trust_extensions() {
+	root=$1
+	for e in $2; do
+		case $e in
+		*[!a-z0-9_-]*) die "PG_TRUSTED_EXTENSIONS: not an extension name: $e" ;;
+		esac
+		ctl=$root/usr/share/postgresql/15/extension/$e.control
+		# An alternative's link is absolute: resolved in the image.
+		[ ! -L "$ctl" ] || ctl=$root$(readlink "$ctl")
+		[ -f "$ctl" ] || die "PG_TRUSTED_EXTENSIONS: no extension $e in the image"
+		grep -q '^ *trusted' "$ctl" || printf 'trusted = true\n' >> "$ctl"
+		log "$SVC: extension $e trusted"
+	done
+}
 
 # Debian package names only: they go into mmdebstrap's --include.
 extra_ok() {
@@ -127,6 +146,60 @@ write_users() {
 	chmod 0700 "$root/root"
 }
 
+# The extract variant runs no maintainer script, so no alternative is
+# set, and what only an alternative names is missing: libblas.so.3 for
+# postgis_raster, postgis.control for PostGIS. alt_links reads the
+# packages' postinst scripts (continued lines joined): their plain
+# assignments (VAR=value, no command substitution), and in each
+# update-alternatives command every --install LINK NAME PATH PRIO and
+# --slave LINK NAME PATH (with the master's PRIO), variables substituted.
+# It prints "PRIO LINK PATH"; link_alternatives makes each LINK a symlink,
+# the highest priority first, when PATH is in the root file system.
+alt_links() {
+	sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' | awk '
+	function subst(s,    v) {
+		for (v in vars) {
+			gsub("\\$\\{" v "\\}", vars[v], s)
+			gsub("\\$" v "([^A-Za-z0-9_]|$)", vars[v] "&", s)
+			gsub(vars[v] "\\$" v, vars[v], s)
+		}
+		return s
+	}
+	/^[ \t]*[A-Za-z_][A-Za-z0-9_]*=[^ \t]*$/ && !/[`(]/ {
+		sub(/^[ \t]*/, "")
+		name = substr($0, 1, index($0, "=") - 1)
+		val = substr($0, index($0, "=") + 1)
+		gsub(/["\047]/, "", val)
+		vars[name] = subst(val)
+		next
+	}
+	/update-alternatives/ {
+		n = split(subst($0), f)
+		for (i = 1; i <= n; i++)
+			if (f[i] == "--install" && i + 4 <= n) {
+				prio = f[i + 4]
+				print prio, f[i + 1], f[i + 3]
+			} else if (f[i] == "--slave" && i + 3 <= n)
+				print prio, f[i + 1], f[i + 3]
+	}'
+}
+
+link_alternatives() {
+	root=$1
+	for deb in "$root"/var/cache/apt/archives/*.deb; do
+		[ -e "$deb" ] || continue
+		dpkg-deb -I "$deb" postinst 2>/dev/null | alt_links || true
+	done | sort -rn | while read -r _ link path; do
+		case $link$path in *[!A-Za-z0-9/._+-]*) continue ;; esac
+		case $link in /*) ;; *) continue ;; esac
+		{ [ -e "$root$link" ] || [ -L "$root$link" ]; } && continue
+		[ -e "$root$path" ] || continue
+		mkdir -p "$root${link%/*}"
+		ln -s "$path" "$root$link"
+		log "$SVC: alternative $link -> $path"
+	done
+}
+
 # Delete the non-directory files of the packages in $DROP, using the .debs
 # mmdebstrap left in var/cache/apt/archives.
 drop_packages() {
@@ -138,6 +211,7 @@ drop_packages() {
 		done
 	done | grep -v '/$' | sed -n 's|^\./||p' |
 	    (cd "$root" && xargs -r -d '\n' rm -f --)
+	link_alternatives "$root"
 	rm -rf "${root:?}/var/cache/apt" "$root/var/lib/apt" "$root/var/log/apt" \
 	    "$root/var/lib/dpkg" "$root/var/log/dpkg.log" "$root/etc/apt" \
 	    "$root/etc/dpkg" "$root/etc/perl" "$root/etc/hostname" \
@@ -309,7 +383,10 @@ build_tar() {
 	# /usr/share/doc: only the licences stay.
 	find "$root/usr/share/doc" ! -type d ! -name copyright -delete
 	drop_packages "$root"
-	[ "$SVC" != postgres ] || build_pgvector "$root"
+	if [ "$SVC" = postgres ]; then
+		build_pgvector "$root"
+		trust_extensions "$root" "${PG_TRUSTED_EXTENSIONS:-}"
+	fi
 	check_libs "$root"
 	mkdir -p "$root/usr/local/bin"
 	install -m 0755 "$here/$SVC/entrypoint.sh" "$root/usr/local/bin/sbx-entrypoint"

@@ -12,6 +12,10 @@
 #                          more Debian packages in the postgres image (its
 #                          extensions, with their dependencies); changing
 #                          the list rebuilds and re-imports that image
+#   make images PG_EXTRA_PACKAGES="postgresql-15-postgis-3" \
+#       PG_TRUSTED_EXTENSIONS="postgis"
+#                          and marks those extensions trusted, so that the
+#                          sandbox's role (no superuser) may create them
 #
 # The postgres image has pgvector, built from Debian's source package
 # (images/build.sh, build_pgvector: it needs postgresql-server-dev-15).
@@ -20,8 +24,9 @@
 # $(IMG_O)/SVC.id is the stamp: the id podman gave the last import. The
 # import is skipped while the image under that tag still has that id and
 # the stamp is newer than the tar. `make -j2 images` builds both at once.
-# $(IMG_O)/postgres.extra holds PG_EXTRA_PACKAGES of the last build and
-# is rewritten only when it changes, so that a new list rebuilds the tar.
+# $(IMG_O)/postgres.extra holds PG_EXTRA_PACKAGES and PG_TRUSTED_EXTENSIONS
+# of the last build and is rewritten only when they change, so that a new
+# list rebuilds the tar.
 
 IMG_O		 = $(O)/images
 IMG_POSTGRES	?= localhost/sbx-postgres:15
@@ -29,15 +34,18 @@ IMG_REDIS	?= localhost/sbx-redis:7
 IMG_DEPS	 = images/build.sh images/images.mk
 RUNTIME		?= podman
 PG_EXTRA_PACKAGES ?=
+PG_TRUSTED_EXTENSIONS ?=
 
 $(IMG_O)/postgres.extra: images-force
 	@mkdir -p $(IMG_O)
-	@printf '%s\n' '$(strip $(PG_EXTRA_PACKAGES))' > $@.tmp
+	@printf '%s\n' '$(strip $(PG_EXTRA_PACKAGES))' \
+	    '$(strip $(PG_TRUSTED_EXTENSIONS))' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(IMG_O)/postgres.tar: images/postgres/entrypoint.sh $(IMG_O)/postgres.extra \
     $(IMG_DEPS) $(if $(FORCE),images-force)
 	@PG_EXTRA_PACKAGES='$(strip $(PG_EXTRA_PACKAGES))' \
+	    PG_TRUSTED_EXTENSIONS='$(strip $(PG_TRUSTED_EXTENSIONS))' \
 	    sh images/build.sh tar postgres $(IMG_O)
 $(IMG_O)/redis.tar: images/redis/entrypoint.sh $(IMG_DEPS) $(if $(FORCE),images-force)
 	@sh images/build.sh tar redis $(IMG_O)

@@ -625,12 +625,25 @@ starts_any(const struct sbx_sandbox *sb)
 	return false;
 }
 
+/* The renames of sb's claimed containers (svc, n) that have not started:
+ * their removal starts now. */
+static void
+renames_cancel(struct rt_cli *rt, const struct sbx_svc *svc, size_t n)
+{
+	size_t i;
+
+	for (i = 0; svc != NULL && i < n; i++)
+		if (svc[i].warm != 0)
+			warm_rename_cancel(rt, svc[i].warm);
+}
+
 static int
 rt_provision(void *impl, struct sbx_sandbox *sb)
 {
 	struct rt_cli *rt = impl;
 	/* Every service is configured: ready_timeout is never 0 (config.c). */
 	unsigned max_ready = max_ready_timeout(rt->cfg, sb);
+	size_t i;
 
 	if (max_ready == 0)
 		return -1;
@@ -645,8 +658,13 @@ rt_provision(void *impl, struct sbx_sandbox *sb)
 		return -1;
 	}
 	/* The worker's own deadlines end first; this one is the backstop. */
-	return start_job(rt, sb, JOB_PROVISION, provision_done,
-	    ((int64_t)rt->cfg->runtime_timeout * 3 + max_ready + 10) * 1000);
+	if (start_job(rt, sb, JOB_PROVISION, provision_done,
+	    ((int64_t)rt->cfg->runtime_timeout * 3 + max_ready + 10) * 1000) == -1)
+		return -1;
+	for (i = 0; sb->prev != NULL && i < sb->nprev; i++)
+		if (dropped(sb, i))
+			renames_cancel(rt, &sb->prev[i], 1);
+	return 0;
 }
 
 static int
@@ -654,8 +672,11 @@ rt_teardown(void *impl, struct sbx_sandbox *sb)
 {
 	struct rt_cli *rt = impl;
 
-	return start_job(rt, sb, JOB_TEARDOWN, teardown_done,
-	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000);
+	if (start_job(rt, sb, JOB_TEARDOWN, teardown_done,
+	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000) == -1)
+		return -1;
+	renames_cancel(rt, sb->svc, sb->nservices);
+	return 0;
 }
 
 static void
@@ -694,7 +715,8 @@ evict_claimed(struct rt_cli *rt, const struct sbx_sandbox *sb,
 		    "evicted warm container of %s", (unsigned)sb->key.uid,
 		    sb->key.agent, svc->conn.name);
 		free(j);
-	}
+	} else
+		renames_cancel(rt, svc, 1);
 }
 
 /* Closes the pidfds; a claimed container still held was evicted (a

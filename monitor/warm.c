@@ -513,7 +513,7 @@ names_slot(const struct warm_rename *v, size_t n, unsigned slot)
 }
 
 void
-warm_slot_free(struct rt_cli *rt, unsigned slot)
+warm_rename_cancel(struct rt_cli *rt, unsigned slot)
 {
 	struct warm *w = &rt->warm;
 	size_t i;
@@ -523,6 +523,14 @@ warm_slot_free(struct rt_cli *rt, unsigned slot)
 			w->renames[i] = w->renames[--w->nrenames];
 		else
 			i++;
+}
+
+void
+warm_slot_free(struct rt_cli *rt, unsigned slot)
+{
+	struct warm *w = &rt->warm;
+
+	warm_rename_cancel(rt, slot);
 	if (w->renaming != NULL && names_slot(w->renaming->v,
 	    w->renaming->n, slot) && w->nheld < WARM_RENAMES)
 		w->held[w->nheld++] = slot;

@@ -85,6 +85,10 @@ void	warm_taken(struct rt_cli *, struct warm_member *);
 /* After the reply: rename a claimed container for the admin's ps. */
 void	warm_rename_later(struct rt_cli *, const char *from, const char *to,
 	    unsigned slot);
+/* A claimed container's removal starts: its rename, not yet started,
+ * is not (a rename already running goes first: worker/rt_run.c,
+ * names_lock). */
+void	warm_rename_cancel(struct rt_cli *, unsigned slot);
 /* A claimed container's slot, its containers gone: no rename of it may
  * follow, and its uid range comes back (at once, or after the rename
  * job in flight). */

@@ -585,7 +585,8 @@ warm_remove_body(int fd, const struct sbx_config *cfg, const void *job,
 	return write_all(fd, &code, sizeof(code), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
-/* Every rename pending, one after the other: one worker for a burst. */
+/* Every rename pending, one after the other: one worker for a burst;
+ * none while a removal of a claimed container runs (names_lock). */
 int
 rename_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
@@ -595,14 +596,17 @@ rename_body(int fd, const struct sbx_config *cfg, const void *job,
 	struct run_result r;
 	uint32_t code = SBX_OK;
 	size_t i;
+	int lock;
 
 	(void)len;
 	for (i = 0; i < j->n && i < WARM_RENAMES; i++) {
 		rt_argv_rename(&a, cfg, j->v[i].from, j->v[i].to);
+		lock = names_lock(cfg);
 		if (a.overflow || run_logged(a.v, (char *const *)(uintptr_t)
 		    rt_base_env, now_ms() + (int64_t)cfg->runtime_timeout *
 		    1000, NULL, &r) == -1)
 			code = SBX_E_RUNTIME_FAILED;
+		names_unlock(lock);
 	}
 	return write_all(fd, &code, sizeof(code), now_ms() + 5000) == 0 ? 0 : 1;
 }

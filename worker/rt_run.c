@@ -138,16 +138,56 @@ remove_names(const struct sbx_config *cfg, const char *first,
 	    rt_base_env, deadline, NULL, &r) == -1 ? -1 : 0;
 }
 
-/* The one or two names of rt_svc_names. */
+/*
+ * podman does not make a rename and a removal of one container atomic
+ * with each other: a rename that lands while rm of that container is at
+ * work leaves the new name taken with no container under it (rm frees
+ * the name it looked the container up by), and no later container can
+ * have that name (podman 4.3). So the renames of claimed warm
+ * containers (rename_body) and their removals take turns on one lock:
+ * run_dir/.pool's, root's alone. -1: no lock (no .pool, so nothing was
+ * claimed from it).
+ */
+int
+names_lock(const struct sbx_config *cfg)
+{
+	char pool[SBX_SOCKET_MAX];
+	int fd, n;
+
+	n = snprintf(pool, sizeof(pool), "%s/.pool", cfg->run_dir);
+	if (n < 0 || (size_t)n >= sizeof(pool) ||
+	    (fd = open(pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if (flock(fd, LOCK_EX) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void
+names_unlock(int fd)
+{
+	if (fd != -1)
+		close(fd);
+}
+
+/* The one or two names of rt_svc_names; a claimed one's (warm) under
+ * names_lock. */
 int
 remove_svc_names(const struct sbx_config *cfg, const struct sbx_key *key,
     const char *service, unsigned warm, int64_t deadline)
 {
 	char names[2][SBX_SLUG_MAX * 3];
 	size_t n = rt_svc_names(key->uid, key->agent, service, warm, names);
+	int lock, rc;
 
-	return n == 0 ? -1 : remove_names(cfg, names[0], n == 2 ? names[1] :
-	    NULL, deadline);
+	if (n == 0)
+		return -1;
+	lock = warm != 0 ? names_lock(cfg) : -1;
+	rc = remove_names(cfg, names[0], n == 2 ? names[1] : NULL, deadline);
+	names_unlock(lock);
+	return rc;
 }
 
 /* One service of a sandbox: its container and its socket directory. */

@@ -42,6 +42,9 @@ void	remove_storage(const struct sbx_config *, const char *name,
 	    int64_t deadline);
 int	remove_names(const struct sbx_config *, const char *first,
 	    const char *second, int64_t deadline);
+/* A claimed warm container's rename or removal, one at a time. */
+int	names_lock(const struct sbx_config *);
+void	names_unlock(int);
 int	remove_svc_names(const struct sbx_config *, const struct sbx_key *,
 	    const char *service, unsigned warm, int64_t deadline);
 int	remove_service(const struct sbx_config *, const struct sbx_key *,
