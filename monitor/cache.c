@@ -85,11 +85,12 @@ quota_find(struct cache *c, uid_t owner)
 	return RB_FIND(sbx_quotas, &c->quotas, &probe);
 }
 
-/* An owner's record lives while it holds an entry. */
+/* An owner's record lives while it holds an entry, or a data job of
+ * one still runs (cache_data_exited). */
 static void
 quota_put(struct cache *c, struct sbx_quota *q)
 {
-	if (q->sandboxes > 0)
+	if (q->sandboxes > 0 || q->provisions > 0)
 		return;
 	RB_REMOVE(sbx_quotas, &c->quotas, q);
 	free(q);
@@ -1004,10 +1005,14 @@ cache_data_done(struct sbx_sandbox *sb, enum sbx_code code,
     const char *message)
 {
 	struct sbx_waiter *w = TAILQ_FIRST(&sb->waiters);
+	struct cache *c = sb->cache;
 	struct sbx_ans a;
 
 	audit_data(sb, w->op, w->snapshot, code);
 	set_state(sb, SB_READY);
+	/* Its worker goes on (the tidy-up): counted until it exited. */
+	c->nprovisions++;
+	sb->quota->provisions++;
 	sb->used_ms = sb->cache->clock();
 	sb->expiring = false;
 	if (code == SBX_OK && w->op == SBX_REQ_RESET)
@@ -1020,6 +1025,21 @@ cache_data_done(struct sbx_sandbox *sb, enum sbx_code code,
 		reply_error(w->reply, w->op, code, message);
 	waiter_done(sb, w);
 	cache_run(sb);
+}
+
+void
+cache_data_exited(struct cache *c, uid_t owner)
+{
+	struct sbx_quota *q = quota_find(c, owner);
+
+	if (q == NULL || q->provisions == 0 || c->nprovisions == 0) {
+		log_warnx("owner %u: a data job ended that was not counted",
+		    (unsigned)owner);
+		return;
+	}
+	c->nprovisions--;
+	q->provisions--;
+	quota_put(c, q);
 }
 
 /* A provision ended: its result and its time, per service. */

@@ -79,7 +79,9 @@ struct sbx_quota {
 	uid_t		owner;
 	unsigned	sandboxes;	/* entries */
 	unsigned	requests;	/* waiters on them */
-	unsigned	provisions;	/* entries in SB_PROVISIONING */
+	unsigned	provisions;	/* entries in SB_PROVISIONING or
+					 * SB_DATA, and data jobs answered
+					 * whose process runs on */
 };
 
 RB_HEAD(sbx_quotas, sbx_quota);
@@ -241,9 +243,12 @@ void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
  * the claimed sandbox is refused and torn down. */
 void	cache_claimed(struct sbx_sandbox *, enum sbx_code, const char *);
 void	cache_torn_down(struct sbx_sandbox *);
-/* A reset or snapshot ended (message: the worker's sentence). */
+/* A reset or snapshot ended (message: the worker's sentence). Its job
+ * still counts toward max_provisions (its owner's and the host's) until
+ * the runtime says its process exited, sb or no sb by then. */
 void	cache_data_done(struct sbx_sandbox *, enum sbx_code,
 	    const char *message);
+void	cache_data_exited(struct cache *, uid_t owner);
 /* The runtime refused: sb stays as it was (why: the runtime's words). */
 void	cache_teardown_failed(struct sbx_sandbox *, const char *why);
 

@@ -3,6 +3,13 @@
  * decided whose it is (cache.c: the caller's own, one at a time); a
  * worker does the work in the sandbox's services (worker/data.c) and
  * answers one data_result, checked here before the caller sees it.
+ *
+ * The worker and its session children, which run as uids of the
+ * sandbox's ranges, go on after the reply (the tidy-up). Until the
+ * worker's process has exited, its job counts toward max_provisions
+ * (cache_data_exited) and max_workers (worker.c), and the ranges stay
+ * pinned (idmap.c): a release meanwhile removes the containers, but
+ * their ranges go to no other sandbox before the tidy-up has ended.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +21,30 @@
 
 struct data_job {
 	struct rt_cli		*rt;
-	struct sbx_sandbox	*sb;
+	struct sbx_sandbox	*sb;		/* NULL once answered */
+	struct cache		*cache;
+	uid_t			 owner;		/* whose provisions it counts in */
+	size_t			 npins;
+	uint32_t		 pins[SBX_MAX_SERVICES];	/* ranges */
 };
+
+static void
+unpin(struct data_job *dj)
+{
+	while (dj->npins > 0)
+		idmap_unpin(&dj->rt->idmap, dj->pins[--dj->npins]);
+}
+
+/* The worker's process exited: its sessions' too (worker.c). */
+static void
+data_exited(void *arg)
+{
+	struct data_job *dj = arg;
+
+	unpin(dj);
+	cache_data_exited(dj->cache, dj->owner);
+	free(dj);
+}
 
 static void
 data_done(void *arg, const void *result, size_t len)
@@ -24,7 +53,7 @@ data_done(void *arg, const void *result, size_t len)
 	const struct data_result *r = result;
 	struct sbx_sandbox *sb = j->sb;
 
-	free(j);
+	j->sb = NULL;	/* the rest is data_exited's */
 	if (r == NULL || len != sizeof(*r) || !data_result_sound(r)) {
 		log_warnx("data uid=%u agent=%s: %s", (unsigned)sb->key.uid,
 		    sb->key.agent, r == NULL ? "the worker did not finish" :
@@ -56,7 +85,8 @@ rt_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
 		free(j);
 		return -1;
 	}
-	*dj = (struct data_job){ .rt = rt, .sb = sb };
+	*dj = (struct data_job){ .rt = rt, .sb = sb, .cache = sb->cache,
+	    .owner = sb->quota->owner };
 	j->key = sb->key;
 	memcpy(j->project, sb->project, sizeof(j->project));
 	j->op = op == SBX_REQ_RESET ? DATA_RESET : DATA_SNAPSHOT;
@@ -69,16 +99,25 @@ rt_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
 		j->svc[i].conn = sb->svc[i].conn;
 		j->svc[i].pid = sb->svc[i].pid;
 		j->svc[i].host_uid = sb->svc[i].host_uid;
+		/* Fail closed: a range not pinned, no session in it. */
+		if (sb->svc[i].host_uid != 0 && idmap_pin(&rt->idmap,
+		    sb->svc[i].host_uid) == -1)
+			goto out;
+		if (sb->svc[i].host_uid != 0)
+			dj->pins[dj->npins++] = sb->svc[i].host_uid;
 	}
 	/* The worker's own deadlines end first: a wait for the sandbox's
 	 * lock (another job's tidy-up), then the work. */
-	rc = worker_spawn(rt->pool, JOB_DATA, mask, j, sizeof(*j),
+	rc = worker_spawn_held(rt->pool, JOB_DATA, mask, j, sizeof(*j),
 	    sizeof(struct data_result), now_ms() +
 	    ((int64_t)rt->cfg->runtime_timeout * 2 + 10) * 1000, data_done,
-	    dj);
+	    dj, data_exited, dj);
+out:
 	explicit_bzero(j, sizeof(*j));
 	free(j);
-	if (rc == -1)
+	if (rc == -1) {
+		unpin(dj);
 		free(dj);
+	}
 	return rc;
 }

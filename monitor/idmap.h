@@ -19,6 +19,13 @@ struct idmap {
 	unsigned	 nsvc;		/* ranges per slot: the services */
 	uint32_t	*foreign;	/* live ranges outside the slots' layout */
 	size_t		 nforeign, capforeign;
+	/* Ranges a process of the monitor's still runs in (a reset's
+	 * worker): given back meanwhile, a range stays taken until the last
+	 * pin on it goes. */
+	uint32_t	*pins;		/* a host uid in the range, per pin */
+	size_t		 npins, cappins;
+	unsigned char	*parked;	/* a bitstring of nslots: given back */
+	unsigned char	*fparked;	/* per foreign range: given back */
 };
 
 int		idmap_init(struct idmap *, uint32_t base, unsigned nslots,
@@ -35,6 +42,14 @@ int		idmap_claim(struct idmap *, unsigned slot);
 int		idmap_claim_range(struct idmap *, uint32_t host_uid);
 /* The range is gone (no-op for one inside a slot). */
 void		idmap_put_range(struct idmap *, uint32_t host_uid);
+/*
+ * A process of the monitor's runs as a uid of the range that holds
+ * host_uid: until idmap_unpin, a put of that range (a slot's or a
+ * foreign one) keeps it taken, and the unpin gives it back. -1 if no
+ * memory: nothing is pinned.
+ */
+int		idmap_pin(struct idmap *, uint32_t host_uid);
+void		idmap_unpin(struct idmap *, uint32_t host_uid);
 /*
  * The first host uid for service number svc (its index in sbx.conf) of
  * the sandbox holding slot: a slot is nsvc ranges of IDMAP_SLOT_UIDS,

@@ -748,7 +748,7 @@ warm_total(const struct monitor *m)
 
 /*
  * The descriptor budget, once the broker runs: what is open now, the
- * spare, one per worker, one per agent's socket held (max_requests
+ * spare, two per worker (its result pipe and its pidfd), one per agent's socket held (max_requests
  * waiting, a few more being written), one per warm container's pidfd,
  * and the rest for services' pidfds (cache max_fds), so that whatever
  * the sandboxes hold, a release, an expiry and a teardown find a worker
@@ -773,7 +773,7 @@ fd_budget(struct monitor *m)
 	if (rl.rlim_cur > UINT_MAX / 2)
 		rl.rlim_cur = UINT_MAX / 2;
 	svc = c->nservices ? (unsigned)c->nservices : 1;
-	if (rl.rlim_cur < held + FD_SPARE + 2 + 2 + warm + svc)
+	if (rl.rlim_cur < held + FD_SPARE + 2 * 3 + 2 + warm + svc)
 		fatalx("RLIMIT_NOFILE %llu leaves no descriptors for one "
 		    "sandbox (%u are open, %u warm containers)",
 		    (unsigned long long)rl.rlim_cur, held, warm);
@@ -796,11 +796,11 @@ fd_budget(struct monitor *m)
 	l->max_requests = c->max_requests;
 	l->max_requests_per_uid = min_u(c->max_requests_per_uid,
 	    c->max_requests);
-	l->max_fds = left - c->max_workers - m->max_agents;
+	l->max_fds = left - 2 * c->max_workers - m->max_agents;
 	log_info("descriptors: %llu: %u open, %u spare, %u for workers, %u "
 	    "for requests, %u for replies, %u for warm containers, %u for "
 	    "services (%u sandboxes of %u services)",
-	    (unsigned long long)rl.rlim_cur, held, FD_SPARE, c->max_workers,
+	    (unsigned long long)rl.rlim_cur, held, FD_SPARE, 2 * c->max_workers,
 	    c->max_requests, m->max_agents - c->max_requests, warm,
 	    l->max_fds, l->max_fds / svc, svc);
 }
@@ -844,6 +844,7 @@ setup(struct monitor *m, const char *path, int fg)
 	reload_wait(&m->cfg, start_take, m);
 	m->rt = (struct rt_cli){ .cfg = &m->cfg, .pool = &m->pool,
 	    .projects = &m->projects };
+	TAILQ_INIT(&m->rt.held);
 	if (idmap_init(&m->rt.idmap, m->cfg.userns_base, m->cfg.userns_slots,
 	    (unsigned)m->cfg.nservices) == -1 ||
 	    warm_init(&m->rt, &m->projects) == -1)

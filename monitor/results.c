@@ -9,7 +9,7 @@
 
 /*
  * A worker's outcome, checked as hostile: a known code, a message that
- * ends, and on success a live pid for each service started and, for a
+ * ends, removed a yes or a no, and on success a live pid for each service started and, for a
  * tcp one, a port. Nothing else of it is taken.
  */
 bool
@@ -21,7 +21,8 @@ outcome_valid(const struct job_outcome *o, const struct sbx_config *cfg,
 
 	if (o->code >= SBX_CODE_MAX ||
 	    memchr(o->message, '\0', sizeof(o->message)) == NULL ||
-	    o->dropped_gone >> (sb->prev != NULL ? sb->nprev : 0) != 0)
+	    o->dropped_gone >> (sb->prev != NULL ? sb->nprev : 0) != 0 ||
+	    o->removed > 1)
 		return false;
 	if (o->code != SBX_OK)
 		return true;

@@ -10,6 +10,9 @@
 #include "listen.h"
 #include "worker.h"
 
+struct cleanup_job;
+TAILQ_HEAD(cleanup_list, cleanup_job);
+
 struct rt_cli {
 	const struct sbx_config	*cfg;
 	struct worker_pool	*pool;
@@ -17,6 +20,9 @@ struct rt_cli {
 	struct warm		 warm;		/* warm containers (warm.c) */
 	const struct project_table *projects;	/* for their seeds */
 	struct cache		*cache;		/* login.c finds its sandboxes */
+	/* Ranges of failed provisions whose containers the runtime did not
+	 * say are gone: held until a later removal of their key does. */
+	struct cleanup_list	 held;
 };
 
 extern const struct sbx_runtime_ops rt_cli_ops;

@@ -408,8 +408,14 @@ provision_done(void *arg, const void *result, size_t len)
 		    "provisioning did not finish within the deadline." :
 		    "the runtime worker answered what no provision can.");
 		failed_cleanup(j->rt, sb);
-	} else
+	} else {
 		outcome_take(j->rt, sb, result, &o);
+		/* Its containers may still run: the range goes with a
+		 * removal tried again, not back to the pool. */
+		if (o.code != SBX_OK && sb->prev == NULL &&
+		    ((const struct job_outcome *)result)->removed != 1)
+			failed_cleanup(j->rt, sb);
+	}
 	open_pidfds(j->rt, sb, &o);
 	if (o.code == SBX_OK && record_write(j->rt->cfg, sb, &o) == -1) {
 		o.code = SBX_E_INTERNAL;
@@ -432,6 +438,8 @@ provision_done(void *arg, const void *result, size_t len)
 	cache_provisioned(sb, &o);
 	explicit_bzero(&o, sizeof(o));
 }
+
+static void held_release(struct rt_cli *, const struct sbx_key *);
 
 /* The sandbox's range, and those of the warm containers it claimed. */
 static void
@@ -464,6 +472,7 @@ teardown_done(void *arg, const void *result, size_t len)
 		    (unsigned)j->sb->key.uid, j->sb->key.agent, j->sb->project);
 		record_remove(j->sb->key.uid, j->sb->key.agent);
 		idmap_done(j->rt, j->sb, true);
+		held_release(j->rt, &j->sb->key);
 		cache_torn_down(j->sb);
 		free(j);
 		return;
@@ -480,9 +489,37 @@ teardown_done(void *arg, const void *result, size_t len)
 
 /* A fire-and-forget teardown after a failed provision. */
 struct cleanup_job {
+	TAILQ_ENTRY(cleanup_job) entry;	/* in rt->held, once it failed */
 	struct rt_cli		*rt;
 	struct sbx_sandbox	 shadow;
 };
+
+/* A cleanup that could not remove the containers, or not start: its
+ * range stays taken, with the key whose later removal gives it back. */
+static void
+held_add(struct rt_cli *rt, struct cleanup_job *c)
+{
+	log_warnx("uid range %u of uid=%u agent=%s stays taken until the "
+	    "runtime removes the key's containers", c->shadow.idmap,
+	    (unsigned)c->shadow.key.uid, c->shadow.key.agent);
+	TAILQ_INSERT_TAIL(&rt->held, c, entry);
+}
+
+/* Every container of key is gone (a teardown or a cleanup removed them
+ * by its label): the ranges held for its failed provisions come back. */
+static void
+held_release(struct rt_cli *rt, const struct sbx_key *key)
+{
+	struct cleanup_job *c, *next;
+
+	TAILQ_FOREACH_SAFE(c, &rt->held, entry, next)
+		if (c->shadow.key.uid == key->uid &&
+		    strcmp(c->shadow.key.agent, key->agent) == 0) {
+			TAILQ_REMOVE(&rt->held, c, entry);
+			idmap_done(rt, &c->shadow, true);
+			free(c);
+		}
+}
 
 /*
  * sb's provision or teardown in a worker, which is given sb by value:
@@ -569,12 +606,18 @@ cleanup_done(void *arg, const void *result, size_t len)
 			    (unsigned)c->shadow.key.uid, c->shadow.key.agent,
 			    o.message);
 	}
-	idmap_done(c->rt, &c->shadow, o.code == SBX_OK);
+	if (o.code != SBX_OK) {
+		held_add(c->rt, c);
+		return;
+	}
+	idmap_done(c->rt, &c->shadow, true);
+	held_release(c->rt, &c->shadow.key);
 	free(c);
 }
 
 /* The cleanup takes sb's uid range with it: the next provision of the
- * key gets another while the old containers may still be there. */
+ * key gets another while the old containers may still be there. The
+ * range comes back once a removal of the key's containers worked. */
 static void
 cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 {
@@ -589,10 +632,8 @@ cleanup_spawn(struct rt_cli *rt, struct sbx_sandbox *sb)
 	sb->idmap = 0;
 	c->rt = rt;
 	if (spawn_sandbox_job(rt, JOB_TEARDOWN, &c->shadow,
-	    (int64_t)rt->cfg->runtime_timeout * 1000, cleanup_done, c) == -1) {
-		idmap_done(rt, &c->shadow, false);
-		free(c);
-	}
+	    (int64_t)rt->cfg->runtime_timeout * 1000, cleanup_done, c) == -1)
+		held_add(rt, c);
 }
 
 static int
@@ -738,8 +779,9 @@ rt_forget(void *impl, struct sbx_sandbox *sb)
 	}
 }
 
-/* The entry is freed after a failed provision (the worker removed what
- * it started) or after its teardown (the range is back already). */
+/* The entry is freed after a failed provision whose containers the
+ * runtime said are gone (else a cleanup took its range), or after its
+ * teardown (the range is back already). */
 static void
 rt_freed(void *impl, struct sbx_sandbox *sb)
 {

@@ -10,6 +10,12 @@
  * monitor's memory. It writes one fixed-size result and exits; the
  * monitor reads it from the poll loop. Past its deadline the whole
  * process group is killed and the result is "failed".
+ *
+ * A worker counts toward max_workers until its process has exited, which
+ * its pidfd tells, not until its result: a reset's worker tidies up after
+ * it answered. Its own children (runtime calls, probers, session
+ * children) die with it (PR_SET_PDEATHSIG, SIGKILL, sent before its pidfd
+ * says it exited), so once it has, none of them runs code of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +206,36 @@ worker_spawn(struct worker_pool *p, enum job_type type, uint32_t svcmask,
     const void *arg, size_t len, size_t result_size, int64_t deadline,
     worker_done done, void *done_arg)
 {
+	return worker_spawn_held(p, type, svcmask, arg, len, result_size,
+	    deadline, done, done_arg, NULL, NULL);
+}
+
+/* Has w's process exited? Until it has, it is not reaped and its pid
+ * and process group are still w's. */
+static bool
+worker_exited_now(const struct worker *w)
+{
+	struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/* w and its process group, killed; never a pid that may be another's. */
+static void
+worker_kill(struct worker *w)
+{
+	if (worker_exited_now(w))
+		return;
+	(void)syscall(SYS_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+	kill(-w->pid, SIGKILL);
+}
+
+int
+worker_spawn_held(struct worker_pool *p, enum job_type type,
+    uint32_t svcmask, const void *arg, size_t len, size_t result_size,
+    int64_t deadline, worker_done done, void *done_arg,
+    worker_exited exited, void *exited_arg)
+{
 	struct worker *w;
 	pid_t monitor = getpid();
 	int pfd[2];
@@ -225,12 +261,21 @@ worker_spawn(struct worker_pool *p, enum job_type type, uint32_t svcmask,
 		worker_child(pfd[1], monitor, type, svcmask, arg, len);
 	}
 	close(pfd[1]);
+	/* Not reaped before the loop reads its signals: the pid is ours. */
+	if ((w->pidfd = proc_pidfd(w->pid)) == -1) {
+		log_warn("worker %s: pidfd", job_name(type));
+		kill(w->pid, SIGKILL);
+		close(pfd[0]);
+		goto fail;
+	}
 	set_nonblock(pfd[0]);
 	w->fd = pfd[0];
 	w->want = result_size;
 	w->deadline = deadline;
 	w->done = done;
 	w->arg = done_arg;
+	w->exited = exited;
+	w->exited_arg = exited_arg;
 	TAILQ_INSERT_TAIL(&p->live, w, entry);
 	p->n++;
 	return 0;
@@ -249,7 +294,7 @@ workers_pollfds(struct worker_pool *p, struct pollfd *pfd, size_t max)
 	TAILQ_FOREACH(w, &p->live, entry) {
 		if (n == max)
 			break;
-		pfd[n].fd = w->fd;
+		pfd[n].fd = w->fd != -1 ? w->fd : w->pidfd;
 		pfd[n].events = POLLIN;
 		pfd[n].revents = 0;
 		n++;
@@ -257,30 +302,43 @@ workers_pollfds(struct worker_pool *p, struct pollfd *pfd, size_t max)
 	return n;
 }
 
+/* The result is in, or will never be: done is told, and w stays in the
+ * pool, its pidfd polled, until its process has exited. */
 static void
-finish(struct worker_pool *p, struct worker *w)
+finish(struct worker *w)
 {
 	int ok = w->got == w->want && !w->killed;
 
-	TAILQ_REMOVE(&p->live, w, entry);
-	p->n--;
 	close(w->fd);
+	w->fd = -1;
 	if (!ok)
-		kill(-w->pid, SIGKILL);
+		worker_kill(w);
 	w->done(w->arg, ok ? w->buf : NULL, ok ? w->got : 0);
 	explicit_bzero(w->buf, w->want);
 	free(w->buf);
+	w->buf = NULL;
+}
+
+/* Its process exited: it leaves the pool. */
+static void
+ended(struct worker_pool *p, struct worker *w)
+{
+	TAILQ_REMOVE(&p->live, w, entry);
+	p->n--;
+	close(w->pidfd);
+	if (w->exited != NULL)
+		w->exited(w->exited_arg);
 	free(w);
 }
 
 static void
-on_readable(struct worker_pool *p, struct worker *w)
+on_readable(struct worker *w)
 {
 	ssize_t n;
 
 	for (;;) {
 		if (w->got == w->want) {
-			finish(p, w);	/* the rest of its life is not ours */
+			finish(w);	/* what it writes past it is not read */
 			return;
 		}
 		n = read(w->fd, w->buf + w->got, w->want - w->got);
@@ -292,7 +350,7 @@ on_readable(struct worker_pool *p, struct worker *w)
 			continue;
 		if (n == -1 && errno == EAGAIN)
 			return;
-		finish(p, w);	/* EOF or error: short result */
+		finish(w);	/* EOF or error: short result */
 		return;
 	}
 }
@@ -307,8 +365,11 @@ workers_events(struct worker_pool *p, const struct pollfd *pfd, size_t n)
 		if (pfd[i].revents == 0)
 			continue;
 		TAILQ_FOREACH_SAFE(w, &p->live, entry, next)
-			if (w->fd == pfd[i].fd) {
-				on_readable(p, w);
+			if (w->fd != -1 && w->fd == pfd[i].fd) {
+				on_readable(w);
+				break;
+			} else if (w->fd == -1 && w->pidfd == pfd[i].fd) {
+				ended(p, w);
 				break;
 			}
 	}
@@ -336,7 +397,11 @@ workers_expire(struct worker_pool *p, int64_t now)
 			log_warnx("worker %d passed its deadline; killed",
 			    (int)w->pid);
 			w->killed = 1;
-			finish(p, w);
+			w->deadline = INT64_MAX;	/* its exit comes next */
+			if (w->fd != -1)
+				finish(w);
+			else
+				worker_kill(w);
 		}
 }
 

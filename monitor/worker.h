@@ -16,16 +16,22 @@
 
 /* result is NULL when the worker died, overran or wrote a short result. */
 typedef void (*worker_done)(void *arg, const void *result, size_t len);
+/* The worker's process exited, after its done: nothing of its job runs
+ * (worker.c). */
+typedef void (*worker_exited)(void *arg);
 
 struct worker {
 	TAILQ_ENTRY(worker) entry;
 	pid_t		pid;
-	int		fd;
+	int		fd;		/* its result pipe, -1 once answered */
+	int		pidfd;		/* its process: it counts until exit */
 	int64_t		deadline;
 	size_t		want, got;
 	unsigned char	*buf;
 	worker_done	done;
 	void		*arg;
+	worker_exited	exited;		/* NULL: no one asks */
+	void		*exited_arg;
 	int		killed;
 };
 
@@ -33,7 +39,7 @@ TAILQ_HEAD(worker_list, worker);
 
 struct worker_pool {
 	struct worker_list	 live;
-	unsigned		 n;
+	unsigned		 n;		/* workers whose process runs */
 	unsigned		 max;
 };
 
@@ -52,6 +58,12 @@ void	workers_init(struct worker_pool *, unsigned max,
 int	worker_spawn(struct worker_pool *, enum job_type, uint32_t svcmask,
 	    const void *arg, size_t len, size_t result_size, int64_t deadline,
 	    worker_done, void *done_arg);
+/* The same, and exited is called once its process has exited (a job
+ * whose worker goes on after its result: a reset's tidy-up). */
+int	worker_spawn_held(struct worker_pool *, enum job_type,
+	    uint32_t svcmask, const void *arg, size_t len, size_t result_size,
+	    int64_t deadline, worker_done, void *done_arg, worker_exited,
+	    void *exited_arg);
 /* At start, before the loop: a job waited for (keep_fd at its fd 3, or
  * -1) until deadline; 0 when its worker exited 0. */
 int	worker_run(enum job_type, uint32_t svcmask, const void *arg,

@@ -114,6 +114,9 @@ struct job_outcome {
 		uint32_t	port;	/* tcp: published on 127.0.0.1 */
 	}		svc[SBX_MAX_SERVICES];	/* in job_sandbox.svc[] order */
 	uint32_t	dropped_gone;	/* a reshape: bit i, prev[i] removed */
+	uint32_t	removed;	/* a failed provision: the runtime
+					 * said every container of the key
+					 * is gone */
 };
 
 /*

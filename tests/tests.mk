@@ -88,6 +88,7 @@ integration: all
 	$(LOCKED) tests/integration/purge.sh
 	$(LOCKED) tests/integration/lease.sh
 	$(LOCKED) tests/integration/reset.sh
+	$(LOCKED) tests/integration/ranges.sh
 
 # cppcheck over the production code; the BSD queue/tree macros are real
 # (libbsd's headers), so the checker sees what the compiler sees.

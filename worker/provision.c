@@ -686,7 +686,8 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 				    sb->svc[i].conn.name, 0,
 				    cleanup_deadline(cfg));
 	} else if (o.code != SBX_OK)
-		remove_key(cfg, &sb->key, cleanup_deadline(cfg), &r);
+		o.removed = remove_key(cfg, &sb->key, cleanup_deadline(cfg),
+		    &r) == 0;
 out:
 	rc = write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
 	explicit_bzero(sb, sizeof(*sb));

@@ -139,6 +139,31 @@ rtd_claim_complete(struct rtdouble *d, enum sbx_code code)
 		    "could not open the sandbox's ports to you.");
 }
 
+/* A reset or snapshot answered: its worker exits now, or when told. */
+static void
+rtd_data_answer(struct rtdouble *d, struct sbx_sandbox *sb)
+{
+	struct cache *c = sb->cache;
+	uid_t owner = sb->quota->owner;
+
+	cache_data_done(sb, d->data_code, d->data_code == SBX_OK ? "ok" :
+	    "the data job failed (rtdouble).");
+	if (!d->data_linger) {
+		cache_data_exited(c, owner);
+		return;
+	}
+	d->data_running++;
+	d->data_cache = c;
+	d->data_owner = owner;
+}
+
+void
+rtd_data_exit(struct rtdouble *d)
+{
+	for (; d->data_running > 0; d->data_running--)
+		cache_data_exited(d->data_cache, d->data_owner);
+}
+
 /* A reset or snapshot: ends at once with data_code, or when told. */
 static int
 rtd_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
@@ -153,8 +178,7 @@ rtd_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
 		d->data_pending = sb;
 		return 0;
 	}
-	cache_data_done(sb, d->data_code, d->data_code == SBX_OK ? "ok" :
-	    "the data job failed (rtdouble).");
+	rtd_data_answer(d, sb);
 	return 0;
 }
 
@@ -165,8 +189,7 @@ rtd_data_complete(struct rtdouble *d)
 
 	d->data_pending = NULL;
 	if (sb != NULL)
-		cache_data_done(sb, d->data_code, d->data_code == SBX_OK ?
-		    "ok" : "the data job failed (rtdouble).");
+		rtd_data_answer(d, sb);
 }
 
 const struct sbx_runtime_ops rtd_ops = {

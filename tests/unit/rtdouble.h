@@ -34,6 +34,11 @@ struct rtdouble {
 	bool		data_deferred;	/* they wait for rtd_data_complete() */
 	enum sbx_code	data_code;	/* what they end with */
 	struct sbx_sandbox *data_pending;
+	bool		data_linger;	/* their worker runs on after the
+					 * reply until rtd_data_exit() */
+	int		data_running;	/* such workers */
+	struct cache	*data_cache;	/* ...of this cache's */
+	uid_t		data_owner;	/* ...and this owner's (the last) */
 	char		data_snapshot[SBX_SLUG_MAX];	/* the last one's */
 	struct rtd_call	prov[RTD_MAX_CALLS];	/* the last RTD_MAX_CALLS */
 	struct rtd_call	live_calls[RTD_MAX_CALLS];
@@ -56,5 +61,7 @@ void	rtd_complete(struct rtdouble *);
 void	rtd_claim_complete(struct rtdouble *, enum sbx_code);
 /* End the deferred reset or snapshot with data_code. */
 void	rtd_data_complete(struct rtdouble *);
+/* The workers of resets and snapshots answered (data_linger) exit. */
+void	rtd_data_exit(struct rtdouble *);
 
 #endif

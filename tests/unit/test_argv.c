@@ -414,6 +414,48 @@ Test(idmap, every_slot_once_then_none)
 	cr_assert_eq(idmap_take(&m), 5);
 	cr_assert_eq(idmap_take(&m), 0);
 	free(m.used);
+	free(m.parked);
+}
+
+/* A range a process of the monitor's still runs in (a reset's worker)
+ * is given back only once that process is gone, however often it was
+ * given back meanwhile: a slot's, and one outside the layout. */
+Test(idmap, a_range_given_back_while_pinned_stays_taken_until_unpinned)
+{
+	struct idmap m;
+	uint32_t far = 2147483648u + 100u * 65536;
+	unsigned s1, s2;
+
+	cr_assert_eq(idmap_init(&m, 2147483648u, 2, 2), 0);
+	s1 = idmap_take(&m);
+	s2 = idmap_take(&m);
+	cr_assert_eq(idmap_pin(&m, idmap_host_uid(&m, s1, 1)), 0);
+	idmap_put(&m, s1);
+	idmap_put(&m, s1);
+	cr_assert_eq(m.inuse, 2, "pinned: still taken");
+	cr_assert_eq(idmap_take(&m), 0, "and given to no one");
+	idmap_put(&m, s2);
+	cr_assert_eq(idmap_take(&m), s2, "an unpinned slot comes back");
+	idmap_unpin(&m, idmap_host_uid(&m, s1, 1));
+	cr_assert_eq(m.inuse, 1, "the last pin gone, so is the range");
+	cr_assert_eq(idmap_take(&m), s1);
+
+	cr_assert_eq(idmap_claim_range(&m, far), 0);
+	cr_assert_eq(idmap_pin(&m, far), 0);
+	cr_assert_eq(idmap_pin(&m, far), 0);
+	idmap_put_range(&m, far);
+	cr_assert_eq(m.inuse, 3);
+	cr_assert_eq(idmap_claim_range(&m, far), -1, "still held");
+	idmap_unpin(&m, far);
+	cr_assert_eq(idmap_claim_range(&m, far), -1, "one pin is left");
+	idmap_unpin(&m, far);
+	cr_assert_eq(m.inuse, 2);
+	cr_assert_eq(idmap_claim_range(&m, far), 0, "free again");
+	free(m.used);
+	free(m.parked);
+	free(m.foreign);
+	free(m.fparked);
+	free(m.pins);
 }
 
 Test(idmap, ranges_do_not_overlap)
@@ -427,10 +469,12 @@ Test(idmap, ranges_do_not_overlap)
 	cr_assert_eq(idmap_host_uid(&m, 2, 0), 2147483648u + 2 * 65536);
 	cr_assert_eq(idmap_host_uid(&m, 0, 0), 0, "no slot, no range");
 	free(m.used);
+	free(m.parked);
 	cr_assert_eq(idmap_init(&m, 2147483648u, 1024, 16), 0);
 	cr_assert_eq(idmap_host_uid(&m, 1024, 15),
 	    2147483648u + (1023u * 16 + 15) * 65536);
 	free(m.used);
+	free(m.parked);
 }
 
 /*
@@ -470,7 +514,9 @@ Test(idmap, a_changed_layout_never_overlaps_a_live_range)
 	/* userns_base moved down by half a range: an old range straddles
 	 * two new ones. */
 	free(m.used);
+	free(m.parked);
 	free(m.foreign);
+	free(m.fparked);
 	cr_assert_eq(idmap_init(&m, base, 4, 1), 0);
 	cr_assert_eq(idmap_claim_range(&m, base + 65536 + 32768), 0);
 	cr_assert_eq(idmap_claim(&m, 2), -1);
@@ -479,7 +525,9 @@ Test(idmap, a_changed_layout_never_overlaps_a_live_range)
 	cr_assert_eq(idmap_take(&m), 4);
 	cr_assert_eq(idmap_take(&m), 0);
 	free(m.used);
+	free(m.parked);
 	free(m.foreign);
+	free(m.fparked);
 }
 
 /* What podman ps --format prints for rt_argv_list, one line each kind. */

@@ -1124,6 +1124,36 @@ Test(cache, a_reset_counts_toward_the_uids_running_provisions)
 	expect_code(&c.ans[4], SBX_REQ_RESET, SBX_OK);
 }
 
+/* A reset's worker goes on after its reply (the tidy-up): until it has
+ * exited, it counts toward max_provisions, and toward its owner's, a
+ * release of its sandbox meanwhile or not. */
+Test(cache, a_reset_counts_toward_the_limits_until_its_worker_exits)
+{
+	struct capture c = { 0 };
+
+	cache_init(&cache, (struct sbx_runtime){ &rtd_ops, &rtd },
+	    (struct cache_limits){ .max_provisions = 1 }, clock_fake);
+	ensure(1000, "dev-1", "roboco-api", "postgres", NULL, &c);
+	rtd.data_linger = true;
+	data_op(1000, SBX_REQ_RESET, "dev-1", "", &c);
+	cr_assert_eq(c.n, 2);
+	expect_code(&c.ans[1], SBX_REQ_RESET, SBX_OK);
+	cr_assert_eq(cache.nprovisions, 1, "its worker still runs");
+	ensure(1001, "dev-9", "roboco-api", "postgres", NULL, &c);
+	cr_assert_eq(c.n, 3);
+	expect_code(&c.ans[2], SBX_REQ_SANDBOX, SBX_E_BUSY);
+	cr_assert_eq(rtd.provisions, 1, "no provision past the limit");
+	release(1000, "dev-1", &c);
+	cr_assert_eq(c.n, 4, "the release is not held back");
+	cr_assert_eq(cache.count, 0);
+	cr_assert_eq(cache.nprovisions, 1, "the worker outlives its sandbox");
+	rtd_data_exit(&rtd);
+	cr_assert_eq(cache.nprovisions, 0);
+	ensure(1001, "dev-9", "roboco-api", "postgres", NULL, &c);
+	expect_ok_sandbox(&c.ans[4]);
+	cr_assert_eq(rtd.provisions, 2);
+}
+
 /* A reshape that cannot start (no worker) says why to its caller and
  * leaves its audit line, as any provision that could not start. */
 static void

@@ -44,20 +44,46 @@ done(void *arg, const void *result, size_t len)
 		memcpy(g->buf, result, len);
 }
 
-/* The loop's part: poll the pool until g is answered or 5 s pass. */
+/* The loop's part, once. */
+static void
+run_once(void)
+{
+	struct pollfd pfd[8];
+	size_t n;
+
+	n = workers_pollfds(&pool, pfd, 8);
+	poll(pfd, n, 50);
+	workers_events(&pool, pfd, n);
+	workers_expire(&pool, now_ms());
+}
+
+/* Poll the pool until g is answered or 5 s pass. */
 static void
 run_until(struct got *g)
 {
-	struct pollfd pfd[8];
 	int64_t end = now_ms() + 5000;
-	size_t n;
 
-	while (g->calls == 0 && now_ms() < end) {
-		n = workers_pollfds(&pool, pfd, 8);
-		poll(pfd, n, 50);
-		workers_events(&pool, pfd, n);
-		workers_expire(&pool, now_ms());
-	}
+	while (g->calls == 0 && now_ms() < end)
+		run_once();
+}
+
+/* Poll the pool until it holds no worker or 5 s pass. */
+static void
+run_until_empty(void)
+{
+	int64_t end = now_ms() + 5000;
+
+	while (pool.n > 0 && now_ms() < end)
+		run_once();
+}
+
+static void
+exited(void *arg)
+{
+	struct got *g = arg;
+
+	cr_assert_eq(g->calls, 1, "its result came first");
+	g->calls++;
 }
 
 static void
@@ -85,7 +111,34 @@ Test(pool, an_exact_result_is_taken)
 	cr_assert_not(g.null);
 	cr_assert_eq(g.len, 8);
 	cr_assert_eq(memcmp(g.buf, "ABCDEFGH", 8), 0);
-	cr_assert_eq(pool.n, 0, "the worker left the pool");
+	run_until_empty();
+	cr_assert_eq(pool.n, 0, "the worker left the pool once it exited");
+}
+
+/* A worker that goes on after its result (a reset's tidy-up) holds its
+ * place in the pool until its process has exited, and says so then. */
+Test(pool, a_worker_counts_until_its_process_exits)
+{
+	struct got g = { 0 }, other = { 0 };
+
+	workers_init(&pool, 1, &cfg);
+	cr_assert_eq(worker_spawn_held(&pool, JOB_DATA, 0, "x", 1, 8,
+	    now_ms() + 5000, done, &g, exited, &g), 0);
+	run_until(&g);
+	cr_assert_eq(g.calls, 1, "answered, not yet exited");
+	cr_assert_not(g.null);
+	cr_assert_eq(pool.n, 1, "it still runs: still counted");
+	errno = 0;
+	cr_assert_eq(worker_spawn(&pool, JOB_PROVISION, 0, "x", 1, 8,
+	    now_ms() + 5000, done, &other), -1, "no room past max_workers");
+	cr_assert_eq(errno, EAGAIN);
+	run_until_empty();
+	cr_assert_eq(g.calls, 2, "its exit was told");
+	cr_assert_eq(pool.n, 0);
+	cr_assert_eq(worker_spawn(&pool, JOB_PROVISION, 0, "x", 1, 8,
+	    now_ms() + 5000, done, &other), 0, "its place is free again");
+	run_until(&other);
+	run_until_empty();
 }
 
 Test(pool, a_short_result_is_none)
