@@ -614,8 +614,8 @@ sockdir_prune(const struct sbx_config *cfg,
 		prune_uid(fd, path, strcmp(d->d_name, ".pool") == 0,
 		    st.st_dev, keep, arg);
 		close(fd);
-		if (strcmp(d->d_name, ".pool") != 0)
-			unlinkat(run, d->d_name, AT_REMOVEDIR);
+		/* gone once empty, .pool too: made again when needed */
+		unlinkat(run, d->d_name, AT_REMOVEDIR);
 	}
 	closedir(dir);
 	close(run);
