@@ -42,6 +42,9 @@ cleanup() {
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+	# The socket directories' tmpfs the workers mounted, deepest first.
+	findmnt -rn -o TARGET | grep -e "^$WORK/" -e "^$RUNS/" | sort -r |
+	    xargs -r -d '\n' umount -l 2>/dev/null
 	[ -n "${RUNS_DISK:-}" ] || umount "$RUNS"
 	rm -rf "$WORK" "$RUNS"
 }

@@ -145,7 +145,8 @@ check "a config that is not there: exit $rc, saying so" test "$rc" -eq 1 -a -n "
 echo "# the caller is told why"
 start_monitor
 out=$(sbx_as nobody request -a why1 -p typo redis 2>&1)
-check "a project refused for its file: the reply says so, and no more" test "$out" = "sbx: unknown_project: the project's file is invalid; the host's log says why."
+check "a project refused for its file: the reply says so" grep -qxF "sbx: unknown_project: the project's file is invalid; the host's log says why." <<<"$out"
+check "and no more: not the file, its line or its cause" lacks "typo.conf" "$out"
 check "the admin's log names the uid, file, line, key and service" grep -qF "uid=$(id -u nobody) project=typo refused: invalid project file typo.conf:3: sandbox_services: not offered by sbx.conf: nosuch" "$LOG"
 out=$(sbx request -a why2 -p cache-only postgres 2>&1)
 check "not_opted_in names the service" grep -qF "not_opted_in: postgres is not in the project's sandbox_services" <<<"$out"

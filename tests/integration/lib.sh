@@ -276,6 +276,9 @@ cleanup() {
 	stop_monitor
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+	# The socket directories' tmpfs the workers mounted, deepest first.
+	findmnt -rn -o TARGET | grep "^$WORK/" | sort -r |
+	    xargs -r -d '\n' umount -l 2>/dev/null
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
