@@ -11,8 +11,11 @@
  * return code: a drop that did not happen fails closed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -108,4 +111,32 @@ drop_to_ids(uid_t uid, gid_t gid, const char *root_dir)
 		return -1;
 	}
 	return 0;
+}
+
+int
+drop_network(int dirfd)
+{
+	char tmp[] = "/tmp/sbx-root.XXXXXX";
+	int fd = dirfd, rc = -1;
+
+	if (unshare(CLONE_NEWNET) == -1) {
+		log_warn("drop: a network namespace");
+		return -1;
+	}
+	/* Removed while open: lookups in it find nothing, and nothing can
+	 * be made in a directory that is gone. */
+	if (fd == -1 && (mkdtemp(tmp) == NULL || (fd = open(tmp, O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 || rmdir(tmp) == -1)) {
+		log_warn("drop: an empty root");
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (fchdir(fd) == 0 && chroot(".") == 0 && chdir("/") == 0)
+		rc = 0;
+	else
+		log_warn("drop: chroot");
+	if (fd != dirfd)
+		close(fd);
+	return rc;
 }

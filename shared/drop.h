@@ -9,5 +9,12 @@
  * resolved by the monitor alone (privsep/drop_user.h), for the broker's
  * command line. */
 int	drop_to_ids(uid_t uid, gid_t gid, const char *root_dir);
+/* As root, before drop_to_ids: no network but what dirfd's directory
+ * holds. A network namespace of the caller's own (no address, its
+ * loopback down, none of the host's abstract Unix sockets) and that
+ * directory as / (no socket path outside it). dirfd -1: an empty root,
+ * a directory made and removed at once, in which nothing can be made.
+ * 0 or -1. */
+int	drop_network(int dirfd);
 
 #endif

@@ -63,6 +63,7 @@ data_start(const struct sbx_config *cfg, const struct job_data *j,
 
 	ss->pid = -1;
 	ss->fd = -1;
+	ss->log = -1;
 	if (s != NULL && s->probe == PROBE_TCP)
 		return 0;
 	if (s == NULL || v->host_uid == 0 || ((s->transport &
@@ -186,7 +187,7 @@ data_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 	q = (struct data_req){ .op = j->op, .snapshot = j->snapshot,
 	    .max = j->max_snapshots };
 	for (i = 0; i < SBX_MAX_SERVICES; i++)
-		ss[i] = (struct session){ .pid = -1, .fd = -1 };
+		ss[i] = (struct session){ .pid = -1, .fd = -1, .log = -1 };
 	memset(&out, 0, sizeof(out));
 	deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
 	data_run(cfg, j, &q, ss, deadline, &out);

@@ -35,8 +35,9 @@ struct svc_reach {
 #define KEEPER_ROLE	"sbx_keeper"
 #define KEEPER_PW_LEN	32
 
-/* The child's side: the reach, with the socket directory as the child
- * holds it (host: /proc/self/fd/N, or 127.0.0.1), and the keeper's
+/* The child's side: the reach, with the service as the child reaches
+ * it (host: "/", its socket directory as its root, or "@sbx", its tcp
+ * relay's abstract name), and the keeper's
  * password read from it ("" if there is none: no socket directory). */
 struct session_env {
 	const struct svc_reach	*r;
@@ -50,10 +51,14 @@ typedef void	(*session_fn)(const struct session_env *, void *arg);
 struct session {
 	pid_t	pid;		/* -1: none */
 	int	fd;		/* reports up, bytes down; shut: the last */
+	int	log;		/* the child's stderr, relayed at its end */
+	char	name[SBX_SLUG_MAX];	/* its service's, for those lines */
 };
 
-/* A child that opens r's socket directory as root, drops to r's uid,
- * not dumpable, and runs fn until the deadline (an alarm ends it). */
+/* A child that leaves the host's network for a namespace of its own,
+ * takes r's socket directory as its root (an empty one and a relay for
+ * tcp), drops to r's uid, not dumpable, its stderr a pipe of ours, and
+ * runs fn until the deadline (an alarm ends it). */
 int	session_start(struct session *, const struct svc_reach *,
 	    session_fn, void *arg, int64_t deadline);
 /* The child's next report, its message made one clean line; -1: none
@@ -62,8 +67,17 @@ int	session_recv(struct session *, struct data_result *,
 	    int64_t deadline);
 /* A byte for the child (session_wait's); -1 if it is gone. */
 int	session_send(struct session *, uint8_t);
-/* No more bytes for the child, then its end by the deadline, or kill. */
+/* No more bytes for the child, then its end by the deadline, or kill;
+ * then its stderr's lines relayed (session_log_relay). */
 void	session_end(struct session *, int64_t deadline);
+/* A child's stderr, read from fd without waiting, into the worker's log:
+ * at most a few lines, each one session_log_line. */
+void	session_log_relay(int fd, const char *service);
+/* One line of a child's as the worker logs it: a prefix of its own, the
+ * child's ident dropped, the rest one printable line (session_text). The
+ * length snprintf gives. */
+size_t	session_log_line(char *dst, size_t cap, const char *service,
+	    const char *line);
 
 /* In the child: a report to the parent; the parent's next byte (-1 on
  * EOF: the parent said all it will). */

@@ -6,21 +6,27 @@
  * the sandbox's own range that no other process has, not dumpable
  *
  * What the service sends is a tenant's bytes, and libpq and hiredis parse
- * them: never as root. The child opens the service's socket directory
- * while still root (O_PATH: only its owner and root may enter run_dir's
- * <uid>/), drops to the top uid of the sandbox's range, with the group of
- * that directory (the container's own: it may enter the keeper's
- * directory there, keep/, which the agent's uid may not; it cannot
- * ptrace or signal the container's processes, another uid), makes itself not
- * dumpable (checked: no process of that uid may ptrace it or read the
- * password it holds) and connects through /proc/self/fd/N, which a
- * process may follow to its own descriptors even when not dumpable. A
- * tcp service is reached on 127.0.0.1 at its published port, which the
- * guard opens to that uid (guard.c). An alarm ends the child at its
- * deadline, whatever libpq or hiredis wait for. Before it reads a byte
- * of the server's, the child loads the session's seccomp allowlist
- * (policy/seccomp/session.list): sockets, reads and writes, memory; no
- * open, no exec, no fork, no uid change.
+ * them: never as root, and with nothing else in reach. While still root
+ * the child loads libpq (it opens files), leaves the host's network for
+ * a namespace of its own (no address, none of the host's abstract Unix
+ * sockets) and takes the service's socket directory as its root (no
+ * socket path outside it: not the agent socket, not another tenant's;
+ * drop.c's drop_network). A tcp service is reached through a relay, a
+ * process forked before the drop that goes back to the host's network
+ * and joins each connection on the child's one abstract address to
+ * 127.0.0.1 at the published port, which the guard opens to that uid
+ * (guard.c); it passes bytes on unread. The child then drops to the top
+ * uid of the sandbox's range, with the group of that directory (the
+ * container's own: it may enter the keeper's directory there, keep/,
+ * which the agent's uid may not; it cannot ptrace or signal the
+ * container's processes, another uid), and makes itself not dumpable
+ * (checked: no process of that uid may ptrace it or read the password it
+ * holds). An alarm ends the child at its deadline, whatever libpq or
+ * hiredis wait for. Before it reads a byte of the server's, the child
+ * loads the session's seccomp allowlist (policy/seccomp/session.list):
+ * Unix sockets, reads and writes, memory; no open, no exec, no fork, no
+ * uid change. Its stderr is a pipe the worker reads at its end and
+ * relays under a prefix of its own, never the monitor's log stream.
  *
  * The child talks to its parent over one socket pair: struct data_result
  * reports up (their code and message checked and cleaned by the parent,
@@ -30,13 +36,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,12 +58,18 @@
 #include "scfilter.h"
 #include "session.h"
 
-/* The child's descriptors, where session_child puts them. */
+/* The child's descriptor to its parent, where session_child puts it. */
 #define FD_PARENT	3
-#define FD_SOCKDIR	4
 #define CONNECT_S	"10"	/* libpq's connect_timeout, seconds */
 #define KEEP_PG		"keep/pg.secret"	/* in the socket directory */
 #define KEEP_REDIS	"keep/redis.sock"
+/* A tcp service's relay, in the child's own network namespace: libpq's
+ * host "@" RELAY_HOST is the abstract name RELAY_HOST/.s.PGSQL.<port>. */
+#define RELAY_HOST	"sbx"
+#define SESSION_IDENT	"sbx-session"
+/* What the worker relays of a child's stderr, at most. */
+#define RELAY_LINES	32
+#define RELAY_LINE	256
 
 void
 session_text(char *dst, size_t cap, const char *src)
@@ -71,38 +88,141 @@ session_text(char *dst, size_t cap, const char *src)
 	dst[i] = '\0';
 }
 
-/* fds[i] onto first + i, whatever their numbers were, and nothing else
- * open above them. */
-static int
-fds_at(int *fds, int n, int first)
-{
-	int i, hi[2];
-
-	for (i = 0; i < n; i++)
-		if ((hi[i] = fcntl(fds[i], F_DUPFD, first + n + 16)) == -1)
-			return -1;
-	for (i = 0; i < n; i++)
-		if (dup2(hi[i], first + i) == -1)
-			return -1;
-	closefrom(first + n);
-	return 0;
-}
-
 /* The session's filter: compiled once by the worker, before its first
  * fork (len 0: not yet), and installed by each child, as the broker does
  * for its own (libseccomp's build would cost each child more than the
  * install). */
 static struct sc_prog session_filter;
 
-/* What opens files comes first (libpq and its libraries, OpenSSL's
- * configuration); then the session's filter, before the tenant's server
- * sends a byte. A libpq that cannot be loaded is session_pg's to say. */
-static int
-confine(const struct svc_reach *r)
+/* The abstract address of a tcp service's relay, for port; its length. */
+static socklen_t
+relay_addr(struct sockaddr_un *a, unsigned port)
 {
-	if (r->s->probe == PROBE_POSTGRES)
-		(void)pq_load();
-	return sc_install(&session_filter);
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+	    RELAY_HOST "/.s.PGSQL.%u", port);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	    strlen(a->sun_path + 1));
+}
+
+/* n bytes of buf to fd, blocking; 0 or -1. */
+static int
+put_all(int fd, const char *buf, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0)
+		if ((w = write(fd, buf, n)) > 0) {
+			buf += w;
+			n -= (size_t)w;
+		} else if (w == -1 && errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/* Bytes both ways between the child's connection and the service's,
+ * unread: each end's EOF is passed on, and the copy ends when both
+ * have ended or either fails. */
+static void
+relay_copy(int a, int b)
+{
+	struct pollfd p[2] = { { .fd = a, .events = POLLIN },
+	    { .fd = b, .events = POLLIN } };
+	int fd[2] = { a, b }, i, open = 2;
+	char buf[16384];
+	ssize_t n;
+
+	while (open > 0) {
+		if (poll(p, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		for (i = 0; i < 2; i++) {
+			if (p[i].fd == -1 || p[i].revents == 0)
+				continue;
+			if ((n = read(fd[i], buf, sizeof(buf))) > 0) {
+				if (put_all(fd[1 - i], buf, (size_t)n) == -1)
+					return;
+			} else if (n == 0) {
+				(void)shutdown(fd[1 - i], SHUT_WR);
+				p[i].fd = -1;
+				open--;
+			} else if (errno != EINTR)
+				return;
+		}
+	}
+}
+
+/*
+ * A tcp service's relay: the session child lives in a network namespace
+ * of its own, where 127.0.0.1 is nobody's, so a process forked from it
+ * goes back to the host's (hostns), drops to the child's uid and group,
+ * and joins each connection on l, the child's only reachable address, to
+ * 127.0.0.1 at the service's port. It reads nothing of the bytes it
+ * passes on; it dies with the child.
+ */
+static int
+relay_start(const struct svc_reach *r, int hostns, gid_t gid)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons(r->port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_un a;
+	socklen_t len = relay_addr(&a, r->port);
+	pid_t child = getpid(), pid;
+	int l, c, t;
+
+	if ((l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(l, (struct sockaddr *)&a, len) == -1 || listen(l, 4) == -1 ||
+	    (pid = fork()) == -1)
+		return -1;
+	if (pid > 0) {
+		close(l);
+		return 0;
+	}
+	if (setns(hostns, CLONE_NEWNET) == -1 ||
+	    drop_to_ids(r->uid, gid, NULL) == -1 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != child)
+		_exit(2);
+	close(hostns);
+	for (;;) {
+		if ((c = accept4(l, NULL, NULL, SOCK_CLOEXEC)) == -1) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if ((t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) !=
+		    -1 && connect(t, (struct sockaddr *)&sin,
+		    sizeof(sin)) == 0)
+			relay_copy(c, t);
+		else
+			log_warn("%s: relay: 127.0.0.1:%u", r->s->name,
+			    (unsigned)r->port);
+		if (t != -1)
+			close(t);
+		close(c);
+	}
+}
+
+/* stdin from /dev/null, stdout and stderr onto the pipe the worker reads
+ * (never the monitor's log stream), and this process's lines there. */
+static int
+stdio_to(int logfd)
+{
+	int null;
+
+	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    dup2(null, STDIN_FILENO) == -1 || dup2(logfd, STDOUT_FILENO) ==
+	    -1 || dup2(logfd, STDERR_FILENO) == -1)
+		return -1;
+	close(null);
+	close(logfd);
+	log_init(SESSION_IDENT, LOG_TO_STDERR);
+	return 0;
 }
 
 int
@@ -125,9 +245,9 @@ keeper_pw_parse(const char *text, size_t n, char *out, size_t cap)
 	return 0;
 }
 
-/* The keeper's password, read as the session's uid and group through
- * the socket directory (before the filter: it opens a file). None is no
- * error: a server that has no keeper is reached as the agent. */
+/* The keeper's password, read as the session's uid and group in the
+ * socket directory, its root (before the filter: it opens a file). None
+ * is no error: a server that has no keeper is reached as the agent. */
 static void
 keeper_read(struct session_env *e)
 {
@@ -137,8 +257,8 @@ keeper_read(struct session_env *e)
 
 	e->keeper_pw[0] = '\0';
 	if (e->r->dir == NULL || e->r->s->probe != PROBE_POSTGRES ||
-	    (fd = openat(FD_SOCKDIR, KEEP_PG, O_RDONLY | O_NOFOLLOW |
-	    O_NONBLOCK | O_CLOEXEC)) == -1)
+	    (fd = open("/" KEEP_PG, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
 		return;
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
@@ -149,25 +269,55 @@ keeper_read(struct session_env *e)
 	explicit_bzero(buf, sizeof(buf));
 }
 
+/*
+ * While root, after what opens files (libpq and its libraries, OpenSSL's
+ * configuration: a libpq that cannot be loaded is session_pg's to say):
+ * a network namespace of the child's own, and the socket directory as
+ * its root (an empty one for a tcp service, reached through its relay).
+ * *gid: the directory's group, the container's.
+ */
+static int
+isolate(const struct svc_reach *r, gid_t *gid)
+{
+	struct stat st;
+	int dir = -1, hostns = -1, rc;
+
+	if (r->s->probe == PROBE_POSTGRES)
+		(void)pq_load();
+	if (r->dir != NULL && ((dir = open(r->dir, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1 || fstat(dir, &st) == -1)) {
+		if (dir != -1)
+			close(dir);
+		return -1;
+	}
+	if (r->dir != NULL && st.st_gid != 0)
+		*gid = st.st_gid;
+	if (r->dir == NULL && (hostns = open("/proc/self/ns/net", O_RDONLY |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	rc = drop_network(dir);
+	if (dir != -1)
+		close(dir);
+	if (rc == 0 && r->dir == NULL)
+		rc = relay_start(r, hostns, *gid);
+	if (hostns != -1)
+		close(hostns);
+	return rc;
+}
+
 static void __attribute__((noreturn))
-session_child(const struct svc_reach *r, int sock, session_fn fn, void *arg,
-    int64_t deadline, pid_t parent)
+session_child(const struct svc_reach *r, int sock, int logfd,
+    session_fn fn, void *arg, int64_t deadline, pid_t parent)
 {
 	struct session_env e = { .r = r };
 	int64_t left = deadline - now_ms();
-	int fds[2] = { sock, -1 };
 	gid_t gid = r->gid;
-	struct stat st;
 
-	/* While root: the socket directory, which r's uid cannot enter by
-	 * its path, and its group, the container's. */
-	if (r->dir != NULL && ((fds[1] = open(r->dir, O_PATH | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) == -1 || fstat(fds[1], &st) == -1))
+	if (left <= 0 || stdio_to(logfd) == -1 || (sock != FD_PARENT &&
+	    dup2(sock, FD_PARENT) == -1))
 		_exit(2);
-	if (r->dir != NULL && st.st_gid != 0)
-		gid = st.st_gid;
-	if (left <= 0 || fds_at(fds, r->dir != NULL ? 2 : 1,
-	    FD_PARENT) == -1 ||
+	closefrom(FD_PARENT + 1);
+	if (isolate(r, &gid) == -1 ||
 	    drop_to_ids(r->uid, gid, NULL) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
 	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 ||
@@ -176,10 +326,11 @@ session_child(const struct svc_reach *r, int sock, session_fn fn, void *arg,
 		_exit(2);
 	alarm((unsigned)(left / 1000 + 1));
 	keeper_read(&e);
-	if (confine(r) == -1)
+	/* before the tenant's server sends a byte */
+	if (sc_install(&session_filter) == -1)
 		_exit(2);
-	snprintf(e.host, sizeof(e.host), r->dir != NULL ?
-	    "/proc/self/fd/%d" : "127.0.0.1", FD_SOCKDIR);
+	snprintf(e.host, sizeof(e.host), "%s", r->dir != NULL ? "/" :
+	    "@" RELAY_HOST);
 	fn(&e, arg);
 	explicit_bzero(e.keeper_pw, sizeof(e.keeper_pw));
 	_exit(0);
@@ -190,26 +341,37 @@ session_start(struct session *ss, const struct svc_reach *r, session_fn fn,
     void *arg, int64_t deadline)
 {
 	pid_t parent = getpid();
-	int sv[2];
+	int sv[2] = { -1, -1 }, lp[2];
 
 	ss->pid = -1;
 	ss->fd = -1;
+	ss->log = -1;
 	if (r->uid == 0 || r->gid == 0 || (session_filter.fprog.len == 0 &&
 	    sc_compile_allow("session", &session_filter) == -1) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+	    pipe2(lp, O_CLOEXEC) == -1)
 		return -1;
-	if ((ss->pid = fork()) == -1) {
-		close(sv[0]);
-		close(sv[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    (ss->pid = fork()) == -1) {
+		if (sv[0] != -1) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		close(lp[0]);
+		close(lp[1]);
 		return -1;
 	}
 	if (ss->pid == 0) {
 		close(sv[0]);
-		session_child(r, sv[1], fn, arg, deadline, parent);
+		close(lp[0]);
+		session_child(r, sv[1], lp[1], fn, arg, deadline, parent);
 	}
 	close(sv[1]);
+	close(lp[1]);
 	ss->fd = sv[0];
-	return set_nonblock(ss->fd);
+	ss->log = lp[0];
+	snprintf(ss->name, sizeof(ss->name), "%s", r->s->name);
+	return set_nonblock(ss->fd) == -1 || set_nonblock(ss->log) == -1 ?
+	    -1 : 0;
 }
 
 int
@@ -264,6 +426,56 @@ session_end(struct session *ss, int64_t deadline)
 		}
 		ss->pid = -1;
 	}
+	if (ss->log != -1) {
+		session_log_relay(ss->log, ss->name);
+		close(ss->log);
+		ss->log = -1;
+	}
+}
+
+size_t
+session_log_line(char *dst, size_t cap, const char *service,
+    const char *line)
+{
+	char clean[RELAY_LINE];
+
+	if (strncmp(line, SESSION_IDENT ": ", strlen(SESSION_IDENT) + 2) == 0)
+		line += strlen(SESSION_IDENT) + 2;
+	session_text(clean, sizeof(clean), line);
+	return (size_t)snprintf(dst, cap, "%s session child said: %s",
+	    service, clean);
+}
+
+/*
+ * What a child wrote on its stderr, a tenant's bytes once it read the
+ * server's: never on the monitor's log stream as it came. Read without
+ * waiting (its writers are gone or killed), each line printable, under
+ * a prefix of the worker's, at most RELAY_LINES of them.
+ */
+void
+session_log_relay(int fd, const char *service)
+{
+	char buf[RELAY_LINES * RELAY_LINE], out[RELAY_LINE + 64], *p, *nl;
+	size_t got = 0, lines = 0, more = 0;
+	ssize_t n;
+
+	while (got < sizeof(buf) - 1 &&
+	    (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	while ((n = read(fd, out, sizeof(out))) > 0)
+		more += (size_t)n;
+	buf[got] = '\0';
+	for (p = buf; *p != '\0' && lines < RELAY_LINES; p = nl + 1) {
+		if ((nl = strchr(p, '\n')) != NULL)
+			*nl = '\0';
+		(void)session_log_line(out, sizeof(out), service, p);
+		log_warnx("%s", out);
+		lines++;
+		if (nl == NULL)
+			break;
+	}
+	if (more > 0 || (p < buf + got && lines == RELAY_LINES))
+		log_warnx("%s session child: more lines dropped", service);
 }
 
 int
@@ -319,7 +531,7 @@ pg_connect(const struct session_env *e, const char *dbname, const char *user,
 	if (pq_load() == -1)
 		return NULL;
 	snprintf(port, sizeof(port), "%u", r->dir != NULL ? r->s->port :
-	    r->port);
+	    r->port);	/* tcp: the relay's name carries it */
 	if ((c = pq.connectdbParams(k, v, 0)) != NULL &&
 	    pq.status(c) == CONNECTION_OK) {
 		pq.setNoticeProcessor(c, notice_drop, NULL);
@@ -347,6 +559,25 @@ session_pg_keeper(const struct session_env *e)
 	return pg_connect(e, "postgres", KEEPER_ROLE, e->keeper_pw);
 }
 
+/* hiredis on a tcp service's relay (the child's one abstract address):
+ * hiredis names no abstract socket, so the socket comes connected. */
+static redisContext *
+relay_connect(const struct svc_reach *r)
+{
+	struct sockaddr_un a;
+	socklen_t len = relay_addr(&a, r->port);
+	int fd;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return NULL;
+	if (connect(fd, (struct sockaddr *)&a, len) == -1) {
+		log_warn("%s: its relay", r->s->name);
+		close(fd);
+		return NULL;
+	}
+	return redisConnectFd(fd);
+}
+
 redisContext *
 session_redis(const struct session_env *e)
 {
@@ -357,11 +588,10 @@ session_redis(const struct session_env *e)
 	redisReply *rep = NULL;
 
 	if (r->dir != NULL) {
-		snprintf(path, sizeof(path), "%s/%s", e->host,
-		    r->s->socket_name);
+		snprintf(path, sizeof(path), "/%s", r->s->socket_name);
 		c = redisConnectUnixWithTimeout(path, tv);
 	} else
-		c = redisConnectWithTimeout("127.0.0.1", r->port, tv);
+		c = relay_connect(r);
 	/* No timeout for commands (a snapshot of a large server takes its
 	 * time): the child's alarm is the deadline. */
 	if (c != NULL && c->err == 0 &&
@@ -386,13 +616,11 @@ redisContext *
 session_redis_keeper(const struct session_env *e)
 {
 	struct timeval tv = { 10, 0 };
-	char path[64];
 	redisContext *c;
 
 	if (e->r->dir == NULL)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/" KEEP_REDIS, e->host);
-	c = redisConnectUnixWithTimeout(path, tv);
+	c = redisConnectUnixWithTimeout("/" KEEP_REDIS, tv);
 	if (c != NULL && c->err == 0 &&
 	    redisSetTimeout(c, (struct timeval){ 0, 0 }) == REDIS_OK)
 		return c;

@@ -13,8 +13,10 @@
  *   child    the broker's, then sc_load_allow("child") stacked on it
  *   probe    drop_to_ids(nobody's ids), sc_load_allow("probe")
  *   runtime  root, sc_load_deny("runtime") (the worker's deny list)
- *   session  drop_to_ids(nobody's ids), the worker's deny list, then
- *            sc_load_allow("session") (a worker's session child)
+ *   session  drop_network (a network namespace and a root of its own),
+ *            drop_to_ids(nobody's ids), the worker's deny list, then
+ *            sc_load_allow("session") (a worker's session child); its
+ *            unfiltered column is the drop alone
  *
  * Each check is a raw syscall(2) with harmless arguments (a libc wrapper
  * may make another syscall than the one named). The filtered process must
@@ -37,11 +39,15 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timex.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,10 +63,12 @@ enum { BROKER, CHILD, PROBE, RUNTIME, SESSION };
 static const char *const role_name[NROLES] = { "broker", "child", "probe",
     "runtime", "session" };
 
-/* What the filtered call must do. */
-enum { KILL = 1, SAME, OK, E_PERM, E_NOSYS };
+/* What the filtered call must do. UNREACH: a connect that the
+ * unfiltered process makes is killed or fails. */
+enum { KILL = 1, SAME, OK, E_PERM, E_NOSYS, UNREACH };
 #define K	KILL
 #define S	SAME
+#define U	UNREACH
 
 struct check {
 	const char	*name;
@@ -76,6 +84,13 @@ struct outcome {
 };
 
 static int pipefd[2] = { -1, -1 };	/* made before the filter */
+
+/* Listeners of the runner's, in the host's network and file system:
+ * another address than a session's own service. */
+static struct sockaddr_in lis_inet = { .sin_family = AF_INET };
+static struct sockaddr_un lis_path = { .sun_family = AF_UNIX };
+static struct sockaddr_un lis_abstract = { .sun_family = AF_UNIX };
+static socklen_t lis_abstract_len;
 
 static void
 bye(int code)
@@ -118,6 +133,19 @@ static long c_pair_inet(void)
 static long c_bind(void) { return syscall(SYS_bind, -1, NULL, 0); }
 static long c_listen(void) { return syscall(SYS_listen, -1, 0); }
 static long c_connect(void) { return syscall(SYS_connect, -1, NULL, 0); }
+static long
+connect_to(int af, const void *addr, socklen_t len)
+{
+	long s = syscall(SYS_socket, af, SOCK_STREAM, 0);
+
+	return s < 0 ? s : syscall(SYS_connect, s, addr, len);
+}
+static long c_reach_inet(void)
+{ return connect_to(AF_INET, &lis_inet, sizeof(lis_inet)); }
+static long c_reach_path(void)
+{ return connect_to(AF_UNIX, &lis_path, sizeof(lis_path)); }
+static long c_reach_abstract(void)
+{ return connect_to(AF_UNIX, &lis_abstract, lis_abstract_len); }
 static long c_kexec_load(void)
 { return syscall(SYS_kexec_load, 0, 0, NULL, 0xdead0000UL); }
 static long c_kexec_file(void)
@@ -298,7 +326,7 @@ static const struct check checks[] = {
 	{ "clone(NEWUSER)",	c_clone_userns,	{ K, K, K, OK, K } },
 	{ "clone(NEWNET)",	c_clone_netns,	{ K, K, K, OK, K } },
 	{ "clone3",		c_clone3,	{ E_NOSYS, E_NOSYS, E_NOSYS, S, E_NOSYS } },
-	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, OK, OK, OK } },
+	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, OK, OK, K } },
 	{ "socket(AF_INET6)",	c_sock_inet6,	{ K, K, K, OK, K } },
 	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, OK, OK, OK } },
 	{ "socket(AF_NETLINK)",	c_sock_netlink,	{ K, K, K, OK, K } },
@@ -307,6 +335,11 @@ static const struct check checks[] = {
 	{ "bind",		c_bind,		{ K, K, K, S, K } },
 	{ "listen",		c_listen,	{ K, K, K, S, K } },
 	{ "connect",		c_connect,	{ K, K, S, S, S } },
+	/* a session reaches its own service alone: not another port, not
+	 * another Unix socket by path or in the abstract namespace */
+	{ "connect(127.0.0.1)",	c_reach_inet,	{ K, K, OK, OK, U } },
+	{ "connect(unix path)",	c_reach_path,	{ K, K, OK, OK, U } },
+	{ "connect(abstract)",	c_reach_abstract, { K, K, OK, OK, U } },
 	{ "prctl(NO_NEW_PRIVS)", c_prctl_nnp,	{ OK, K, K, OK, K } },
 	{ "prctl(SET_DUMPABLE)", c_prctl_dump,	{ K, K, K, OK, K } },
 	{ "kexec_load",		c_kexec_load,	{ K, K, K, E_PERM, K } },
@@ -378,6 +411,38 @@ static const struct check checks[] = {
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
 
+/* The runner's listeners, which every role but the session's reaches
+ * (the broker's and its child's have no socket at all). */
+static int
+listeners(void)
+{
+	socklen_t len = sizeof(lis_inet);
+	int t, u, a;
+
+	lis_inet.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	snprintf(lis_path.sun_path, sizeof(lis_path.sun_path),
+	    "/tmp/sbx-seccomp-probe.%ld.sock", (long)getpid());
+	snprintf(lis_abstract.sun_path + 1, sizeof(lis_abstract.sun_path) - 1,
+	    "sbx-seccomp-probe.%ld", (long)getpid());
+	lis_abstract_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    1 + strlen(lis_abstract.sun_path + 1));
+	(void)unlink(lis_path.sun_path);
+	if ((t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(t, (struct sockaddr *)&lis_inet, sizeof(lis_inet)) == -1 ||
+	    getsockname(t, (struct sockaddr *)&lis_inet, &len) == -1 ||
+	    listen(t, 64) == -1 ||
+	    (u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(u, (struct sockaddr *)&lis_path, sizeof(lis_path)) == -1 ||
+	    chmod(lis_path.sun_path, 0666) == -1 || listen(u, 64) == -1 ||
+	    (a = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(a, (struct sockaddr *)&lis_abstract, lis_abstract_len) == -1 ||
+	    listen(a, 64) == -1) {
+		perror("listeners");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- running one check --------------------------------------------------- */
 
 /* The role's process state, then (if filtered) its filters, as installed
@@ -388,8 +453,13 @@ become(int role, int filtered)
 	uid_t uid;
 	gid_t gid;
 
-	if (role != RUNTIME && (user_ids("nobody", &uid, &gid) == -1 ||
-	    drop_to_ids(uid, gid, NULL) == -1))
+	if (role != RUNTIME && user_ids("nobody", &uid, &gid) == -1)
+		return -1;
+	/* a session child leaves the host's network and file system while
+	 * root (svc_session.c): part of its confinement, not its set-up */
+	if (role == SESSION && filtered && drop_network(-1) == -1)
+		return -1;
+	if (role != RUNTIME && drop_to_ids(uid, gid, NULL) == -1)
 		return -1;
 	if (!filtered)
 		return 0;
@@ -498,6 +568,7 @@ want_name(int w)
 	case SAME:	return "as unfiltered";
 	case OK:	return "ok";
 	case E_PERM:	return "EPERM";
+	case UNREACH:	return "unreachable";
 	default:	return "ENOSYS";
 	}
 }
@@ -523,6 +594,10 @@ matches(int w, const struct outcome *got, const struct outcome *free_)
 		return got->killed == 0 && got->ret >= 0 && same(got, free_);
 	case E_PERM:
 		return got->killed == 0 && got->ret == -1 && got->err == EPERM;
+	case UNREACH:
+		return free_->reached && free_->killed == 0 &&
+		    free_->ret >= 0 && (got->killed == SIGSYS ||
+		    (got->killed == 0 && got->ret < 0));
 	default:
 		return got->killed == 0 && got->ret == -1 && got->err == ENOSYS;
 	}
@@ -557,6 +632,8 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	if (listeners() == -1)
+		return 2;
 	printf("%-8s %-22s %-14s %-14s %-14s\n", "role", "syscall", "expected",
 	    "got", "unfiltered");
 	for (role = 0; role < NROLES; role++) {
@@ -596,5 +673,6 @@ main(int argc, char *argv[])
 		printf(" %s %d", role_name[role], counts[role]);
 	printf("; %d mismatches; %d errno results the kernel gives unfiltered "
 	    "too; %d checks of an ABI this kernel lacks\n", bad, weak, absent);
+	(void)unlink(lis_path.sun_path);
 	return bad ? 1 : 0;
 }

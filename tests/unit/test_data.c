@@ -2,8 +2,9 @@
  * test_data.c - the pure parts of reset, snapshot and seeds: a statement
  * position as a seed's line (seed.c), JOB_DATA's check of a hostile job
  * (data.c), snapshot slots from a tenant's names and comments (data.c,
- * pg_data.c), a tenant's text made one clean line (svc_session.c), and
- * the rules a postgres_seed file is held to (seeds.c, projects.c).
+ * pg_data.c), a tenant's text made one clean line and a session child's
+ * stderr lines under the worker's prefix (svc_session.c), and the rules
+ * a postgres_seed file is held to (seeds.c, projects.c).
  *
  * The file rules need root (files of another owner): as anyone else
  * those are skipped.
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "data.h"
+#include "log.h"
 #include "seed.h"
 #include "session.h"
 #include "work.h"
@@ -231,6 +233,97 @@ Test(session_text, one_printable_line)
 	cr_assert_str_eq(out, "ends in newline");
 	session_text(out, sizeof(out), "\xc3\xa9");
 	cr_assert_str_eq(out, "??");
+}
+
+/* ---- a session child's stderr in the worker's log ---- */
+
+Test(session_log, a_prefix_of_the_workers)
+{
+	char out[128];
+
+	session_log_line(out, sizeof(out), "redis", "cannot reach");
+	cr_assert_str_eq(out, "redis session child said: cannot reach");
+}
+
+Test(session_log, the_childs_own_ident_dropped)
+{
+	char out[128];
+
+	session_log_line(out, sizeof(out), "redis",
+	    "sbx-session: redis: cannot reach its keeper");
+	cr_assert_str_eq(out,
+	    "redis session child said: redis: cannot reach its keeper");
+	/* once, and only at the start */
+	session_log_line(out, sizeof(out), "pg",
+	    "sbx-session: sbx-session: x");
+	cr_assert_str_eq(out, "pg session child said: sbx-session: x");
+	session_log_line(out, sizeof(out), "pg", "x sbx-session: y");
+	cr_assert_str_eq(out, "pg session child said: x sbx-session: y");
+	session_log_line(out, sizeof(out), "pg", "sbx-session:x");
+	cr_assert_str_eq(out, "pg session child said: sbx-session:x");
+}
+
+Test(session_log, control_bytes_make_one_printable_line)
+{
+	char out[160];
+	size_t i;
+
+	/* What a hostile server could have libpq or hiredis repeat: a
+	 * line of the monitor's of its own, a terminal's escapes. */
+	session_log_line(out, sizeof(out), "redis",
+	    "x\r\nsbx-monitor: audit event=release uid=0\x1b[2K\x7f\xc3\xa9");
+	cr_assert_str_eq(out, "redis session child said: "
+	    "x? sbx-monitor: audit event=release uid=0?[2K???");
+	for (i = 0; out[i] != '\0'; i++)
+		cr_assert(out[i] >= 0x20 && out[i] < 0x7f, "byte %zu", i);
+}
+
+Test(session_log, bounded)
+{
+	char line[1024], out[64];
+	size_t n;
+
+	memset(line, 'a', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	n = session_log_line(out, sizeof(out), "redis", line);
+	cr_assert_gt(n, sizeof(out));
+	cr_assert_eq(strlen(out), sizeof(out) - 1);
+	cr_assert(strncmp(out, "redis session child said: aaa", 29) == 0);
+}
+
+/* The relay: each line of the pipe under the prefix, nothing of it on
+ * a line of its own; the rest dropped, and said so. */
+Test(session_log, relay_lines_each_under_the_prefix)
+{
+	char tmp[] = "/tmp/sbx-relay-XXXXXX", got[16384], *p, *nl;
+	int lp[2], fd, lines = 0;
+	ssize_t n;
+
+	cr_assert_neq(fd = mkstemp(tmp), -1);
+	unlink(tmp);
+	cr_assert_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	log_init("sbx-worker", LOG_TO_STDERR);
+	cr_assert_eq(pipe2(lp, O_NONBLOCK), 0);
+	dprintf(lp[1], "sbx-session: one\ntwo\rsbx-monitor: fake\n");
+	for (int i = 0; i < 40; i++)
+		dprintf(lp[1], "line %d\n", i);
+	close(lp[1]);
+	session_log_relay(lp[0], "redis");
+	close(lp[0]);
+	cr_assert_neq(n = pread(fd, got, sizeof(got) - 1, 0), -1);
+	got[n] = '\0';
+	cr_assert(strstr(got, "redis session child said: one\n") != NULL);
+	cr_assert(strstr(got, "said: two?sbx-monitor: fake\n") != NULL);
+	cr_assert(strstr(got, "said: line 29\n") != NULL);
+	cr_assert(strstr(got, "said: line 30\n") == NULL);
+	cr_assert(strstr(got, "more lines dropped") != NULL);
+	for (p = got; (nl = strchr(p, '\n')) != NULL; p = nl + 1, lines++) {
+		*nl = '\0';
+		cr_assert(strncmp(p, "sbx-worker: redis session child", 31) ==
+		    0, "%s", p);
+		cr_assert(strstr(p, "sbx-session:") == NULL, "%s", p);
+	}
+	cr_assert_eq(lines, 32 + 1);
 }
 
 /* ---- the seed file's rules ---- */
