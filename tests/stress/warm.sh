@@ -339,8 +339,8 @@ check "and gives its range back" wait_for 30 ranges_are $((r1 - 2))
 echo "# a warm container found unusable at a claim"
 # Its process lives, so the idle sweep (below) does not see it; its
 # socket is gone, which the claim's check does see.
-n_sock=$(ls "$WORK"/run/.pool/redis-*/* 2>/dev/null | wc -l)
-rm -f "$WORK"/run/.pool/redis-*/*
+n_sock=$(ls "$WORK"/run/.pool/redis-*/s/redis.sock 2>/dev/null | wc -l)
+rm -f "$WORK"/run/.pool/redis-*/s/redis.sock
 p0=$(provisions) c0=$(warm_claims)
 envD=$(sbx_as $UB request -a d -p demo 2>&1)
 check "the request is served" test "$(redis_as $UB "$(env_of "$envD" REDIS_SOCKET)" "$(env_of "$envD" REDIS_PASSWORD)" ping)" = PONG
