@@ -116,22 +116,28 @@ if [ "$rc" -ne 0 ] || [ -z "$MON_PID" ]; then finish; exit 1; fi
 U=sbx-first
 throwaway_users "$U"
 uid=$(id -u "$U")
-# As README.md has it: eval the request, psql to the URL it exported
-# (the sandbox's Unix socket), and redis-cli, the project's other service.
+# As README.md has it: eval the request, psql and redis-cli to the URLs
+# it exported (the installed config serves both transports: the URLs
+# name the guarded loopback ports), and the sockets beside them.
 # shellcheck disable=SC2016
 first='e=$("$0" -S "$1" request -a first -p demo postgres redis) || exit 9
 eval "$e"
-echo "pg=$(psql "$POSTGRES_URL" -tAc "select 1" 2>&1)"
-echo "redis=$(REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli -s "$REDIS_SOCKET" --user "$REDIS_USER" --no-auth-warning ping 2>&1)"
-echo "url=$POSTGRES_URL"'
+echo "pg=$(psql "$DATABASE_URL" -tAc "select 1" 2>&1)"
+echo "redis=$(redis-cli -u "$REDIS_URL" --no-auth-warning ping 2>&1)"
+echo "sockpg=$(psql -h "$PGHOST" -tAc "select 2" 2>&1)"
+echo "sock=$POSTGRES_SOCKET"
+echo "url=$DATABASE_URL"'
 out=$(cd / && runuser -u "$U" -- sh -c "$first" "$ISBX" "$SOCK" 2>&1)
-check "$U's first sandbox: psql runs select 1" grep -qx 'pg=1' <<<"$out"
-check "and redis-cli gets PONG" grep -qx 'redis=PONG' <<<"$out"
+check "$U's first sandbox: psql runs select 1 with DATABASE_URL" grep -qx 'pg=1' <<<"$out"
+check "and redis-cli -u REDIS_URL gets PONG" grep -qx 'redis=PONG' <<<"$out"
+check "and psql over the socket (PGHOST)" grep -qx 'sockpg=2' <<<"$out"
 grep -qx 'pg=1' <<<"$out" || note "$out"
-url=$(sed -n 's/^url=//p' <<<"$out")
-in_run_dir() { [[ $url == postgresql://*"?host=${WORK//\//%2F}%2Frun%2F$uid"[%\&]* ]]; }
-check "over a socket in $U's own directory of run_dir" in_run_dir
-in_run_dir || note "POSTGRES_URL: $url"
+url=$(sed -n 's/^url=//p' <<<"$out") sock=$(sed -n 's/^sock=//p' <<<"$out")
+url_local() { [[ $url == postgresql://sbx:*@127.0.0.1:*/sbx ]]; }
+check "the URL names 127.0.0.1" url_local
+in_run_dir() { [[ $sock == "$WORK/run/$uid/"* ]]; }
+check "the socket is in $U's own directory of run_dir" in_run_dir
+in_run_dir || note "POSTGRES_SOCKET: $sock"
 held() { "$ISBX" -S "$SOCK" status | awk -v u="$uid" '$1 == u && $2 == "first" && $3 == "demo"' | grep -q .; }
 check "sbx status shows it held by uid $uid, agent first, project demo" held
 # Its containers by name: sbx-UID-AGENT-SERVICE, or -wSLOT after that
