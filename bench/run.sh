@@ -196,7 +196,7 @@ fig_filter() {  # the bare server's hit p50, us
 # Liveness cost: rt_cli_ops.is_live on the redis container of agent hit
 # (transport unix: a pidfd poll and a non-blocking connect to its socket).
 fig_live() {
-	local pid sock=$RUNS/real/0/hit/redis/redis.sock out
+	local pid sock=$RUNS/real/0/hit/redis/s/redis.sock out
 	pid=$($RT inspect --format '{{.State.Pid}}' sbx-0-hit-redis 2>/dev/null)
 	if [ -z "$pid" ] || [ ! -S "$sock" ] ||
 	    ! out=$("$BIN/sbx-livecost" "$pid" "$sock" "$LIVE_N"); then

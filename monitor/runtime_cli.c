@@ -155,6 +155,7 @@ claim_done(void *arg, const void *result, size_t len)
 	struct sbx_sandbox *sb = j->sb;
 	bool ok = claim_result_ok(result, len);
 
+	j->rt->warm.claiming--;
 	if (!ok)
 		log_warnx("claim uid=%u agent=%s: %s", (unsigned)sb->key.uid,
 		    sb->key.agent, result == NULL ? "its ports' guard did "
@@ -228,6 +229,7 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	if (start_job(rt, sb, JOB_CLAIM, claim_done,
 	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000) == -1)
 		return 2;
+	rt->warm.claiming++;
 	return 1;
 }
 

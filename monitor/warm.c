@@ -616,6 +616,8 @@ warm_work(struct rt_cli *rt, size_t provisions)
 	struct warm_pool *p;
 
 	warm_unrecord(rt);	/* before a refill may reuse a slot */
+	if (rt->warm.claiming > 0)
+		return;
 	rename_work(rt, provisions);
 	sweep_dead(rt, provisions);
 	if (!cfg->enabled)

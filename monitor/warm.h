@@ -65,6 +65,9 @@ struct warm {
 	unsigned	held[WARM_RENAMES];
 	size_t		nheld;
 	unsigned	starting;	/* all services */
+	/* Claims whose ports change hands now: refills and renames wait
+	 * for them, which would take the two cores from under them. */
+	unsigned	claiming;
 };
 
 /* The services' pools, and projects' within project_cap members. */

@@ -24,6 +24,7 @@
  * its own proxy and NAT: no rule is made there, and the monitor says so
  * at start.
  */
+#include <sys/mman.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,27 +185,82 @@ guard_add(const struct sbx_config *cfg, const char *note, unsigned port,
 	return rule_run(&r, "-A", false);
 }
 
+/* One rule as a line of iptables-restore's input: VERB and its words. */
+static void
+rule_line(FILE *f, const char *verb, const struct rule *r)
+{
+	size_t i;
+
+	fputs(verb, f);
+	for (i = 0; i < r->n; i++)
+		fprintf(f, " %s", r->w[i]);
+	putc('\n', f);
+}
+
+/* iptables-restore --noflush of text: one transaction, whole or not at
+ * all. Its standard input is a memfd put on the worker's own fd 0 (the
+ * job's, read long before) for the call. */
+static int
+restore(const char *text, size_t len)
+{
+	char *argv[] = { IPTABLES "-restore", "-w", "--noflush", NULL };
+	struct run_result r;
+	int fd, saved, rc = -1;
+
+	if ((fd = memfd_create("sbx-guard", MFD_CLOEXEC)) == -1) {
+		log_warn("guard: memfd_create");
+		return -1;
+	}
+	if (write_all(fd, text, len, now_ms() + 1000) == 0 &&
+	    lseek(fd, 0, SEEK_SET) == 0 && (saved = dup(STDIN_FILENO)) != -1) {
+		if (dup2(fd, STDIN_FILENO) != -1)
+			rc = iptables(argv, &r);
+		if (dup2(saved, STDIN_FILENO) == -1)
+			rc = -1;
+		close(saved);
+	}
+	close(fd);
+	return rc;
+}
+
 /*
- * A claimed warm container's port, its owner's from now: the owner's
- * rule first, then the pool's goes. Until both are done the owner is
- * refused too, and nobody else is let in at any moment.
+ * Claimed warm containers' ports, their owner's from now: in one
+ * transaction, each owner's rule added and the pool's deleted, so that
+ * nobody else is let in at any moment, and no other uid's connection
+ * waits on a second call.
  */
 int
 guard_claim(const struct sbx_config *cfg, const struct sbx_key *key,
-    const char *service, unsigned slot, unsigned port, uid_t prober)
+    const struct guard_hand *h, size_t n)
 {
-	char note[GUARD_NOTE_MAX];
+	char note[GUARD_NOTE_MAX], *text = NULL;
 	struct rule r = { .n = 0 };
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
 
-	if (rt_is_docker(cfg))
+	if (rt_is_docker(cfg) || n == 0)
 		return 0;
-	guard_note_key(note, sizeof(note), key->uid, key->agent, service);
-	rule_make(&r, note, port, key->uid, prober);
-	if (rule_run(&r, "-A", false) == -1)
+	if ((f = open_memstream(&text, &len)) == NULL)
 		return -1;
-	guard_note_pool(note, sizeof(note), service, slot);
-	rule_make(&r, note, port, GUARD_NO_OWNER, prober);
-	return rule_run(&r, "-D", false);
+	fputs("*filter\n", f);
+	for (i = 0; i < n; i++) {
+		guard_note_key(note, sizeof(note), key->uid, key->agent,
+		    h[i].service);
+		rule_make(&r, note, h[i].port, key->uid, h[i].prober);
+		rule_line(f, "-A", &r);
+		guard_note_pool(note, sizeof(note), h[i].service, h[i].slot);
+		rule_make(&r, note, h[i].port, GUARD_NO_OWNER, h[i].prober);
+		rule_line(f, "-D", &r);
+	}
+	fputs("COMMIT\n", f);
+	if (fclose(f) != 0 || text == NULL) {
+		free(text);
+		return -1;
+	}
+	rc = restore(text, len);
+	free(text);
+	return rc;
 }
 
 /* Split one line of iptables -S into words, a quoted one unquoted (our

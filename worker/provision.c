@@ -736,10 +736,11 @@ int
 claim_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
+	struct guard_hand h[SBX_MAX_SERVICES];
 	struct job_sandbox *sb;
 	const struct service_cfg *s;
 	struct job_outcome o;
-	size_t i;
+	size_t i, n = 0;
 
 	if ((sb = malloc(sizeof(*sb))) == NULL)
 		return 1;
@@ -751,14 +752,18 @@ claim_body(int fd, const struct sbx_config *cfg, const void *job,
 		    (s->transport & TRANSPORT_TCP) == 0)
 			continue;
 		if (sb->svc[i].warm == 0 || sb->svc[i].host_uid == 0 ||
-		    sb->svc[i].conn.port == 0 || sb->svc[i].conn.port > 65535 ||
-		    guard_claim(cfg, &sb->key, s->name, sb->svc[i].warm,
-		    sb->svc[i].conn.port, sb->svc[i].host_uid +
-		    JOB_RANGE_UIDS - 1) == -1) {
-			o.code = SBX_E_RUNTIME_FAILED;
-			snprintf(o.message, sizeof(o.message), "%s: its port "
-			    "could not be given to its owner.", s->name);
-		}
+		    sb->svc[i].conn.port == 0 || sb->svc[i].conn.port > 65535)
+			o.code = SBX_E_INTERNAL;
+		else
+			h[n++] = (struct guard_hand){ .service = s->name,
+			    .slot = sb->svc[i].warm,
+			    .port = sb->svc[i].conn.port,
+			    .prober = sb->svc[i].host_uid + JOB_RANGE_UIDS - 1 };
+	}
+	if (o.code == SBX_OK && guard_claim(cfg, &sb->key, h, n) == -1) {
+		o.code = SBX_E_RUNTIME_FAILED;
+		snprintf(o.message, sizeof(o.message), "the sandbox's ports "
+		    "could not be given to its owner.");
 	}
 	explicit_bzero(sb, sizeof(*sb));
 	free(sb);

@@ -78,8 +78,13 @@ void	guard_note_pool(char *, size_t, const char *service, unsigned slot);
 int	guard_port(const struct sbx_config *, unsigned *);
 int	guard_add(const struct sbx_config *, const char *note, unsigned port,
 	    uid_t owner, uid_t prober);
+struct guard_hand {
+	const char	*service;
+	unsigned	 slot, port;	/* the warm slot, the loopback port */
+	uid_t		 prober;
+};
 int	guard_claim(const struct sbx_config *, const struct sbx_key *,
-	    const char *service, unsigned slot, unsigned port, uid_t prober);
+	    const struct guard_hand *, size_t n);
 int	guard_del(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service);
 int	guard_del_pool(const struct sbx_config *, const char *service,
