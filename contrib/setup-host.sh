@@ -37,7 +37,7 @@ die() { printf 'setup-host.sh: %s\n' "$*" >&2; exit 1; }
 
 PACKAGES='
 make gcc pkg-config clang libclang-rt-14-dev
-libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev libpq-dev libhiredis-dev
+libseccomp-dev libcap-dev libmsgpack-dev libbsd-dev libinih-dev libpq-dev libhiredis-dev libssl-dev
 libcriterion-dev libacl1-dev libsystemd-dev mandoc cppcheck clang-tidy
 python3-msgpack systemd valgrind strace acl util-linux
 python3-setuptools python3-wheel python3-venv python3-pip python3-pytest

@@ -5,7 +5,7 @@
 #   make test         unit tests, ASan unit tests, images, integration
 
 TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
-	    libpq hiredis
+	    libpq hiredis libcrypto
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
@@ -40,7 +40,7 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
-test_data_SRC     = tests/unit/test_data.c worker/data.c worker/snaps.c worker/pg_data.c \
+test_data_SRC     = tests/unit/test_data.c worker/keeper.c worker/data.c worker/snaps.c worker/pg_data.c \
 		    worker/redis_data.c worker/svc_session.c worker/seed.c worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \

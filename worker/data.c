@@ -78,6 +78,8 @@ data_start(const struct sbx_config *cfg, const struct job_data *j,
 	    .gid = v->host_uid + JOB_RANGE_UIDS - 1,
 	    .user = s->user, .password = v->conn.password,
 	    .database = s->database };
+	if (s->probe == PROBE_POSTGRES)
+		(void)keeper_derive(cfg, v->conn.password, r->keeper_pw);
 	return session_start(ss, r, s->probe == PROBE_POSTGRES ?
 	    pg_data_session : redis_data_session, (void *)(uintptr_t)q,
 	    deadline);

@@ -25,9 +25,11 @@
  * agent's role can neither connect to, alter, rename nor drop them. It
  * can create a database of one of these names first: only the keeper's
  * count, and one of the agent's in the way is dropped before ours is
- * made. Comments are taken as names only if they are slugs. A server
- * with no keeper (no socket directory: transport tcp alone) is reached
- * as the agent's role, which then owns them all. Every session of ours
+ * made. Comments are taken as names only if they are slugs. The
+ * keeper's password is the worker's (keeper.c: tcp alone too), or the
+ * image's own in keep/pg.secret; a server with no keeper at all (an
+ * image older than the keeper) is reached as the agent's role, which
+ * then owns them all. Every session of ours
  * connects to database postgres and holds an advisory lock there for
  * its whole job, tidy-up included: data jobs of one sandbox take turns.
  *

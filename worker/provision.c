@@ -243,13 +243,31 @@ place_make_dir(const struct sbx_config *cfg, const struct place *pl,
 	    sockdir_pool_make(cfg, service, pl->warm, err, cap);
 }
 
+/* SBX_KEEPER_PASSWORD=..., put at *slot with the list's end after it:
+ * the container's keeper role, which the agent cannot log in as. */
+static int
+keeper_env(const struct sbx_config *cfg, const struct sbx_conn *c,
+    char *buf, size_t cap, char **slot)
+{
+	char pw[KEEPER_PW_LEN + 1];
+
+	if (keeper_derive(cfg, c->password, pw) == -1)
+		return -1;
+	snprintf(buf, cap, "SBX_KEEPER_PASSWORD=%s", pw);
+	explicit_bzero(pw, sizeof(pw));
+	slot[0] = buf;
+	slot[1] = NULL;
+	return 0;
+}
+
 static int
 run_container(const struct sbx_config *cfg, const struct place *pl,
     const struct service_cfg *s, const struct sbx_conn *full,
     const char *name, unsigned port, int64_t deadline,
     struct svc_result *res)
 {
-	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 1];
+	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 2];
+	char keeper[sizeof("SBX_KEEPER_PASSWORD=") + KEEPER_PW_LEN];
 	char envstore[CFG_MAX_ENV][CFG_STR * 2];
 	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
 	char pidfile[CFG_STR + SBX_SLUG_MAX * 3 + 8];
@@ -258,7 +276,8 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	    .project = pl->project, .name = name, .sockdir = dir,
 	    .pidfile = pidfile_path(cfg, s, name, pidfile,
 	    sizeof(pidfile)) == 0 ? pidfile : NULL,
-	    .conn = full, .idmap_uid = pl->host_uid, .port = port };
+	    .conn = full, .idmap_uid = pl->host_uid, .port = port,
+	    .keeper = s->probe == PROBE_POSTGRES };
 	struct argv_buf a;
 	struct run_result r;
 	int tries, rc = -1;
@@ -280,6 +299,12 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 		    "service %s: arguments too long.", s->name);
 		return -1;
 	}
+	if (sp.keeper && keeper_env(cfg, full, keeper, sizeof(keeper),
+	    &envp[RT_NBASE_ENV + s->nenv]) == -1) {
+		snprintf(res->message, sizeof(res->message), "%s: no password "
+		    "for sbx's keeper role (see the monitor's log).", s->name);
+		return -1;
+	}
 	for (tries = 0; tries < RUN_TRIES; tries++) {
 		if ((rc = run_logged(a.v, envp, deadline, full->password,
 		    &r)) == 0)
@@ -293,6 +318,7 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 			break;
 	}
 	explicit_bzero(envstore, sizeof(envstore));
+	explicit_bzero(keeper, sizeof(keeper));
 	if (rc == -1)
 		explain(res->message, sizeof(res->message), s->name, s->image,
 		    &r);
@@ -361,6 +387,7 @@ svc_seed(const struct sbx_config *cfg, const struct place *pl,
 
 	if (s->probe != PROBE_POSTGRES)
 		return;
+	(void)keeper_derive(cfg, t->password, r.keeper_pw);
 	/* A warm one's time is nobody's wait: its first reset's copy now. */
 	if (pl->seed == NULL || pl->seed[0] == '\0') {
 		if (pl->key == NULL)

@@ -34,6 +34,8 @@ struct run_spec {
 	const char		*pidfile;	/* podman writes the pid here */
 	unsigned		 port;		/* tcp: the loopback port to
 						 * publish, its guard laid */
+	bool			 keeper;	/* postgres: pass the keeper's
+						 * password (SBX_KEEPER_PASSWORD) */
 	const struct sbx_conn	*conn;		/* user, database, password */
 };
 

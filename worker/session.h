@@ -18,6 +18,11 @@
 #include "config.h"
 #include "job.h"
 
+/* sbx's own role on a postgres (images/postgres/entrypoint.sh), and
+ * the length of its password (hex). */
+#define KEEPER_ROLE	"sbx_keeper"
+#define KEEPER_PW_LEN	32
+
 /* Where and as whom a service is reached. */
 struct svc_reach {
 	const struct service_cfg *s;
@@ -28,12 +33,16 @@ struct svc_reach {
 	const char	*user;
 	const char	*password;
 	const char	*database;
+	/* postgres: the keeper's password as keeper_derive() makes it, or
+	 * "": the session reads keep/pg.secret, else connects as the agent */
+	char		 keeper_pw[KEEPER_PW_LEN + 1];
 };
 
-/* sbx's own role on a postgres (images/postgres/entrypoint.sh), and
- * the length of its password (hex). */
-#define KEEPER_ROLE	"sbx_keeper"
-#define KEEPER_PW_LEN	32
+/* keeper.c: the keeper's password for a postgres whose agent has
+ * password, from state_dir/keeper.key (made if missing); 0, or -1
+ * (logged) with out "". */
+int	keeper_derive(const struct sbx_config *, const char *password,
+	    char out[KEEPER_PW_LEN + 1]);
 
 /* The child's side: the reach, with the service as the child reaches
  * it (host: "/", its socket directory as its root, or "@sbx", its tcp

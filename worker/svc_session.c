@@ -326,6 +326,8 @@ session_child(const struct svc_reach *r, int sock, int logfd,
 		_exit(2);
 	alarm((unsigned)(left / 1000 + 1));
 	keeper_read(&e);
+	if (e.keeper_pw[0] == '\0' && r->keeper_pw[0] != '\0')
+		memcpy(e.keeper_pw, r->keeper_pw, sizeof(e.keeper_pw));
 	/* before the tenant's server sends a byte */
 	if (sc_install(&session_filter) == -1)
 		_exit(2);

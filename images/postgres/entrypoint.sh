@@ -12,13 +12,15 @@
 #    programs, read server files or change roles; scram-sha-256 password
 #    SBX_PASSWORD) and renames the prebuilt database "sbx" to SBX_DATABASE.
 #    The SQL travels on a pipe: the password is never in any argv, and
-#    log_min_error_statement=panic keeps it out of the log. With a socket
-#    directory, the same session creates the keeper role sbx_keeper, sbx's
+#    log_min_error_statement=panic keeps it out of the log. With a keeper's
+#    password, the same session creates the keeper role sbx_keeper, sbx's
 #    own (sbx-worker's pg_data.c): it owns the hand-out state and the
 #    snapshots, which the agent's role can neither alter, drop nor
 #    connect to; it is a member of SBX_USER (to swap the agent's database)
 #    and of pg_signal_backend (to end the agent's sessions), and the agent's
-#    role is no member of it. Its password, random, is written to
+#    role is no member of it. Its password is sbx's SBX_KEEPER_PASSWORD
+#    (derived from a key only the host's root reads: over tcp alone too),
+#    else random; with a socket directory it is written to
 #    SBX_SOCKET_DIR/keep/pg.secret (directory 0750, file 0640): only this
 #    uid and its group (sbx's data sessions) may read it, not the agent;
 # 3. exec the server as PID 1 (stop signal SIGINT: fast shutdown), with its
@@ -52,7 +54,8 @@ PGDATA=$RUNDIR/pgdata
 pw=${SBX_PASSWORD:-}
 user=${SBX_USER:-sbx}
 db=${SBX_DATABASE:-$user}
-unset SBX_PASSWORD	# the server does not inherit it
+keeper_pw=${SBX_KEEPER_PASSWORD:-}
+unset SBX_PASSWORD SBX_KEEPER_PASSWORD	# the server inherits neither
 
 ident_ok() {
 	case $1 in ''|*[!A-Za-z0-9_.-]*) return 1 ;; esac
@@ -74,8 +77,16 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
 
 	sock=${SBX_SOCKET_DIR:-}
-	kpw=
-	if [ -n "$sock" ]; then
+	# The keeper's password: sbx's (SBX_KEEPER_PASSWORD, derived from a
+	# key of the host's root alone reads), else one of ours where the
+	# socket directory can tell sbx (keep/pg.secret), else no keeper.
+	kpw=$keeper_pw
+	if [ -n "$kpw" ]; then
+		case $kpw in
+		*[!0-9a-f]*) die "SBX_KEEPER_PASSWORD is not lowercase hex" ;;
+		esac
+		[ ${#kpw} -eq 32 ] || die "SBX_KEEPER_PASSWORD is not 32 digits"
+	elif [ -n "$sock" ]; then
 		kpw=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 		[ ${#kpw} -eq 32 ] || die "no random bytes for the keeper"
 	fi
@@ -104,7 +115,7 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	    -c exit_on_error=on -c log_min_error_statement=panic \
 	    -c log_min_messages=warning postgres >/dev/null ||
 	    die "could not set up role $user and database $db"
-	if [ -n "$kpw" ]; then
+	if [ -n "$kpw" ] && [ -n "$sock" ]; then
 		mkdir -p "$sock/keep"
 		chmod 0750 "$sock/keep"
 		printf '%s\n' "$kpw" > "$sock/keep/pg.secret.tmp"

@@ -253,6 +253,17 @@ check "a table and a key, over tcp" test "$(tsql 'select count(*) from t')" = 1 
 check "reset answers ok" sbx_as $UA reset -a t1
 check "postgres is back as handed out" grep -q 'does not exist' <<<"$(tsql 'select count(*) from t')"
 check "redis is empty" test "$(trcli dbsize)" = 0
+# With no socket directory for keep/, the keeper's password is the
+# worker's (derived from a key of root's): the hand-out state is sbx's.
+next_copy() { [ "$(tsql "select count(*) from pg_database where datname = 'sbx_next_origin'")" = 1 ]; }
+check "tcp alone: the reset made its next copy" wait_for 20 next_copy
+check "tcp alone: the agent's role is no member of sbx_keeper" test "$(tsql "select pg_has_role(current_user, 'sbx_keeper', 'member')")" = f
+check "tcp alone: ALTER DATABASE sbx_next_origin is refused" grep -q "must be owner" <<<"$(tsql 'ALTER DATABASE sbx_next_origin ALLOW_CONNECTIONS true')"
+check "tcp alone: DROP DATABASE sbx_next_origin is refused" grep -q "must be owner" <<<"$(tsql 'DROP DATABASE sbx_next_origin')"
+tsql "create table t2 (v int)" >/dev/null
+sbx_as $UA reset -a t1 >/dev/null 2>&1
+check "tcp alone: the next reset is as handed out" grep -q 'does not exist' <<<"$(tsql 'select count(*) from t2')"
+check "tcp alone: the agent's role owns its database" test "$(tsql "select pg_get_userbyid(datdba) from pg_database where datname = current_database()")" = sbx
 
 echo "# a seed that fails"
 err=$(err_of $UA request -a r3 -p bad postgres)

@@ -129,6 +129,27 @@ Test(argv, every_container_is_confined)
 	}
 }
 
+/* The keeper's password is named, its value left to the environment. */
+Test(argv, a_postgres_is_given_its_keeper_by_name_only)
+{
+	struct run_spec sp = { .uid = 1000, .agent = "a1", .project = "demo",
+	    .name = "sbx-1000-a1-postgres",
+	    .sockdir = "/run/sbx/1000/a1/postgres", .conn = &conn,
+	    .idmap_uid = 2147549184u, .port = 40123, .keeper = true };
+	struct argv_buf a;
+	size_t i;
+
+	svc.transport = TRANSPORT_TCP;
+	rt_argv_run(&a, &cfg, &svc, &sp);
+	cr_assert_eq(a.overflow, 0);
+	cr_assert(has(&a, "--env=SBX_KEEPER_PASSWORD"));
+	for (i = 0; i < a.n; i++)
+		cr_assert_null(strstr(a.v[i], "SBX_KEEPER_PASSWORD="),
+		    "a value in argv[%zu]: %s", i, a.v[i]);
+	build(&a, TRANSPORT_TCP);
+	cr_assert_not(has(&a, "--env=SBX_KEEPER_PASSWORD"), "only asked");
+}
+
 Test(argv, unix_has_no_network_and_its_socket_directory)
 {
 	struct argv_buf a;

@@ -571,3 +571,104 @@ Test(keeper_pw, refuses_anything_else)
 	cr_assert_eq(keeper_pw_parse("0123456789abcdef0123456789abcdef",
 	    32, small, sizeof(small)), -1);
 }
+
+/* ---- keeper_derive: the keeper's password, from root's key ------------- */
+
+/* A state_dir of the test's own. */
+static void
+keeper_dir(struct sbx_config *cfg)
+{
+	char tmpl[] = "/tmp/sbx-keeper.XXXXXX";
+
+	memset(cfg, 0, sizeof(*cfg));
+	cr_assert_not_null(mkdtemp(tmpl));
+	strlcpy(cfg->state_dir, tmpl, sizeof(cfg->state_dir));
+}
+
+static void
+keeper_dir_rm(const struct sbx_config *cfg)
+{
+	char cmd[sizeof(cfg->state_dir) + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cfg->state_dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static bool
+lower_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return false;
+	return s[n] == '\0';
+}
+
+Test(keeper, the_same_for_a_password_another_for_another)
+{
+	struct sbx_config cfg;
+	char a[KEEPER_PW_LEN + 1], b[KEEPER_PW_LEN + 1], c[KEEPER_PW_LEN + 1];
+	char key[sizeof(cfg.state_dir) + 16];
+	struct stat st;
+
+	keeper_dir(&cfg);
+	cr_assert_eq(keeper_derive(&cfg, "pw-one", a), 0);
+	cr_assert(lower_hex(a, KEEPER_PW_LEN), "%s", a);
+	cr_assert_eq(keeper_derive(&cfg, "pw-one", b), 0);
+	cr_assert_str_eq(a, b, "the key is made once, then read");
+	cr_assert_eq(keeper_derive(&cfg, "pw-two", c), 0);
+	cr_assert_str_neq(a, c);
+	cr_assert_str_neq(a, "pw-one");
+	snprintf(key, sizeof(key), "%s/keeper.key", cfg.state_dir);
+	cr_assert_eq(stat(key, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
+	cr_assert_eq(st.st_size, 32);
+	keeper_dir_rm(&cfg);
+}
+
+/* Another key, another password: the key is what the agent lacks. */
+Test(keeper, a_new_key_gives_other_passwords)
+{
+	struct sbx_config c1, c2;
+	char a[KEEPER_PW_LEN + 1], b[KEEPER_PW_LEN + 1];
+
+	keeper_dir(&c1);
+	keeper_dir(&c2);
+	cr_assert_eq(keeper_derive(&c1, "pw", a), 0);
+	cr_assert_eq(keeper_derive(&c2, "pw", b), 0);
+	cr_assert_str_neq(a, b);
+	keeper_dir_rm(&c1);
+	keeper_dir_rm(&c2);
+}
+
+/* A key file that is a link, too short, or readable by others is no key:
+ * nothing derived, nothing followed or replaced. */
+Test(keeper, an_unsound_key_file_is_refused)
+{
+	struct sbx_config cfg;
+	char out[KEEPER_PW_LEN + 1], key[sizeof(cfg.state_dir) + 16];
+	char other[sizeof(cfg.state_dir) + 16];
+	int fd;
+
+	keeper_dir(&cfg);
+	snprintf(key, sizeof(key), "%s/keeper.key", cfg.state_dir);
+	snprintf(other, sizeof(other), "%s/elsewhere", cfg.state_dir);
+	fd = open(other, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "0123456789abcdef0123456789abcdef", 32), 32);
+	close(fd);
+	cr_assert_eq(symlink(other, key), 0);
+	cr_assert_eq(keeper_derive(&cfg, "pw", out), -1, "a link");
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(unlink(key), 0);
+	cr_assert_eq(link(other, key), 0);
+	cr_assert_eq(chmod(key, 0644), 0);
+	cr_assert_eq(keeper_derive(&cfg, "pw", out), -1, "readable by others");
+	cr_assert_eq(chmod(key, 0600), 0);
+	cr_assert_eq(truncate(key, 16), 0);
+	cr_assert_eq(keeper_derive(&cfg, "pw", out), -1, "too short");
+	cr_assert_str_eq(out, "");
+	keeper_dir_rm(&cfg);
+}
