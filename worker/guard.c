@@ -24,8 +24,11 @@
  * its own proxy and NAT: no rule is made there, and the monitor says so
  * at start.
  */
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <netinet/in.h>
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +99,7 @@ static int port_ruled(unsigned);
  * removed without its monitor would refuse the new owner, never let
  * another uid in.
  */
-int
+static int
 guard_port(const struct sbx_config *cfg, unsigned *port)
 {
 	int tries, r;
@@ -173,7 +176,7 @@ rule_run(const struct rule *ru, const char *verb, bool quiet)
 	return iptables(argv, &r);
 }
 
-int
+static int
 guard_add(const struct sbx_config *cfg, const char *note, unsigned port,
     uid_t owner, uid_t prober)
 {
@@ -183,6 +186,32 @@ guard_add(const struct sbx_config *cfg, const char *note, unsigned port,
 		return 0;
 	rule_make(&r, note, port, owner, prober);
 	return rule_run(&r, "-A", false);
+}
+
+/*
+ * A port for a new container, its rule added: picked and ruled under one
+ * lock of the host's (state_dir's, root's alone), so that two services
+ * starting at once never pick the same port: the second sees the first's
+ * rule, which is there before either binds.
+ */
+int
+guard_open(const struct sbx_config *cfg, const char *note, uid_t owner,
+    uid_t prober, unsigned *port)
+{
+	int lock, rc = -1;
+
+	if ((lock = open(cfg->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || flock(lock, LOCK_EX) == -1) {
+		log_warn("guard: the lock of %s", cfg->state_dir);
+		if (lock != -1)
+			close(lock);
+		return -1;
+	}
+	if (guard_port(cfg, port) == 0 &&
+	    guard_add(cfg, note, *port, owner, prober) == 0)
+		rc = 0;
+	close(lock);
+	return rc;
 }
 
 /* One rule as a line of iptables-restore's input: VERB and its words. */

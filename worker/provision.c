@@ -309,8 +309,11 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 		if ((rc = run_logged(a.v, envp, deadline, full->password,
 		    &r)) == 0)
 			break;
+		/* a tcp port was free and ruled (guard_open): in use now,
+		 * another process took it, and the start fails rather than
+		 * remove the key's other services, starting beside it */
 		if (strstr(r.err, "address already in use") != NULL &&
-		    pl->key != NULL)
+		    pl->key != NULL && !(s->transport & TRANSPORT_TCP))
 			remove_key(cfg, pl->key, deadline, &r);
 		else if (strstr(r.err, "is already in use") != NULL)
 			remove_storage(cfg, name, deadline);
@@ -350,7 +353,7 @@ prober_ids(const struct place *pl, uid_t *uid, gid_t *gid)
  * rule goes with the container: by key, or by warm slot.
  */
 static int
-guard_open(const struct sbx_config *cfg, const struct place *pl,
+port_open(const struct sbx_config *cfg, const struct place *pl,
     const struct service_cfg *s, uid_t prober, unsigned *port,
     struct svc_result *res)
 {
@@ -364,8 +367,8 @@ guard_open(const struct sbx_config *cfg, const struct place *pl,
 		    s->name);
 	else
 		guard_note_pool(note, sizeof(note), s->name, pl->warm);
-	if (guard_port(cfg, port) == -1 || guard_add(cfg, note, *port,
-	    pl->key != NULL ? pl->key->uid : GUARD_NO_OWNER, prober) == -1) {
+	if (guard_open(cfg, note, pl->key != NULL ? pl->key->uid :
+	    GUARD_NO_OWNER, prober, port) == -1) {
 		snprintf(res->message, sizeof(res->message), "%s: cannot keep "
 		    "other users off its port (see the monitor's log).",
 		    s->name);
@@ -429,7 +432,7 @@ svc_start(const struct sbx_config *cfg, const struct place *pl,
 		return;
 	}
 	if (place_name(pl, s->name, name, sizeof(name)) == -1 ||
-	    guard_open(cfg, pl, s, uid, &port, res) == -1 ||
+	    port_open(cfg, pl, s, uid, &port, res) == -1 ||
 	    run_container(cfg, pl, s, &full, name, port, run_deadline,
 	    res) == -1 || (read_pidfile(cfg, s, name, res) == -1 &&
 	    inspect(cfg, s, name, run_deadline, res) == -1))

@@ -75,9 +75,8 @@ struct guard_want {
 void	guard_note_key(char *, size_t, uid_t, const char *agent,
 	    const char *service);
 void	guard_note_pool(char *, size_t, const char *service, unsigned slot);
-int	guard_port(const struct sbx_config *, unsigned *);
-int	guard_add(const struct sbx_config *, const char *note, unsigned port,
-	    uid_t owner, uid_t prober);
+int	guard_open(const struct sbx_config *, const char *note, uid_t owner,
+	    uid_t prober, unsigned *port);
 struct guard_hand {
 	const char	*service;
 	unsigned	 slot, port;	/* the warm slot, the loopback port */
