@@ -91,7 +91,7 @@ check "A's redis is the warm one, on its port ($aport)" test "$aport" = "$rport"
 check "A's REDIS_URL is redis://default:…@127.0.0.1:$rport/0" bash -c "[[ '$url' == redis://default:*@127.0.0.1:$rport/0 ]]"
 check "A reaches its redis with the printed URL, at once" test "$(runuser -u $UA -- redis-cli -u "$url" --no-auth-warning ping 2>&1)" = PONG
 dburl=$(sed -n "s/^export DATABASE_URL=//p" <<<"$envA" | tr -d "'")
-check "A reaches its postgres with the printed DATABASE_URL" test "$(runuser -u $UA -- psql "$dburl" -tAc 'select 40+2' 2>&1)" = 42
+check "A reaches its postgres with the printed DATABASE_URL" test "$(cd / && runuser -u $UA -- psql "$dburl" -tAc 'select 40+2' 2>&1)" = 42
 out=$(runuser -u $UB -- redis-cli -u "$url" --no-auth-warning ping 2>&1)
 check "B cannot reach A's redis, even with A's URL ($out)" lacks PONG "$out"
 check "one rule for A's redis port, the owner's" test "$(rules_of "$rport")" -eq 1 -a \

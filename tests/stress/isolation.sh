@@ -235,7 +235,7 @@ pgport=$(pgv PORT "$envT") pgpw=$(pgv PASSWORD "$envT")
 # come through the runtime's port forwarding, some 10 a second.
 runuser -u $UA -- python3 "$WORK/flood.py" "$pgport" 260 120 > "$WORK/hold.out" 2>&1 &
 hold=$!
-login_as_a() { runuser -u $UA -- env PGPASSWORD="$pgpw" PGCONNECT_TIMEOUT=3 psql -X -h 127.0.0.1 -p "$pgport" -U sbx -d sbx -tAc 'select 40+2' 2>&1; }
+login_as_a() ( cd / && runuser -u $UA -- env PGPASSWORD="$pgpw" PGCONNECT_TIMEOUT=3 psql -X -h 127.0.0.1 -p "$pgport" -U sbx -d sbx -tAc 'select 40+2' 2>&1 )
 full() { grep -q "too many clients" <<<"$(login_as_a)"; }
 wait_for 90 full
 check "A's own connections take every slot: no login gets through" full
