@@ -47,16 +47,12 @@ sc_list_find(const char *role)
 }
 
 static int
-add_allow(scmp_filter_ctx ctx, const char *role, const char *name, int nr)
+add_allow(scmp_filter_ctx ctx, const char *name, int nr)
 {
-	/* The prober's one socket per attempt: loopback TCP or Unix. A
-	 * session's: Unix alone (its tcp service is reached through a
-	 * relay's abstract socket, svc_session.c). */
+	/* The prober's and a session's: Unix alone (a tcp service is
+	 * reached through a relay's abstract socket, relay.c). */
 	if (!strcmp(name, "socket"))
-		return (strcmp(role, "session") != 0 &&
-		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-		    SCMP_A0(SCMP_CMP_EQ, AF_INET))) ||
-		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	/* The broker's spares: a private pair each, nothing reachable. */
 	if (!strcmp(name, "socketpair"))
@@ -76,7 +72,7 @@ add_allow(scmp_filter_ctx ctx, const char *role, const char *name, int nr)
 	if (!strcmp(name, "prctl"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS));
-	/* Two read-only options: SO_ERROR (the probe's connect) and
+	/* Two read-only options: SO_ERROR (libpq's connect) and
 	 * SO_PEERCRED (the broker's audit uid); rules for one call OR. */
 	if (!strcmp(name, "getsockopt"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
@@ -129,7 +125,7 @@ build(const char *role, int deny)
 			    strstr(l->rules[i].name, "key") ? ENOSYS : EPERM),
 			    nr, 0);
 		else
-			rc = add_allow(ctx, role, l->rules[i].name, nr);
+			rc = add_allow(ctx, l->rules[i].name, nr);
 		if (rc != 0) {
 			log_warnx("seccomp %s: rule %s: %s", role,
 			    l->rules[i].name, strerror(-rc));

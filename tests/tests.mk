@@ -32,7 +32,7 @@ test_brokerlog_SRC = tests/unit/test_brokerlog.c worker/brokerlog.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
-test_probe_SRC    = tests/unit/test_probe.c worker/probe.c shared/drop.c \
+test_probe_SRC    = tests/unit/test_probe.c worker/probe.c worker/relay.c shared/drop.c \
 		    shared/scfilter.c
 test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind.c \
 		    monitor/reload.c monitor/results.c monitor/adopt_check.c \
@@ -41,7 +41,7 @@ test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind
 test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c worker/keeper.c worker/data.c worker/snaps.c worker/pg_data.c \
-		    worker/redis_data.c worker/svc_session.c worker/seed.c worker/pq.c \
+		    worker/redis_data.c worker/svc_session.c worker/relay.c worker/seed.c worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
 		    shared/job.c shared/scfilter.c shared/service.c

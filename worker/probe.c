@@ -1,23 +1,27 @@
 /*
  * probe.c - is the service really answering?
- * runs in: the prober, forked from a worker (a uid of the sandbox's own, not dumpable, probe allowlist)
+ * runs in: the prober, forked from a worker (a uid of the sandbox's own, its
+ * own network and root, not dumpable, probe allowlist)
  *
  * A published port accepts TCP before the service does (the runtime's
  * proxy, or postgres's temporary init server), so readiness is judged at
  * protocol level: postgres must answer a v3 startup message with an
  * authentication request, redis must answer AUTH + PING with +OK +PONG.
  * The bytes read come from a tenant's container, so the prober is a fork
- * that drops to a uid no other process of the host has (the top of the
+ * that, while root, leaves the host's network for a namespace of its own
+ * and takes the socket's directory as its root (drop.c's drop_network:
+ * no other address, no other socket path, as the session child), then
+ * drops to a uid no other process of the host has (the top of the
  * service's own host uid range, which its image never uses: rt_worker.c),
- * is made non-dumpable (checked), and loads the probe filter first. A Unix
- * socket lies in a directory only its owner and root may enter: the
- * prober changes into it while still root, and connects by the socket's
- * name relative to that working directory once it is unprivileged.
+ * is made non-dumpable (checked), and loads the probe filter first. A
+ * tcp service is reached through a relay (relay.c) on the namespace's one
+ * abstract address. Its stdio is /dev/null: the verdict is its exit
+ * status, and a prober the service's bytes subverted writes nothing a
+ * log or a parent reads.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,56 +37,35 @@
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
+#include "relay.h"
 #include "scfilter.h"
 
 #define ATTEMPT_MS	1000
 #define PAUSE_MS	10	/* between readiness attempts; a by-hand poll uses 10 too */
 
-static int
-connect_loopback(uint16_t port, int64_t deadline)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-	    .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(int);
-	int fd, err = 0;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
-		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		int64_t left = deadline - now_ms();
-
-		if (errno != EINPROGRESS || left <= 0 ||
-		    poll(&pfd, 1, (int)left) != 1 ||
-		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1 ||
-		    err != 0) {
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
-}
-
 /*
- * The socket in the working directory (see prober()). Non-blocking, as
- * the loopback one: a service that accepts and never answers must not
- * hold the prober past its deadline (iox.c's reads wait only on EAGAIN).
- * A Unix connect is made in the call, or fails with EAGAIN when the
- * backlog is full: the next attempt tries again.
+ * The service's socket in the prober's root, or its relay's abstract
+ * address (see prober()). Non-blocking: a service that accepts and never
+ * answers must not hold the prober past its deadline (iox.c's reads wait
+ * only on EAGAIN). A Unix connect is made in the call, or fails with
+ * EAGAIN when the backlog is full: the next attempt tries again.
  */
 static int
-connect_cwd_unix(const char *name)
+connect_unix(const struct probe_target *t)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	socklen_t len = sizeof(sun);
 	int fd;
 
-	if (strlcpy(sun.sun_path, name, sizeof(sun.sun_path)) >=
-	    sizeof(sun.sun_path) ||
-	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	if (t->dir == NULL)
+		len = relay_addr(&sun, t->port);
+	else if (strlcpy(sun.sun_path, t->socket_name, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path))
+		return -1;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	if (connect(fd, (struct sockaddr *)&sun, len) == -1) {
 		close(fd);
 		return -1;
 	}
@@ -156,14 +139,43 @@ probe_once(const struct probe_target *t, int64_t deadline)
 
 	if (until > deadline)
 		until = deadline;
-	if ((fd = t->dir != NULL ? connect_cwd_unix(t->socket_name) :
-	    connect_loopback(t->port, until)) == -1)
+	if ((fd = connect_unix(t)) == -1)
 		return -1;
 	if (t->kind == PROBE_POSTGRES)
 		rc = probe_postgres(fd, t, until);
 	else if (t->kind == PROBE_REDIS)
 		rc = probe_redis(fd, t, until);
 	close(fd);
+	return rc;
+}
+
+/*
+ * While root: a network namespace of the prober's own, with the socket's
+ * directory as its root (an empty one and a relay for tcp, as uid:gid),
+ * then stdio onto /dev/null.
+ */
+static int
+isolate(const struct probe_target *t, uid_t uid, gid_t gid)
+{
+	int dir = -1, hostns = -1, null, rc = -1;
+
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		return -1;
+	if (t->dir != NULL ? (dir = open(t->dir, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1 : (hostns =
+	    open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
+		log_warn("probe: %s", t->dir != NULL ? t->dir :
+		    "the host's network");
+	else if ((rc = drop_network(dir)) == 0 && hostns != -1)
+		rc = relay_start(t->port, hostns, uid, gid);
+	if (dir != -1)
+		close(dir);
+	if (hostns != -1)
+		close(hostns);
+	if (rc == 0 && (dup2(null, STDIN_FILENO) == -1 ||
+	    dup2(null, STDOUT_FILENO) == -1 || dup2(null, STDERR_FILENO) == -1))
+		rc = -1;
+	close(null);
 	return rc;
 }
 
@@ -181,7 +193,7 @@ prober(const struct probe_target *t, uid_t uid, gid_t gid, int64_t deadline,
 	 * The parent-death signal comes after the uid change, which clears
 	 * it: a prober never outlives the process waiting for it. */
 	closefrom(3);
-	if ((t->dir != NULL && chdir(t->dir) == -1) ||
+	if (isolate(t, uid, gid) == -1 ||
 	    drop_to_ids(uid, gid, NULL) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
 	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 ||

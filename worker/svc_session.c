@@ -11,15 +11,15 @@
  * a namespace of its own (no address, none of the host's abstract Unix
  * sockets) and takes the service's socket directory as its root (no
  * socket path outside it: not the agent socket, not another tenant's;
- * drop.c's drop_network). A tcp service is reached through a relay, a
- * process forked before the drop that goes back to the host's network
+ * drop.c's drop_network). A tcp service is reached through a relay
+ * (relay.c), forked before the drop: it goes back to the host's network
  * and joins each connection on the child's one abstract address to
- * 127.0.0.1 at the published port, which the guard opens to that uid
- * (guard.c); it passes bytes on unread. The child then drops to the top
- * uid of the sandbox's range, with the group of that directory (the
- * container's own: it may enter the keeper's directory there, keep/,
- * which the agent's uid may not; it cannot ptrace or signal the
- * container's processes, another uid), and makes itself not dumpable
+ * 127.0.0.1 at the published port; it passes bytes on unread. The
+ * child then drops to the top uid of the sandbox's range, with the
+ * group of that directory (the container's own: it may enter the
+ * keeper's directory there, keep/, which the agent's uid may not; it
+ * cannot ptrace or signal the container's processes, another uid), and
+ * makes itself not dumpable
  * (checked: no process of that uid may ptrace it or read the password it
  * holds). An alarm ends the child at its deadline, whatever libpq or
  * hiredis wait for. Before it reads a byte of the server's, the child
@@ -36,11 +36,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sched.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +51,7 @@
 #include "iox.h"
 #include "log.h"
 #include "pq.h"
+#include "relay.h"
 #include "scfilter.h"
 #include "session.h"
 
@@ -63,9 +60,6 @@
 #define CONNECT_S	"10"	/* libpq's connect_timeout, seconds */
 #define KEEP_PG		"keep/pg.secret"	/* in the socket directory */
 #define KEEP_REDIS	"keep/redis.sock"
-/* A tcp service's relay, in the child's own network namespace: libpq's
- * host "@" RELAY_HOST is the abstract name RELAY_HOST/.s.PGSQL.<port>. */
-#define RELAY_HOST	"sbx"
 #define SESSION_IDENT	"sbx-session"
 /* What the worker relays of a child's stderr, at most. */
 #define RELAY_LINES	32
@@ -93,120 +87,6 @@ session_text(char *dst, size_t cap, const char *src)
  * for its own (libseccomp's build would cost each child more than the
  * install). */
 static struct sc_prog session_filter;
-
-/* The abstract address of a tcp service's relay, for port; its length. */
-static socklen_t
-relay_addr(struct sockaddr_un *a, unsigned port)
-{
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
-	    RELAY_HOST "/.s.PGSQL.%u", port);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-	    strlen(a->sun_path + 1));
-}
-
-/* n bytes of buf to fd, blocking; 0 or -1. */
-static int
-put_all(int fd, const char *buf, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0)
-		if ((w = write(fd, buf, n)) > 0) {
-			buf += w;
-			n -= (size_t)w;
-		} else if (w == -1 && errno != EINTR)
-			return -1;
-	return 0;
-}
-
-/* Bytes both ways between the child's connection and the service's,
- * unread: each end's EOF is passed on, and the copy ends when both
- * have ended or either fails. */
-static void
-relay_copy(int a, int b)
-{
-	struct pollfd p[2] = { { .fd = a, .events = POLLIN },
-	    { .fd = b, .events = POLLIN } };
-	int fd[2] = { a, b }, i, open = 2;
-	char buf[16384];
-	ssize_t n;
-
-	while (open > 0) {
-		if (poll(p, 2, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		for (i = 0; i < 2; i++) {
-			if (p[i].fd == -1 || p[i].revents == 0)
-				continue;
-			if ((n = read(fd[i], buf, sizeof(buf))) > 0) {
-				if (put_all(fd[1 - i], buf, (size_t)n) == -1)
-					return;
-			} else if (n == 0) {
-				(void)shutdown(fd[1 - i], SHUT_WR);
-				p[i].fd = -1;
-				open--;
-			} else if (errno != EINTR)
-				return;
-		}
-	}
-}
-
-/*
- * A tcp service's relay: the session child lives in a network namespace
- * of its own, where 127.0.0.1 is nobody's, so a process forked from it
- * goes back to the host's (hostns), drops to the child's uid and group,
- * and joins each connection on l, the child's only reachable address, to
- * 127.0.0.1 at the service's port. It reads nothing of the bytes it
- * passes on; it dies with the child.
- */
-static int
-relay_start(const struct svc_reach *r, int hostns, gid_t gid)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-	    .sin_port = htons(r->port),
-	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sockaddr_un a;
-	socklen_t len = relay_addr(&a, r->port);
-	pid_t child = getpid(), pid;
-	int l, c, t;
-
-	if ((l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    bind(l, (struct sockaddr *)&a, len) == -1 || listen(l, 4) == -1 ||
-	    (pid = fork()) == -1)
-		return -1;
-	if (pid > 0) {
-		close(l);
-		return 0;
-	}
-	if (setns(hostns, CLONE_NEWNET) == -1 ||
-	    drop_to_ids(r->uid, gid, NULL) == -1 ||
-	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
-	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
-	    getppid() != child)
-		_exit(2);
-	close(hostns);
-	for (;;) {
-		if ((c = accept4(l, NULL, NULL, SOCK_CLOEXEC)) == -1) {
-			if (errno == EINTR)
-				continue;
-			_exit(1);
-		}
-		if ((t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) !=
-		    -1 && connect(t, (struct sockaddr *)&sin,
-		    sizeof(sin)) == 0)
-			relay_copy(c, t);
-		else
-			log_warn("%s: relay: 127.0.0.1:%u", r->s->name,
-			    (unsigned)r->port);
-		if (t != -1)
-			close(t);
-		close(c);
-	}
-}
 
 /* stdin from /dev/null, stdout and stderr onto the pipe the worker reads
  * (never the monitor's log stream), and this process's lines there. */
@@ -299,7 +179,7 @@ isolate(const struct svc_reach *r, gid_t *gid)
 	if (dir != -1)
 		close(dir);
 	if (rc == 0 && r->dir == NULL)
-		rc = relay_start(r, hostns, *gid);
+		rc = relay_start(r->port, hostns, r->uid, *gid);
 	if (hostns != -1)
 		close(hostns);
 	return rc;

@@ -11,12 +11,14 @@
  *
  *   broker   drop_to_ids(nobody's ids), sc_load_allow("broker")
  *   child    the broker's, then sc_load_allow("child") stacked on it
- *   probe    drop_to_ids(nobody's ids), sc_load_allow("probe")
+ *   probe    drop_network (a network namespace and a root of its own),
+ *            drop_to_ids(nobody's ids), sc_load_allow("probe"); its
+ *            unfiltered column is the uid drop alone
  *   runtime  root, sc_load_deny("runtime") (the worker's deny list)
  *   session  drop_network (a network namespace and a root of its own),
  *            drop_to_ids(nobody's ids), the worker's deny list, then
  *            sc_load_allow("session") (a worker's session child); its
- *            unfiltered column is the drop alone
+ *            unfiltered column is the uid drop alone
  *
  * Each check is a raw syscall(2) with harmless arguments (a libc wrapper
  * may make another syscall than the one named). The filtered process must
@@ -326,7 +328,7 @@ static const struct check checks[] = {
 	{ "clone(NEWUSER)",	c_clone_userns,	{ K, K, K, OK, K } },
 	{ "clone(NEWNET)",	c_clone_netns,	{ K, K, K, OK, K } },
 	{ "clone3",		c_clone3,	{ E_NOSYS, E_NOSYS, E_NOSYS, S, E_NOSYS } },
-	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, OK, OK, K } },
+	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, K, OK, K } },
 	{ "socket(AF_INET6)",	c_sock_inet6,	{ K, K, K, OK, K } },
 	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, OK, OK, OK } },
 	{ "socket(AF_NETLINK)",	c_sock_netlink,	{ K, K, K, OK, K } },
@@ -335,11 +337,12 @@ static const struct check checks[] = {
 	{ "bind",		c_bind,		{ K, K, K, S, K } },
 	{ "listen",		c_listen,	{ K, K, K, S, K } },
 	{ "connect",		c_connect,	{ K, K, S, S, S } },
-	/* a session reaches its own service alone: not another port, not
-	 * another Unix socket by path or in the abstract namespace */
-	{ "connect(127.0.0.1)",	c_reach_inet,	{ K, K, OK, OK, U } },
-	{ "connect(unix path)",	c_reach_path,	{ K, K, OK, OK, U } },
-	{ "connect(abstract)",	c_reach_abstract, { K, K, OK, OK, U } },
+	/* a prober and a session reach their own service alone: not
+	 * another port, not another Unix socket by path or in the abstract
+	 * namespace */
+	{ "connect(127.0.0.1)",	c_reach_inet,	{ K, K, U, OK, U } },
+	{ "connect(unix path)",	c_reach_path,	{ K, K, U, OK, U } },
+	{ "connect(abstract)",	c_reach_abstract, { K, K, U, OK, U } },
 	{ "prctl(NO_NEW_PRIVS)", c_prctl_nnp,	{ OK, K, K, OK, K } },
 	{ "prctl(SET_DUMPABLE)", c_prctl_dump,	{ K, K, K, OK, K } },
 	{ "kexec_load",		c_kexec_load,	{ K, K, K, E_PERM, K } },
@@ -383,7 +386,7 @@ static const struct check checks[] = {
 	{ "mmap+munmap",	c_mmap,		{ OK, OK, OK, OK, OK } },
 	{ "nanosleep",		c_nanosleep,	{ K, K, OK, OK, OK } },
 	{ "close(bad fd)",	c_close_bad,	{ S, S, S, S, S } },
-	{ "fcntl",		c_fcntl,	{ S, S, S, S, S } },
+	{ "fcntl",		c_fcntl,	{ S, S, K, S, S } },
 	{ "sendto",		c_sendto,	{ S, K, S, S, S } },
 	{ "recvfrom",		c_recvfrom,	{ K, K, S, S, S } },
 	{ "sendmsg",		c_sendmsg,	{ S, S, K, S, K } },
@@ -395,8 +398,8 @@ static const struct check checks[] = {
 	{ "madvise",		c_madvise,	{ OK, OK, K, OK, OK } },
 	{ "rt_sigprocmask",	c_sigprocmask,	{ OK, OK, K, OK, K } },
 	{ "gettid",		c_gettid,	{ OK, OK, K, OK, K } },
-	{ "getsockopt(SO_ERROR)", c_getsockopt,	{ S, K, S, S, S } },
-	{ "getsockopt(SO_PEERCRED)", c_getsockopt_cred, { S, K, S, S, S } },
+	{ "getsockopt(SO_ERROR)", c_getsockopt,	{ S, K, K, S, S } },
+	{ "getsockopt(SO_PEERCRED)", c_getsockopt_cred, { S, K, K, S, S } },
 	{ "getsockopt(SO_RCVBUF)", c_getsockopt_other, { K, K, K, S, K } },
 	/* what the broker may do and its child may not */
 	{ "accept4",		c_accept4,	{ S, K, K, S, K } },
@@ -411,8 +414,9 @@ static const struct check checks[] = {
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
 
-/* The runner's listeners, which every role but the session's reaches
- * (the broker's and its child's have no socket at all). */
+/* The runner's listeners, which the unfiltered roles reach and the
+ * prober and the session do not (the broker's and its child's have no
+ * socket at all). */
 static int
 listeners(void)
 {
@@ -455,9 +459,11 @@ become(int role, int filtered)
 
 	if (role != RUNTIME && user_ids("nobody", &uid, &gid) == -1)
 		return -1;
-	/* a session child leaves the host's network and file system while
-	 * root (svc_session.c): part of its confinement, not its set-up */
-	if (role == SESSION && filtered && drop_network(-1) == -1)
+	/* a prober and a session child leave the host's network and file
+	 * system while root (probe.c, svc_session.c): part of their
+	 * confinement, not their set-up */
+	if ((role == PROBE || role == SESSION) && filtered &&
+	    drop_network(-1) == -1)
 		return -1;
 	if (role != RUNTIME && drop_to_ids(uid, gid, NULL) == -1)
 		return -1;

@@ -1,8 +1,11 @@
 /*
- * test_probe.c - the readiness prober (privsep/probe.c) against a Unix
+ * test_probe.c - the readiness prober (worker/probe.c) against a Unix
  * listener of the test's own that accepts nothing and answers nothing, as
  * a service that hangs would: the prober gives up at its deadline, holds
- * none of its parent's descriptors, and dies with its parent.
+ * none of its parent's descriptors, has a network and a root of its own
+ * and stdio on /dev/null, and dies with its parent. Against listeners
+ * that answer as redis does, on a Unix socket and on 127.0.0.1 (through
+ * its relay, worker/relay.c), it says ready.
  *
  * The prober drops to a uid of its own, so these need root: as anyone
  * else they are skipped.
@@ -10,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +121,18 @@ prober_of(pid_t parent)
 	return (pid_t)pid;
 }
 
+/* Where a process's link in /proc/<pid>/ points, in out. */
+static void
+proc_link(pid_t pid, const char *name, char *out, size_t cap)
+{
+	char path[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	len = readlink(path, out, cap - 1);
+	out[len > 0 ? len : 0] = '\0';
+}
+
 /* How many pipes a process holds past stdio, or -1 until it is
  * confined (the last step of its set-up). */
 static int
@@ -177,6 +193,25 @@ Test(probe, the_prober_holds_none_of_its_parents_pipes_and_dies_with_it,
 	for (i = 0; i < 500 && (pipes = pipes_of(prober)) == -1; i++)
 		usleep(10000);
 	cr_assert_eq(pipes, 0, "the prober holds %d pipes", pipes);
+	{
+		char mine[64], its[64];
+		int fd;
+
+		proc_link(getpid(), "ns/net", mine, sizeof(mine));
+		proc_link(prober, "ns/net", its, sizeof(its));
+		cr_assert(mine[0] != '\0' && strcmp(mine, its) != 0,
+		    "the prober is in the host's network (%s)", its);
+		proc_link(prober, "root", its, sizeof(its));
+		cr_assert_str_eq(its, dir, "its root is %s", its);
+		for (fd = 0; fd < 3; fd++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "fd/%d", fd);
+			proc_link(prober, name, its, sizeof(its));
+			cr_assert_str_eq(its, "/dev/null", "its fd %d is %s",
+			    fd, its);
+		}
+	}
 
 	cr_assert_eq(kill(parent, SIGKILL), 0);
 	cr_assert_eq(waitpid(parent, NULL, 0), parent);
@@ -186,4 +221,69 @@ Test(probe, the_prober_holds_none_of_its_parents_pipes_and_dies_with_it,
 	    "status %#x", status);
 	close(p[0]);
 	close(p[1]);
+}
+
+/* A process that answers every connection on l as a ready redis does
+ * (whatever was asked); killed by the caller. */
+static pid_t
+serve_redis(int l)
+{
+	static const char ready[] = "+OK\r\n+PONG\r\n";
+	pid_t pid;
+	char buf[512];
+	int c;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	for (;;) {
+		if ((c = accept(l, NULL, NULL)) == -1)
+			_exit(1);
+		if (read(c, buf, sizeof(buf)) > 0)
+			(void)!write(c, ready, sizeof(ready) - 1);
+		close(c);
+	}
+}
+
+static enum probe_verdict
+probe_served(struct probe_target *t, int l)
+{
+	enum probe_verdict v;
+	pid_t server;
+
+	cr_assert_neq(server = serve_redis(l), -1);
+	v = probe_ready(t, PROBER_UID, PROBER_UID, now_ms() + 5000);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	return v;
+}
+
+Test(probe, a_redis_that_answers_on_its_socket_is_ready, .timeout = 20)
+{
+	struct probe_target t = silent;
+
+	need_root();
+	SKIP_UNDER_ASAN();
+	t.dir = dir;
+	cr_assert_eq(probe_served(&t, lsock), PROBE_READY);
+}
+
+/* From its own network, where 127.0.0.1 is nobody's: through the relay. */
+Test(probe, a_redis_that_answers_on_loopback_is_ready_through_the_relay,
+    .timeout = 20)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	struct probe_target t = silent;
+	int l;
+
+	need_root();
+	SKIP_UNDER_ASAN();
+	cr_assert_neq(l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), -1);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	cr_assert_eq(getsockname(l, (struct sockaddr *)&sin, &len), 0);
+	cr_assert_eq(listen(l, 8), 0);
+	t.port = ntohs(sin.sin_port);
+	cr_assert_eq(probe_served(&t, l), PROBE_READY);
+	close(l);
 }

@@ -1,0 +1,148 @@
+/*
+ * relay.c - bytes between a network namespace of one's own and a
+ * service's port on the host's 127.0.0.1.
+ * runs in: a child of the session child or of the prober, forked while
+ * root; then in the host's network as their uid, not dumpable
+ *
+ * The session child and the prober read a tenant's bytes, so they leave
+ * the host's network (drop.c's drop_network): there 127.0.0.1 is nobody's
+ * and no abstract socket of the host's (sbx.sock's peers, dbus's) can be
+ * named. A tcp service is reached through this relay: it listens on the
+ * one abstract address of that namespace, goes back to the host's
+ * network, and joins each connection to 127.0.0.1 at the published
+ * port, which the guard opens to that uid (guard.c). It reads nothing of
+ * what it passes on, holds no descriptor but its listener, and dies with
+ * the process that forked it.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "drop.h"
+#include "log.h"
+#include "relay.h"
+
+socklen_t
+relay_addr(struct sockaddr_un *a, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+	    RELAY_HOST "/.s.PGSQL.%u", (unsigned)port);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	    strlen(a->sun_path + 1));
+}
+
+/* n bytes of buf to fd, blocking; 0 or -1. */
+static int
+put_all(int fd, const char *buf, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0)
+		if ((w = write(fd, buf, n)) > 0) {
+			buf += w;
+			n -= (size_t)w;
+		} else if (w == -1 && errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/* Bytes both ways between the client's connection (c) and the
+ * service's (t), unread. The service's EOF is passed on; the client's
+ * ends the copy (neither protocol half-closes), so that a client that
+ * gave up on a silent service frees the relay for its next try. */
+static void
+relay_copy(int c, int t)
+{
+	struct pollfd p[2] = { { .fd = c, .events = POLLIN },
+	    { .fd = t, .events = POLLIN } };
+	int fd[2] = { c, t }, i;
+	char buf[16384];
+	ssize_t n;
+
+	for (;;) {
+		if (poll(p, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		for (i = 0; i < 2; i++) {
+			if (p[i].fd == -1 || p[i].revents == 0)
+				continue;
+			if ((n = read(fd[i], buf, sizeof(buf))) > 0) {
+				if (put_all(fd[1 - i], buf, (size_t)n) == -1)
+					return;
+			} else if (n == 0 && i == 1) {
+				(void)shutdown(c, SHUT_WR);
+				p[1].fd = -1;
+			} else if (n == 0 || errno != EINTR)
+				return;
+		}
+	}
+}
+
+static void __attribute__((noreturn))
+relay_loop(int l, uint16_t port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+	    .sin_port = htons(port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int c, t;
+
+	for (;;) {
+		if ((c = accept4(l, NULL, NULL, SOCK_CLOEXEC)) == -1) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if ((t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) !=
+		    -1 && connect(t, (struct sockaddr *)&sin,
+		    sizeof(sin)) == 0)
+			relay_copy(c, t);
+		if (t != -1)
+			close(t);
+		close(c);
+	}
+}
+
+int
+relay_start(uint16_t port, int hostns, uid_t uid, gid_t gid)
+{
+	struct sockaddr_un a;
+	socklen_t len = relay_addr(&a, port);
+	pid_t parent = getpid(), pid;
+	int l;
+
+	if ((l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(l, (struct sockaddr *)&a, len) == -1 || listen(l, 4) == -1 ||
+	    (pid = fork()) == -1) {
+		log_warn("relay: 127.0.0.1:%u", (unsigned)port);
+		if (l != -1)
+			close(l);
+		return -1;
+	}
+	if (pid > 0) {
+		close(l);
+		return 0;
+	}
+	/* Nothing of the parent's but the listener: not its channel to the
+	 * worker, not its stdio. */
+	if (setns(hostns, CLONE_NEWNET) == -1 ||
+	    dup2(l, STDIN_FILENO) == -1)
+		_exit(2);
+	closefrom(STDOUT_FILENO);
+	if (drop_to_ids(uid, gid, NULL) == -1 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != parent)
+		_exit(2);
+	relay_loop(STDIN_FILENO, port);
+}

@@ -1,0 +1,28 @@
+/*
+ * relay.h - a tcp service reached from a network namespace of one's own
+ * (relay.c): the session child's and the prober's way to 127.0.0.1.
+ */
+#ifndef SBX_RELAY_H
+#define SBX_RELAY_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+/* The relay's abstract name is RELAY_HOST/.s.PGSQL.<port>, so that
+ * libpq's host "@" RELAY_HOST names it. */
+#define RELAY_HOST	"sbx"
+
+/* The abstract address of the relay for port; its length. */
+socklen_t	relay_addr(struct sockaddr_un *, uint16_t port);
+
+/*
+ * Called in a network namespace of the caller's own, while root: listens
+ * on relay_addr(port) there and forks the relay, which goes back to the
+ * host's network (hostns), drops to uid:gid, and joins each connection
+ * to 127.0.0.1:port. 0, or -1 (logged).
+ */
+int		relay_start(uint16_t port, int hostns, uid_t uid, gid_t gid);
+
+#endif
