@@ -20,11 +20,11 @@ BENCH_DIR   = $(O)/bench
 # rt_listening, warm_*), so all of RT_SRC goes: liveness.c as well, or
 # rt_listening would be defined twice; and the runtime's own jobs
 # (data.c, login.c), which no double asks for.
-RT_SRC	    = monitor/runtime_cli.c monitor/liveness.c monitor/rt_start.c \
-	      monitor/data.c monitor/login.c
-BENCH_MON_SRC = $(filter-out $(RT_SRC) monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
+RT_SRC	    = privsep/monitor/runtime_cli.c privsep/monitor/liveness.c privsep/monitor/rt_start.c \
+	      privsep/monitor/data.c privsep/monitor/login.c
+BENCH_MON_SRC = $(filter-out $(RT_SRC) privsep/monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
-BENCH_LIVE_SRC = $(filter-out monitor/monitor.c,$(MON_SRC)) bench/livecost.c
+BENCH_LIVE_SRC = $(filter-out privsep/monitor/monitor.c,$(MON_SRC)) bench/livecost.c
 BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \
 	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-worker \
 	      $(BENCH_DIR)/sbx-livecost $(BENCH_DIR)/sbx-spawncost \

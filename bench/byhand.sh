@@ -1,5 +1,5 @@
 # byhand.sh - the monitor's podman run, by hand: the same image and
-# options as worker/runtime_argv.c builds from the [service] section, per
+# options as privsep/worker/runtime_argv.c builds from the [service] section, per
 # transport; "bridge" is the set-up before tenant isolation (podman's
 # default bridge network, host user namespace, writable root). Sourced by
 # run.sh and burst.sh, which set BENCH (sbx-bench) and HAND (a directory

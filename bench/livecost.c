@@ -1,7 +1,7 @@
 /*
  * livecost.c - sbx-livecost PID PORT N: the cost of one hit's liveness
  * check, timed on the real code (rt_cli_ops.is_live, rt_is_live in
- * privsep/liveness.c: a pidfd poll and a non-blocking connect, to the
+ * privsep/monitor/liveness.c: a pidfd poll and a non-blocking connect, to the
  * Unix socket or the loopback port, per service) against a real container, and against the cheapest loopback
  * TCP connect + close to a listener in this process, interleaved.
  */

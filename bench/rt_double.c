@@ -1,10 +1,10 @@
 /*
  * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
  * tests' double, tests/unit/rtdouble.c, behind what the runtime's files
- * export to the rest of the monitor (monitor/runtime_cli.c: rt_cli_ops;
+ * export to the rest of the monitor (privsep/monitor/runtime_cli.c: rt_cli_ops;
  * rt_start.c: runtime_lock_host, runtime_lock_moved, runtime_remove;
  * liveness.c: nothing the rest calls), and no warm containers
- * (monitor/warm.c is left out: it needs the runtime). Adoption's reading
+ * (privsep/monitor/warm.c is left out: it needs the runtime). Adoption's reading
  * and the runtime's listing are sbx-worker's (JOB_ADOPT) since the split,
  * and rt_listening is shared/listen.c's: neither is doubled here.
  *

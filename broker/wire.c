@@ -1,7 +1,7 @@
 /*
  * wire.c - runs in the broker's per-connection child (the broker's uid,
  * under the child filter): decode one agent request. Replies are the
- * monitor's (privsep/answer.c), but for the child's own errors (pack.h).
+ * monitor's (privsep/monitor/answer.c), but for the child's own errors (pack.h).
  *
  * The decoder takes msgpack-c's unpacker as it is (its stack depth is
  * fixed at MSGPACK_EMBED_STACK_SIZE, deeper input is a parse error) and

@@ -1,7 +1,7 @@
 /*
  * wire.h - the agent-facing msgpack protocol (docs/contract.md, "Wire protocol").
  * The decoder, used by the broker child and the fuzzers; never linked into
- * the monitor, which packs replies (privsep/answer.c) and never unpacks.
+ * the monitor, which packs replies (privsep/monitor/answer.c) and never unpacks.
  */
 #ifndef SBX_WIRE_H
 #define SBX_WIRE_H

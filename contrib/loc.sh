@@ -3,13 +3,13 @@
 # told the file is already preprocessed, drops the comments and expands
 # nothing; grep counts the lines left that are not blank.
 #
-#   contrib/loc.sh                 monitor/, a line per file, then the total
+#   contrib/loc.sh                 privsep/monitor/, a line per file, then the total
 #   contrib/loc.sh FILE|DIR ...    the same for those files, or *.c and *.h
 #                                  of each directory
 set -eu
 if [ $# -eq 0 ]; then
 	cd "$(dirname "$0")/.."
-	set -- monitor
+	set -- privsep/monitor
 fi
 
 files=

@@ -160,7 +160,7 @@ for f in /etc/subuid /etc/subgid; do
 	echo "setup-host.sh: added a 'containers' range to $f"
 done
 
-# The runtime, end to end, with the options sbx uses (worker/runtime_argv.c).
+# The runtime, end to end, with the options sbx uses (privsep/worker/runtime_argv.c).
 W=$(mktemp -d /tmp/sbx-setup.XXXXXX)
 IMG=localhost/sbx-rt-check:$$
 CTR=sbx-rt-check-$$

@@ -15,7 +15,7 @@
 #define CFG_MAX_ARGS	32
 #define CFG_MAX_RTARGS	16
 /* Snapshots one sandbox may hold (max_snapshots): redis's keeper server
- * has a database for each (worker/redis_data.c). */
+ * has a database for each (privsep/worker/redis_data.c). */
 #define SBX_MAX_SNAPSHOTS	16
 #define POOL_MAX_WARM	64	/* warm containers of one service */
 

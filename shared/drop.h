@@ -6,7 +6,7 @@
 
 /* Drop to uid:gid (chroot to root_dir first when not NULL); 0 or -1.
  * Neither may be 0. drop.c: needs no user database. A user name is
- * resolved by the monitor alone (privsep/drop_user.h), for the broker's
+ * resolved by the monitor alone (privsep/monitor/drop_user.h), for the broker's
  * command line. */
 int	drop_to_ids(uid_t uid, gid_t gid, const char *root_dir);
 /* As root, before drop_to_ids: no network but what dirfd's directory

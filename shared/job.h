@@ -9,7 +9,7 @@
  * field the monitor keeps for itself. A result comes back on the pipe at
  * the worker's fd 3, of the exact size the job's row says; the monitor
  * checks every field of it before use, as it checks the broker's
- * messages (monitor/README.md).
+ * messages (privsep/monitor/README.md).
  */
 #ifndef SBX_JOB_H
 #define SBX_JOB_H
@@ -53,7 +53,7 @@ enum job_type {
 				 * socket on fd 3, a socketpair */
 	JOB_CLAIM,		/* job_sandbox of claimed warm containers;
 				 * answers job_outcome: their ports the
-				 * owner's (worker/guard.c) */
+				 * owner's (privsep/worker/guard.c) */
 	JOB_NTYPES
 };
 
@@ -120,7 +120,7 @@ struct job_outcome {
 };
 
 /*
- * A reset or a snapshot of a ready sandbox's data (worker/data.c): the
+ * A reset or a snapshot of a ready sandbox's data (privsep/worker/data.c): the
  * services its owner holds, as a provision's job names them. The
  * snapshot's name is a slug the monitor checked; what the sandbox holds
  * of its snapshots is the sandbox's own (in its services), and the

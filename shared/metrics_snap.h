@@ -1,6 +1,6 @@
 /*
  * metrics_snap.h - the monitor's counters and gauges as one flat struct,
- * rendered by a worker (JOB_METRICS, worker/metrics.c) into metrics_file
+ * rendered by a worker (JOB_METRICS, privsep/worker/metrics.c) into metrics_file
  * in Prometheus' text format, for node_exporter's textfile collector.
  * Labels are bounded sets only: an op, a result code, an event, a
  * configured service name; never a uid, agent or project.

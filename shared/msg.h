@@ -13,7 +13,7 @@
  *
  * Answer: none to the child. The monitor packs the msgpack reply itself,
  * writes it to the agent's socket and shuts that socket down (one request
- * per connection, privsep/answer.h), so no password passes the broker.
+ * per connection, privsep/monitor/answer.h), so no password passes the broker.
  */
 #ifndef SBX_MSG_H
 #define SBX_MSG_H

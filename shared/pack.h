@@ -1,7 +1,7 @@
 /*
  * pack.h - the few msgpack writes both processes make: the broker child's
  * error reply to a request it could not decode, and every reply of the
- * monitor (privsep/answer.c). msgpack-c's packer is inline code in its
+ * monitor (privsep/monitor/answer.c). msgpack-c's packer is inline code in its
  * headers: neither links the library for it, and the monitor links no
  * msgpack-c object at all, so it has no unpacker to call.
  */

@@ -1,7 +1,7 @@
 /*
  * project.c - the lookups of the projects' table: a request's only
  * contact with the policy is a binary search. The table is read by a
- * worker (worker/projects.c), at start and on SIGHUP.
+ * worker (privsep/worker/projects.c), at start and on SIGHUP.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * subuid.h - /etc/subuid as a table (read by a worker, worker/subuid.c):
+ * subuid.h - /etc/subuid as a table (read by a worker, privsep/worker/subuid.c):
  * which user owns the subordinate uid a request comes from.
  */
 #ifndef SBX_SUBUID_H

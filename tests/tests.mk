@@ -17,33 +17,33 @@ RTDOUBLE_SRC = tests/unit/rtdouble.c
 test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
 test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
-test_subuid_SRC   = tests/unit/test_subuid.c shared/subuid.c worker/subuid.c shared/subrange.c
-test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) monitor/answer.c shared/pack.c
-test_dispatch_SRC = tests/unit/test_dispatch.c monitor/dispatch.c monitor/answer.c \
+test_subuid_SRC   = tests/unit/test_subuid.c shared/subuid.c privsep/worker/subuid.c shared/subrange.c
+test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) privsep/monitor/answer.c shared/pack.c
+test_dispatch_SRC = tests/unit/test_dispatch.c privsep/monitor/dispatch.c privsep/monitor/answer.c \
 		    shared/pack.c tests/unit/handle_stub.c
-test_drop_SRC     = tests/unit/test_drop.c shared/drop.c monitor/drop_user.c \
+test_drop_SRC     = tests/unit/test_drop.c shared/drop.c privsep/monitor/drop_user.c \
 		    shared/scfilter.c
 test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
-test_argv_SRC     = tests/unit/test_argv.c worker/runtime_argv.c monitor/idmap.c \
-		    shared/sockdir.c shared/rtname.c worker/rt_seen.c
+test_argv_SRC     = tests/unit/test_argv.c privsep/worker/runtime_argv.c privsep/monitor/idmap.c \
+		    shared/sockdir.c shared/rtname.c privsep/worker/rt_seen.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
 		    $(CONFIG_SRC)
-test_brokerlog_SRC = tests/unit/test_brokerlog.c worker/brokerlog.c
+test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/worker/brokerlog.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
-test_probe_SRC    = tests/unit/test_probe.c worker/probe.c worker/relay.c shared/drop.c \
+test_probe_SRC    = tests/unit/test_probe.c privsep/worker/probe.c privsep/worker/relay.c shared/drop.c \
 		    shared/scfilter.c
-test_results_SRC  = tests/unit/test_results.c monitor/config_take.c monitor/bind.c \
-		    monitor/reload.c monitor/results.c monitor/adopt_check.c \
-		    monitor/worker.c shared/record_fmt.c shared/proc.c \
+test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c privsep/monitor/bind.c \
+		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
+		    privsep/monitor/worker.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
-test_lease_SRC    = tests/unit/test_lease.c monitor/lease.c shared/proc.c
+test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
-test_data_SRC     = tests/unit/test_data.c worker/keeper.c worker/data.c worker/snaps.c worker/pg_data.c \
-		    worker/redis_data.c worker/svc_session.c worker/relay.c worker/seed.c worker/pq.c \
+test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
+		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
-test_pool_SRC     = tests/unit/test_pool.c monitor/worker.c shared/proc.c \
+test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/worker.c shared/proc.c \
 		    shared/job.c shared/scfilter.c shared/service.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
@@ -58,7 +58,7 @@ $(O)/test_pool: | $(O)/fake-worker
 
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.
-TEST_INC = -Itests/unit -Imonitor -Iworker -Ibroker -Ishared -Iclient -Ilib -I$(O)/gen
+TEST_INC = -Itests/unit -Iprivsep/monitor -Iprivsep/worker -Ibroker -Ishared -Iclient -Ilib -I$(O)/gen
 $(O)/obj/test/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
 	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) $(TEST_INC) \
@@ -94,16 +94,18 @@ integration: all
 # (libbsd's headers), so the checker sees what the compiler sees.
 CPPCHECK_FLAGS = --enable=warning,performance,portability --std=c11 -q \
 	--error-exitcode=1 -D__GNUC__ -DLIBBSD_OVERLAY -I/usr/include/bsd \
-	-Ishared -Imonitor -Iworker -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
+	-Ishared -Iprivsep/monitor -Iprivsep/worker -Ibroker -I$(O)/gen --suppress=missingIncludeSystem \
 	-DSBX_VERSION='"$(VERSION)"'
 # And the monitor packs msgpack but can never decode it: msgpack-c's
 # packer is inline code, so no msgpack-c library is linked (NEEDED) and
 # no unpacker or object symbol is in the binary.
 lint: $(GEN_H) $(O)/sbx-monitor $(O)/sbx-worker $(O)/sbx-broker
-	cppcheck $(CPPCHECK_FLAGS) monitor worker broker shared client lib
+	cppcheck $(CPPCHECK_FLAGS) privsep broker shared client lib
 	/usr/bin/python3 contrib/cycles.py $(O)/obj/mon $(O)/obj/wrk $(O)/obj/brk \
-	    -- monitor worker broker shared
+	    -- privsep/monitor privsep/worker broker shared
 	@echo "  no call cycle between the files of an executable, no include cycle"
+	/usr/bin/python3 contrib/filerefs.py
+	@echo "  every source file a comment or a doc names exists"
 	@! readelf -d $(O)/sbx-monitor | grep -i msgpack || \
 	    { echo "sbx-monitor links msgpack-c" >&2; exit 1; }
 	@! nm $(O)/sbx-monitor | grep -Ei 'unpack|msgpack_(object|zone)' || \
@@ -114,9 +116,9 @@ lint: $(GEN_H) $(O)/sbx-monitor $(O)/sbx-worker $(O)/sbx-broker
 
 # clang-tidy with the check set in .clang-tidy (which says what is off and
 # why), over the same production code, two files at a time.
-TIDY_SRC   = $(sort $(wildcard monitor/*.c worker/*.c broker/*.c shared/*.c client/*.c lib/*.c))
+TIDY_SRC   = $(sort $(wildcard privsep/monitor/*.c privsep/worker/*.c broker/*.c shared/*.c client/*.c lib/*.c))
 TIDY_FLAGS = -std=c11 -D_GNU_SOURCE -DSBX_VERSION=\"$(VERSION)\" \
-	     -Ishared -Imonitor -Iworker -Ibroker -Iclient -Ilib -I$(O)/gen \
+	     -Ishared -Iprivsep/monitor -Iprivsep/worker -Ibroker -Iclient -Ilib -I$(O)/gen \
 	     $(call pc,libseccomp libcap msgpack libbsd-overlay inih libpq hiredis)
 tidy: $(GEN_H)
 	@echo "  TIDY $(words $(TIDY_SRC)) files"

@@ -16,17 +16,17 @@ FUZZ_CFLAGS	 = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
 FUZZ_HARNESSES	 = wire dispatch
 
 # What each harness links: the code under test and no more.
-fuzz_wire_SRC	  = tests/fuzz/fuzz_wire.c $(WIRE_SRC) monitor/answer.c \
+fuzz_wire_SRC	  = tests/fuzz/fuzz_wire.c $(WIRE_SRC) privsep/monitor/answer.c \
 		    shared/pack.c shared/slug.c shared/code.c
 fuzz_wire_PKGS	  = msgpack libbsd-overlay
-fuzz_dispatch_SRC = tests/fuzz/fuzz_dispatch.c monitor/dispatch.c \
-		    monitor/answer.c shared/pack.c tests/unit/handle_stub.c \
+fuzz_dispatch_SRC = tests/fuzz/fuzz_dispatch.c privsep/monitor/dispatch.c \
+		    privsep/monitor/answer.c shared/pack.c tests/unit/handle_stub.c \
 		    shared/code.c shared/fdpass.c shared/slug.c shared/log.c
 fuzz_dispatch_PKGS = libbsd-overlay
 
 # fuzz_wire is the broker's decoder and the replies (the monitor's
 # answer_pack, the child's pack_error), fuzz_dispatch the monitor's check.
-FUZZ_INC = -Ibroker -Imonitor -Ishared -I$(O)/gen
+FUZZ_INC = -Ibroker -Iprivsep/monitor -Ishared -I$(O)/gen
 
 FUZZ_BINS = $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_O)/fuzz_$(h))
 

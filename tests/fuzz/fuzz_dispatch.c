@@ -1,12 +1,12 @@
 /*
  * fuzz_dispatch.c - libFuzzer harness for the monitor's validation of
- * broker messages (privsep/dispatch.c, dispatch_check).
+ * broker messages (privsep/monitor/dispatch.c, dispatch_check).
  *
  * Input: byte 0 is how many descriptors ride along (0..5, more than
  * FDPASS_MAX arrives as MSG_CTRUNC), the next bytes pick each one's kind
  * from a fixed set made once at start-up, the rest is the message. Each
  * run sends it over a real SOCK_SEQPACKET pair with SCM_RIGHTS
- * and receives it exactly as on_broker_message() in privsep/monitor.c
+ * and receives it exactly as on_broker_message() in privsep/monitor/monitor.c
  * does, into a buffer one byte larger than the largest request.
  *
  * What must hold, whatever the bytes:
@@ -297,7 +297,7 @@ struct run {
 
 /*
  * Send the message with its fds and receive it exactly as
- * on_broker_message() in privsep/monitor.c does; then dispatch_check it.
+ * on_broker_message() in privsep/monitor/monitor.c does; then dispatch_check it.
  * Returns its verdict, or 0 for an empty message (which the monitor
  * takes for EOF and never checks); a refusal is checked here, an
  * acceptance by the caller.

@@ -8,7 +8,7 @@
 #                        process per syscall
 
 SC_PROBE_SRC  = tests/seccomp/probe.c shared/scfilter.c shared/drop.c \
-		monitor/drop_user.c \
+		privsep/monitor/drop_user.c \
 		shared/log.c
 SC_PROBE_PKGS = libseccomp libcap libbsd-overlay
 

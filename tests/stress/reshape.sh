@@ -86,7 +86,7 @@ check "a project removed: its sandboxes are torn down" test "$(made g1)" -eq 0
 # the reload; the grow then fails, not ready. A request that both drops
 # and adds could only come in the moment before the revocation's tick,
 # which a shell test cannot hold open: the worker's order (remove what
-# is dropped only once what is added is ready, rt_worker.c) is read, not
+# is dropped only once what is added is ready, provision.c) is read, not
 # run, here.
 echo "# a reshape that fails keeps what it had"
 project fx "postgres redis"; hup

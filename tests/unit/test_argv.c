@@ -1,11 +1,10 @@
 /*
  * test_argv.c - the runtime argv and environment templates
- * (privsep/runtime_argv.c) and the socket directory names
- * (privsep/sockdir.c): what every container is confined with, per
+ * (privsep/worker/runtime_argv.c) and the socket directory names
+ * (shared/sockdir.c): what every container is confined with, per
  * transport, and that no secret is ever in an argv; the uid ranges of
- * their user namespaces (privsep/idmap.c); the runtime's listing as the
- * list worker parses it and as the monitor checks what it wrote
- * (privsep/rt_seen.c).
+ * their user namespaces (privsep/monitor/idmap.c); the runtime's listing
+ * as the adoption job parses it (privsep/worker/rt_seen.c).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * test_brokerlog.c - the broker's lines as its log worker logs them
- * (worker/brokerlog.c, JOB_BROKERLOG): what a broker writes is untrusted, so each line
+ * (privsep/worker/brokerlog.c, JOB_BROKERLOG): what a broker writes is untrusted, so each line
  * comes out printable, under "sbx-broker[PID]: " or "sbx-broker[?]: ",
  * whole however the pipe cut it, in pieces when it is too long.
  */

@@ -175,7 +175,7 @@ Test(child, a_spare_whose_channel_closes_exits_having_read_nothing)
 /*
  * What the agent sent after its request is read and dropped, and it can
  * send nothing more, before its socket reaches the monitor: the monitor
- * refuses a socket with input queued (privsep/dispatch.c), and releasing
+ * refuses a socket with input queued (privsep/monitor/dispatch.c), and releasing
  * descriptors queued on it could hold the monitor's loop.
  */
 Test(child, the_agents_input_is_shut_and_empty_at_the_hand_over)

@@ -1,5 +1,5 @@
 /*
- * test_lease.c - bind_pid's check (monitor/lease.c): a pidfd is taken only
+ * test_lease.c - bind_pid's check (privsep/monitor/lease.c): a pidfd is taken only
  * for a live process of the caller's uid, and, given a start time, only
  * for the process that started then (not a later one with its pid).
  */

@@ -1,5 +1,5 @@
 /*
- * test_subuid.c - the /etc/subuid reader (privsep/subuid.c): names and
+ * test_subuid.c - the /etc/subuid reader (privsep/worker/subuid.c): names and
  * numbers, bad and overlong lines skipped, overlaps dropped, the range
  * edges, root never subordinate, a file that is not root's refused.
  */

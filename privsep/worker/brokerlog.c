@@ -113,7 +113,7 @@ brokerlog_body(int fd, const struct sbx_config *cfg, const void *job,
 	(void)cfg;
 	(void)job;
 	(void)len;
-	/* To syslog as the monitor's lines are (worker/logger.c): under the
+	/* To syslog as the monitor's lines are (privsep/worker/logger.c): under the
 	 * monitor's name and pid, which the broker's lines always had. */
 	if (!log_foreground()) {
 		snprintf(ident, sizeof(ident), "sbx-monitor[%ld]",

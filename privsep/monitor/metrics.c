@@ -2,7 +2,7 @@
  * metrics.c - the monitor's counters, for node_exporter's textfile
  * collector (metrics_file). Counting is the loop's: fixed arrays, nothing
  * allocated. Rendering and writing the file is a worker's (JOB_METRICS,
- * worker/metrics.c), given one flat snapshot every few seconds.
+ * privsep/worker/metrics.c), given one flat snapshot every few seconds.
  */
 #include <string.h>
 

@@ -182,7 +182,7 @@ set_seed(struct pparse *pp, const char *v)
 	return 1;
 }
 
-/* warm: sandboxes of the whole set kept ready (monitor/warm.c). */
+/* warm: sandboxes of the whole set kept ready (privsep/monitor/warm.c). */
 static int
 set_warm(struct pparse *pp, const char *v)
 {

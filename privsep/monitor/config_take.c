@@ -1,6 +1,6 @@
 /*
  * config_take.c - sbx.conf as the monitor takes it: read and checked by a
- * worker (JOB_CONFIG, worker/config.c), so that libinih and NSS never run
+ * worker (JOB_CONFIG, privsep/worker/config.c), so that libinih and NSS never run
  * here, and the result checked again as anything another process sends
  * is: every string ends within its field, every count and enum is in
  * range, the names are slugs and no two sections share one.

@@ -89,7 +89,7 @@ void	warm_taken(struct rt_cli *, struct warm_member *);
 void	warm_rename_later(struct rt_cli *, const char *from, const char *to,
 	    unsigned slot);
 /* A claimed container's removal starts: its rename, not yet started,
- * is not (a rename already running goes first: worker/rt_run.c,
+ * is not (a rename already running goes first: privsep/worker/rt_run.c,
  * names_lock). */
 void	warm_rename_cancel(struct rt_cli *, unsigned slot);
 /* A claimed container's slot, its containers gone: no rename of it may

@@ -4,7 +4,7 @@
  * sandbox that is still whole and alive).
  *
  * A worker reads the records and the runtime's listing (JOB_ADOPT,
- * worker/adopt.c) and says of each record whether all it names runs; its
+ * privsep/worker/adopt.c) and says of each record whether all it names runs; its
  * answer is checked here as hostile. The decisions are the monitor's: a
  * sandbox is adopted when it is whole, its project still opts in to
  * exactly its services for its uid, its uid ranges are its own and its

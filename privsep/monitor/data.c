@@ -1,7 +1,7 @@
 /*
  * data.c - a reset or a snapshot of a ready sandbox: the monitor has
  * decided whose it is (cache.c: the caller's own, one at a time); a
- * worker does the work in the sandbox's services (worker/data.c) and
+ * worker does the work in the sandbox's services (privsep/worker/data.c) and
  * answers one data_result, checked here before the caller sees it.
  *
  * The worker and its session children, which run as uids of the

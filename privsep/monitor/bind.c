@@ -1,5 +1,5 @@
 /*
- * bind.c - the agent socket, from JOB_BIND's worker (worker/bind.c):
+ * bind.c - the agent socket, from JOB_BIND's worker (privsep/worker/bind.c):
  * making state_dir and binding the socket is root's work on the file
  * system, not the loop's. What comes back is checked as anything another
  * process sends: a result of its exact size whose sentence ends, and a

@@ -9,7 +9,7 @@
  * container started, does the container run (under any name it may have),
  * on the port it was published on, and does it listen. Which of them the
  * monitor adopts, for whom, with which uid ranges, is its own decision
- * (monitor/adopt.c): nothing here is adopted or discarded but files that
+ * (privsep/monitor/adopt.c): nothing here is adopted or discarded but files that
  * are not records.
  */
 #include <dirent.h>

@@ -12,7 +12,7 @@
  * and takes the socket's directory as its root (drop.c's drop_network:
  * no other address, no other socket path, as the session child), then
  * drops to a uid no other process of the host has (the top of the
- * service's own host uid range, which its image never uses: rt_worker.c),
+ * service's own host uid range, which its image never uses: provision.c),
  * is made non-dumpable (checked), and loads the probe filter first. A
  * tcp service is reached through a relay (relay.c) on the namespace's one
  * abstract address. Its stdio is /dev/null: the verdict is its exit

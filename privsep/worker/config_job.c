@@ -1,7 +1,7 @@
 /*
  * config_job.c - JOB_CONFIG: sbx.conf for the monitor's start, read here
  * so that libinih, NSS (broker_user) and the parser never run in the
- * monitor, which checks the result it is sent (monitor/config.c); or,
+ * monitor, which checks the result it is sent (privsep/monitor/config_take.c); or,
  * for sbx-monitor -t, sbx.conf and every project file checked, each
  * problem said on stderr as file:line: cause.
  */

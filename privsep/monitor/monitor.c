@@ -485,7 +485,7 @@ write_metrics(struct monitor *m, int64_t now)
 
 /*
  * To syslog, the loop's lines go through a pipe that never makes it wait,
- * to a logger that does (worker/logger.c): what the pipe does not take is
+ * to a logger that does (privsep/worker/logger.c): what the pipe does not take is
  * counted, and the count is said once it takes lines again.
  */
 /* A sandbox took a lease: its pidfd is watched, its record says it. */
