@@ -1,5 +1,8 @@
 /*
  * broker.c - sbx-broker: the unprivileged front.
+ * runs in: the broker (root until its drop, then broker user; unfiltered,
+ *   then the broker allowlist), and each new child or spare until it confines
+ *   itself (broker user, broker allowlist)
  *
  * Started by sbx-monitor only, as root, with the agent socket on fd 3 and
  * the monitor channel on fd 4. Before it touches a connection it drops to

@@ -2,10 +2,13 @@
  * busy.h - the broker's own busy replies, for a connection past a limit:
  * {ok: false, error: "busy", message: ..., retry_after_ms: N}, encoded
  * once by hand-checked msgpack so the parent never runs the encoder
- * (test_wire unpacks both). The message names the limit, since only one
- * of them is worth retrying soon for this uid; retry_after_ms is the
- * hint of docs/protocol.md, "Errors": a connection of one's own ends
- * within a request, the host's within a few.
+ * (test_wire unpacks both).
+ * runs in: the broker (broker user, broker allowlist)
+ *
+ * The message names the limit, since only one of them is worth retrying
+ * soon for this uid; retry_after_ms is the hint of docs/protocol.md,
+ * "Errors": a connection of one's own ends within a request, the host's
+ * within a few.
  */
 #ifndef SBX_BUSY_H
 #define SBX_BUSY_H

@@ -1,9 +1,13 @@
 /*
- * child.c - runs in the broker's per-connection child (the broker's uid,
- * no capabilities, the broker's filter and the child's stacked on it):
- * read one msgpack map under hard limits, hand a fixed-form message and
- * the agent's socket to the monitor, exit. The monitor answers the agent
- * itself; this process never sees an answer, nor a password.
+ * child.c - the broker's per-connection child: read one msgpack map under
+ * hard limits, hand a fixed-form message and the agent's socket to the
+ * monitor, exit.
+ * runs in: the broker's children and spares (broker user, no capabilities,
+ *   the broker allowlist and the child's stacked on it), and child_prepare in
+ *   the broker (broker user, before its allowlist)
+ *
+ * The monitor answers the agent itself; this process never sees an
+ * answer, nor a password.
  *
  * Everything the agent sends stops here: the monitor sees only
  * struct sbx_req_*, built by wire_validate().

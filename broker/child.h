@@ -1,4 +1,9 @@
-/* child.h - one agent connection, from request bytes to the monitor. */
+/*
+ * child.h - one agent connection, from request bytes to the monitor.
+ * runs in: the broker's children and spares (broker user, the broker
+ *   allowlist and the child's stacked on it), and child_prepare in the broker
+ *   (broker user, before its allowlist)
+ */
 #ifndef SBX_CHILD_H
 #define SBX_CHILD_H
 

@@ -2,6 +2,8 @@
  * conntab.c - which uid each of the broker's live children serves, so
  * that one uid holding many connections (each may sit idle for
  * request_timeout) fills its own share, never everyone's.
+ * runs in: the broker (root until its drop: conntab_init; then broker user,
+ *   broker allowlist)
  *
  * A flat array of at most max_children entries, allocated once: lookups
  * are linear, which at the default 128 (at most 4096) costs less than the

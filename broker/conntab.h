@@ -1,4 +1,8 @@
-/* conntab.h - the broker's live children, each with the uid it serves. */
+/*
+ * conntab.h - the broker's live children, each with the uid it serves.
+ * runs in: the broker (root until its drop: conntab_init; then broker user,
+ *   broker allowlist)
+ */
 #ifndef SBX_CONNTAB_H
 #define SBX_CONNTAB_H
 

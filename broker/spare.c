@@ -1,7 +1,10 @@
 /*
- * spare.c - runs in the broker parent (spare_fork, spare_hand,
- * spare_reaped, spares_close) and in a spare before it becomes a
- * per-connection child (spare_wait): the broker's uid and filter.
+ * spare.c - spares: children forked ahead, each waiting for one agent
+ * socket (spare_wait) before it becomes a per-connection child.
+ * runs in: the broker (broker user, broker allowlist): spare_fork,
+ *   spare_hand, spare_reaped, spares_close; and a spare (broker user, broker
+ *   allowlist, then the child's stacked on it): spare_fork's return,
+ *   spare_wait
  *
  * A fork is the broker's largest cost per connection (the page tables,
  * then copy-on-write faults in both processes), and eight agents that

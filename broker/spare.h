@@ -1,5 +1,9 @@
-/* spare.h - children forked while the broker is idle, each waiting for
- * one agent socket, so that a burst of connections waits on no fork. */
+/*
+ * spare.h - children forked while the broker is idle, each waiting for
+ * one agent socket, so that a burst of connections waits on no fork.
+ * runs in: the broker (broker user, broker allowlist) and its spares (broker
+ *   user, the broker allowlist, then the child's stacked on it)
+ */
 #ifndef SBX_SPARE_H
 #define SBX_SPARE_H
 

@@ -1,7 +1,9 @@
 /*
- * wire.c - runs in the broker's per-connection child (the broker's uid,
- * under the child filter): decode one agent request. Replies are the
- * monitor's (privsep/monitor/answer.c), but for the child's own errors (pack.h).
+ * wire.c - decode one agent request. Replies are the monitor's
+ * (privsep/monitor/answer.c), but for the child's own errors (pack.h).
+ * runs in: the broker's children (broker user, the broker allowlist and the
+ *   child's stacked on it), and wire_reader_init in the broker (broker user,
+ *   before its allowlist)
  *
  * The decoder takes msgpack-c's unpacker as it is (its stack depth is
  * fixed at MSGPACK_EMBED_STACK_SIZE, deeper input is a parse error) and

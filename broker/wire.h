@@ -1,5 +1,9 @@
 /*
  * wire.h - the agent-facing msgpack protocol (docs/contract.md, "Wire protocol").
+ * runs in: the broker's children (broker user, the broker allowlist and the
+ *   child's stacked on it), and wire_reader_init in the broker (broker user,
+ *   before its allowlist)
+ *
  * The decoder, used by the broker child and the fuzzers; never linked into
  * the monitor, which packs replies (privsep/monitor/answer.c) and never unpacks.
  */

@@ -1,4 +1,9 @@
-/* drop.h - a one-way trip from root to an unprivileged uid. */
+/*
+ * drop.h - a one-way trip from root to an unprivileged uid.
+ * runs in: the broker (root until its drop, then broker user, unfiltered); in
+ *   sbx-worker, the prober, a session child and a relay (root until their
+ *   drop, then the sandbox's prober uid, runtime deny filter)
+ */
 #ifndef SBX_DROP_H
 #define SBX_DROP_H
 

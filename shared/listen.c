@@ -1,6 +1,10 @@
 /*
  * listen.c - does something listen at a service's socket or loopback
- * port? The monitor's hit check (liveness.c) and adoption's (a worker's).
+ * port?
+ * runs in: the monitor's loop (root, unfiltered) and sbx-worker's JOB_ADOPT
+ *   (root, runtime deny filter)
+ *
+ * The monitor's hit check (liveness.c) and adoption's (a worker's).
  */
 #include <errno.h>
 #include <poll.h>

@@ -1,4 +1,8 @@
-/* listen.h - a service's listener, seen with one non-blocking connect. */
+/*
+ * listen.h - a service's listener, seen with one non-blocking connect.
+ * runs in: the monitor's loop (root, unfiltered) and sbx-worker's JOB_ADOPT
+ *   (root, runtime deny filter)
+ */
 #ifndef SBX_LISTEN_H
 #define SBX_LISTEN_H
 

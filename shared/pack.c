@@ -1,4 +1,8 @@
-/* pack.c - msgpack strings and the error reply (docs/contract.md, "Errors"). */
+/*
+ * pack.c - msgpack strings and the error reply (docs/contract.md, "Errors").
+ * runs in: the monitor's loop (root, unfiltered) and the broker's children
+ *   (broker user, broker and child allowlists)
+ */
 #include <string.h>
 
 #include "pack.h"

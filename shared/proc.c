@@ -2,6 +2,10 @@
  * proc.c - children of the monitor (workers, the broker) and of a worker
  * (runtime calls, listings): what each one starts with, and waiting for
  * one without waiting forever.
+ * runs in: the monitor (root, unfiltered), its forks of a worker and of the
+ *   broker until their exec (root, unfiltered); sbx-worker's JOB_ADOPT and
+ *   JOB_PURGE, and their listings' children until their exec (root, runtime
+ *   deny filter)
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,10 @@
 /*
  * proc.h - children of the monitor and of its workers: a clean start,
  * a pidfd, and a wait with a deadline (proc.c).
+ * runs in: the monitor (root, unfiltered), its forks of a worker and of the
+ *   broker until their exec (root, unfiltered); sbx-worker's JOB_ADOPT and
+ *   JOB_PURGE, and their listings' children until their exec (root, runtime
+ *   deny filter)
  */
 #ifndef SBX_PROC_H
 #define SBX_PROC_H

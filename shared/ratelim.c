@@ -3,6 +3,8 @@
  * tenant's flood of bad or idle connections cannot push the host's log
  * (journald drops a service's lines past its own rate limit) into losing
  * another tenant's audit lines.
+ * runs in: the monitor (root, unfiltered), the broker (root until its drop,
+ *   then broker user; unfiltered, then the broker allowlist)
  *
  * Each uid has a token bucket: burst lines at once, then one per
  * refill_ms. A line past that is counted, and window_ms after the first

@@ -1,4 +1,8 @@
-/* record_fmt.c - a record's checks, the writer's and the reader's. */
+/*
+ * record_fmt.c - a record's checks, the writer's and the reader's.
+ * runs in: the monitor (root, unfiltered), sbx-worker's JOB_ADOPT (root,
+ *   runtime deny filter)
+ */
 #include <string.h>
 
 #include "record_fmt.h"

@@ -1,9 +1,13 @@
 /*
  * record_fmt.h - a sandbox's record on disk (state_dir/sandboxes): what
  * the monitor alone knows of a live sandbox, so that a restart can adopt
- * it. The monitor writes records (privsep/monitor/record.c); at start a worker
- * reads them (privsep/worker/adopt.c), and the monitor checks what it was sent
- * with record_sound, as the worker checked the file.
+ * it.
+ * runs in: the monitor (root, unfiltered), sbx-worker's JOB_ADOPT (root,
+ *   runtime deny filter)
+ *
+ * The monitor writes records (privsep/monitor/record.c); at start a worker
+ * reads them (privsep/worker/adopt.c), and the monitor checks what it was
+ * sent with record_sound, as the worker checked the file.
  */
 #ifndef SBX_RECORD_FMT_H
 #define SBX_RECORD_FMT_H

@@ -1,5 +1,11 @@
 /*
  * scfilter.c - load a role's seccomp filter with libseccomp.
+ * runs in: a worker's fork of the monitor (root, unfiltered); in sbx-worker,
+ *   JOB_DATA, JOB_WARM_START and a provision's service children, which start
+ *   sessions, and a listing's child (root, runtime deny filter), the prober
+ *   and a session child after their drop (the sandbox's prober uid, runtime
+ *   deny filter); the broker (broker user, unfiltered) and its children
+ *   (broker user, broker allowlist)
  *
  * The lists are compiled in from policy/seccomp/ (an admin reads them
  * there; nobody can swap them at run time). libseccomp checks the

@@ -1,4 +1,8 @@
-/* service.c - a [service] section of the config, by its name. */
+/*
+ * service.c - a [service] section of the config, by its name.
+ * runs in: the monitor (root, unfiltered), sbx-worker jobs and a provision's
+ *   service children (root, runtime deny filter)
+ */
 #include <string.h>
 
 #include "config.h"

@@ -1,4 +1,8 @@
-/* sig.c - signals as poll events: no handlers, no async-signal races. */
+/*
+ * sig.c - signals as poll events: no handlers, no async-signal races.
+ * runs in: the monitor (root, unfiltered), the broker before its drop (root,
+ *   unfiltered)
+ */
 #include <signal.h>
 #include <sys/signalfd.h>
 

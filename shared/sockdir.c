@@ -1,6 +1,7 @@
 /*
  * sockdir.c - the directories that hold sandboxes' Unix sockets.
- * runs in: workers (root, runtime deny filter), and the monitor (see below)
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter), and the monitor (root, unfiltered; see below)
  *
  * The monitor's: the paths, a sandbox's own directory (sockdir_make with
  * no service, for a key), a claim's move (sockdir_claim, unclaim) in its

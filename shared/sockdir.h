@@ -1,4 +1,8 @@
-/* sockdir.h - per-uid directories for sandboxes' Unix sockets. */
+/*
+ * sockdir.h - per-uid directories for sandboxes' Unix sockets.
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter), and the monitor (root, unfiltered)
+ */
 #ifndef SBX_SOCKDIR_H
 #define SBX_SOCKDIR_H
 

@@ -2,6 +2,7 @@
  * adopt.c - at start, the sandboxes that outlived the previous monitor
  * (docs/contract.md, "Restarts and upgrades": a restart adopts every
  * sandbox that is still whole and alive).
+ * runs in: the monitor at its start (root, unfiltered)
  *
  * A worker reads the records and the runtime's listing (JOB_ADOPT,
  * privsep/worker/adopt.c) and says of each record whether all it names runs; its

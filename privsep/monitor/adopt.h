@@ -1,4 +1,7 @@
-/* adopt.h - at start, the sandboxes that outlived the last monitor. */
+/*
+ * adopt.h - at start, the sandboxes that outlived the last monitor.
+ * runs in: the monitor at its start (root, unfiltered)
+ */
 #ifndef SBX_ADOPT_H
 #define SBX_ADOPT_H
 

@@ -2,6 +2,7 @@
  * adopt_check.c - JOB_ADOPT's answer, checked before adopt.c uses any of
  * it: the worker read files on disk and the runtime's listing, whose
  * names tenants choose.
+ * runs in: the monitor at its start (root, unfiltered)
  */
 #include <string.h>
 

@@ -1,8 +1,11 @@
 /*
  * answer.h - what the monitor answers, and the msgpack it writes to the
- * agent's socket for it (docs/contract.md, "Wire protocol"). The broker never
- * sees an answer: one request per connection, the monitor's write and its
- * shutdown(2) are the last that happen on the agent's socket.
+ * agent's socket for it (docs/contract.md, "Wire protocol").
+ * runs in: the monitor's loop (root, unfiltered)
+ *
+ * The broker never sees an answer: one request per connection, the
+ * monitor's write and its shutdown(2) are the last that happen on the
+ * agent's socket.
  */
 #ifndef SBX_ANSWER_H
 #define SBX_ANSWER_H

@@ -1,6 +1,9 @@
 /*
  * audit.h - the audit trail: one log line per sandbox event, for an admin
- * to grep in syslog (or on stderr with -d):
+ * to grep in syslog (or on stderr with -d).
+ * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ *
+ * For example:
  *
  *   audit event=provision uid=1000 agent=a1 project=demo
  *       services=postgres,redis result=ok ms=812

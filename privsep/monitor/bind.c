@@ -1,10 +1,13 @@
 /*
  * bind.c - the agent socket, from JOB_BIND's worker (privsep/worker/bind.c):
  * making state_dir and binding the socket is root's work on the file
- * system, not the loop's. What comes back is checked as anything another
- * process sends: a result of its exact size whose sentence ends, and a
- * descriptor only with no sentence, which must be a listening Unix
- * stream socket bound to sbx.conf's socket.
+ * system, not the loop's.
+ * runs in: the monitor at its start (root, unfiltered)
+ *
+ * What comes back is checked as anything another process sends: a result
+ * of its exact size whose sentence ends, and a descriptor only with no
+ * sentence, which must be a listening Unix stream socket bound to
+ * sbx.conf's socket.
  */
 #include <stddef.h>
 #include <stdio.h>

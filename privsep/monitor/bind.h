@@ -1,4 +1,7 @@
-/* bind.h - the agent socket, bound by a worker, checked here. */
+/*
+ * bind.h - the agent socket, bound by a worker, checked here.
+ * runs in: the monitor at its start (root, unfiltered)
+ */
 #ifndef SBX_BIND_H
 #define SBX_BIND_H
 

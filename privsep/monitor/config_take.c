@@ -4,6 +4,8 @@
  * here, and the result checked again as anything another process sends
  * is: every string ends within its field, every count and enum is in
  * range, the names are slugs and no two sections share one.
+ * runs in: the monitor at its start, and sbx-monitor -t and --purge (root,
+ *   unfiltered)
  */
 #include <stdio.h>
 #include <string.h>

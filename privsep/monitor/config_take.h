@@ -1,4 +1,8 @@
-/* config_take.h - sbx.conf, read by a worker, checked here. */
+/*
+ * config_take.h - sbx.conf, read by a worker, checked here.
+ * runs in: the monitor at its start, and sbx-monitor -t and --purge (root,
+ *   unfiltered)
+ */
 #ifndef SBX_CONFIG_TAKE_H
 #define SBX_CONFIG_TAKE_H
 

@@ -1,4 +1,7 @@
-/* dispatch.h - validation of every message the broker sends. */
+/*
+ * dispatch.h - validation of every message the broker sends.
+ * runs in: the monitor's loop (root, unfiltered)
+ */
 #ifndef SBX_DISPATCH_H
 #define SBX_DISPATCH_H
 

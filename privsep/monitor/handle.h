@@ -1,4 +1,7 @@
-/* handle.h - meaning of each validated request. */
+/*
+ * handle.h - meaning of each validated request.
+ * runs in: the monitor's loop (root, unfiltered)
+ */
 #ifndef SBX_HANDLE_H
 #define SBX_HANDLE_H
 

@@ -1,11 +1,14 @@
 /*
  * lease.c - bind_pid: a sandbox that lives as long as a process of its
- * owner's. The process is held by a pidfd, which turns readable when it
- * exits (the loop polls them all through one epoll descriptor); a pid is
- * taken only for a live process whose real uid is the caller's, checked
- * after the pidfd is open, so that the pidfd and the checked process are
- * one. Its start time (/proc/PID/stat) goes into the record, so that a
- * restart tells it from a later process with the same pid.
+ * owner's.
+ * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ *
+ * The process is held by a pidfd, which turns readable when it exits (the
+ * loop polls them all through one epoll descriptor); a pid is taken only
+ * for a live process whose real uid is the caller's, checked after the
+ * pidfd is open, so that the pidfd and the checked process are one. Its
+ * start time (/proc/PID/stat) goes into the record, so that a restart
+ * tells it from a later process with the same pid.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,11 @@
 /*
  * metrics.c - the monitor's counters, for node_exporter's textfile
- * collector (metrics_file). Counting is the loop's: fixed arrays, nothing
- * allocated. Rendering and writing the file is a worker's (JOB_METRICS,
- * privsep/worker/metrics.c), given one flat snapshot every few seconds.
+ * collector (metrics_file).
+ * runs in: the monitor (root, unfiltered)
+ *
+ * Counting is the loop's: fixed arrays, nothing allocated. Rendering and
+ * writing the file is a worker's (JOB_METRICS, privsep/worker/metrics.c),
+ * given one flat snapshot every few seconds.
  */
 #include <string.h>
 

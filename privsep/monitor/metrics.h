@@ -1,7 +1,9 @@
 /*
  * metrics.h - counters for the fleet view, written for node_exporter's
- * textfile collector (metrics_file in sbx.conf) by a worker. The monitor
- * opens no network port for them.
+ * textfile collector (metrics_file in sbx.conf) by a worker.
+ * runs in: the monitor (root, unfiltered)
+ *
+ * The monitor opens no network port for them.
  */
 #ifndef SBX_METRICS_H
 #define SBX_METRICS_H

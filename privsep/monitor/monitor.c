@@ -1,5 +1,6 @@
 /*
  * monitor.c - sbx-monitor: the privileged half, root and unfiltered.
+ * runs in: the monitor (root, unfiltered)
  *
  * At start it has workers read the config, the projects and what the last
  * monitor left (config_take.c, reload.c, adopt.c) and bind the agent

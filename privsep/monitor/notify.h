@@ -1,4 +1,7 @@
-/* notify.h - systemd's readiness protocol (sd_notify); a no-op outside. */
+/*
+ * notify.h - systemd's readiness protocol (sd_notify); a no-op outside.
+ * runs in: the monitor (root, unfiltered)
+ */
 #ifndef SBX_NOTIFY_H
 #define SBX_NOTIFY_H
 

@@ -3,6 +3,8 @@
  * waiting is allowed: the host's lock (one monitor per host and runtime),
  * and adoption's removals (adopt.c), a job in a worker that the monitor
  * waits for; and sbx-monitor --purge, which takes the same lock.
+ * runs in: the monitor at its start, and sbx-monitor --purge (root,
+ *   unfiltered)
  */
 #include <errno.h>
 #include <fcntl.h>

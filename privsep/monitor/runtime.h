@@ -1,4 +1,7 @@
-/* runtime.h - the docker-CLI-compatible runtime behind struct sbx_runtime. */
+/*
+ * runtime.h - the docker-CLI-compatible runtime behind struct sbx_runtime.
+ * runs in: the monitor (root, unfiltered)
+ */
 #ifndef SBX_RUNTIME_H
 #define SBX_RUNTIME_H
 

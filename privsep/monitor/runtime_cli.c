@@ -1,6 +1,7 @@
 /*
  * runtime_cli.c - rt_cli_ops: podman (or docker) driven through its CLI,
  * by jobs of sbx-worker (worker.c), never from the loop itself.
+ * runs in: the monitor (root, unfiltered)
  *
  * A provision or teardown is a job: the sandbox's key, services and
  * passwords, and each service's host uid range, decided here. Its

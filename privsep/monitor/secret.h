@@ -1,4 +1,7 @@
-/* secret.h - fresh random secrets for service passwords. */
+/*
+ * secret.h - fresh random secrets for service passwords.
+ * runs in: the monitor's loop (root, unfiltered)
+ */
 #ifndef SBX_SECRET_H
 #define SBX_SECRET_H
 

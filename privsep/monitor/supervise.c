@@ -1,6 +1,7 @@
 /*
  * supervise.c - the broker's life cycle, seen from the monitor.
- * runs in: the monitor (root, unfiltered); exec_broker in the broker's fork
+ * runs in: the monitor (root, unfiltered), and exec_broker in the broker's
+ *   fork before its exec (root, unfiltered)
  *
  * The broker is fork+exec'd (a fresh address space: nothing of the
  * monitor's memory, the cache and its passwords included, survives into

@@ -1,4 +1,8 @@
-/* supervise.h - start the broker, and start it again when it dies. */
+/*
+ * supervise.h - start the broker, and start it again when it dies.
+ * runs in: the monitor (root, unfiltered), and its fork of the broker before
+ *   its exec (root, unfiltered)
+ */
 #ifndef SBX_SUPERVISE_H
 #define SBX_SUPERVISE_H
 

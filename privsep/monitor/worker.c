@@ -1,6 +1,8 @@
 /*
  * worker.c - the monitor's only way to do slow things: jobs for
  * sbx-worker, the executable opened at start.
+ * runs in: the monitor (root, unfiltered), and a worker's fork until its exec
+ *   (root, unfiltered, then the runtime deny filter)
  *
  * A worker is a fork of the monitor in its own process group, with only
  * stdin/stdout on /dev/null, stderr and its result pipe open, and the

@@ -1,6 +1,7 @@
 /*
  * worker.h - jobs for sbx-worker, whose result comes back on a pipe, so
  * that the monitor's loop never waits on the runtime (worker.c).
+ * runs in: the monitor (root, unfiltered)
  */
 #ifndef SBX_WORKER_H
 #define SBX_WORKER_H

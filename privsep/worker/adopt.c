@@ -2,6 +2,7 @@
  * adopt.c - JOB_ADOPT, at the monitor's start: the sandbox records the
  * last monitor left, each with what the runtime runs of it, and the
  * containers that no record accounts for.
+ * runs in: sbx-worker's JOB_ADOPT (root, runtime deny filter)
  *
  * A record is read as any file on disk (regular, root's, its exact size,
  * every field sound); one that is not a record is removed here. For each

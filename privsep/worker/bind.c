@@ -2,7 +2,10 @@
  * bind.c - JOB_BIND, at the monitor's start: state_dir, its empty/ (the
  * broker's chroot), and the agent socket, bound and listening, sent back
  * to the monitor on fd 3 (a socketpair) with a bind_result, or only the
- * result saying why not. The monitor checks both (privsep/monitor/bind.c).
+ * result saying why not.
+ * runs in: sbx-worker's JOB_BIND (root, runtime deny filter)
+ *
+ * The monitor checks both (privsep/monitor/bind.c).
  */
 #include <errno.h>
 #include <stdio.h>

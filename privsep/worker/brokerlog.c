@@ -1,5 +1,6 @@
 /*
  * brokerlog.c - JOB_BROKERLOG: the broker's log lines, logged for it.
+ * runs in: sbx-worker's JOB_BROKERLOG (root, runtime deny filter)
  *
  * Without -d, or with -d when stderr is the journal, the broker's stderr
  * is a pipe (log.c, LOG_TO_MONITOR) whose read end the monitor holds and

@@ -1,4 +1,7 @@
-/* brokerlog.h - the broker's log lines, logged for it (JOB_BROKERLOG). */
+/*
+ * brokerlog.h - the broker's log lines, logged for it (JOB_BROKERLOG).
+ * runs in: sbx-worker's JOB_BROKERLOG (root, runtime deny filter)
+ */
 #ifndef SBX_BROKERLOG_H
 #define SBX_BROKERLOG_H
 

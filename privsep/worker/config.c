@@ -2,6 +2,8 @@
  * config.c - read sbx.conf with libinih, then check every value once, for
  * the monitor's start (JOB_CONFIG) and for sbx-monitor -t, so the daemon
  * never meets a bad setting later.
+ * runs in: sbx-worker's JOB_CONFIG, and JOB_RELOAD's project files (root,
+ *   runtime deny filter)
  *
  * Unknown sections and keys are errors: a typo should not silently
  * change nothing. SIGHUP does not read sbx.conf again (only the projects

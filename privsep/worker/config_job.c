@@ -4,6 +4,7 @@
  * monitor, which checks the result it is sent (privsep/monitor/config_take.c); or,
  * for sbx-monitor -t, sbx.conf and every project file checked, each
  * problem said on stderr as file:line: cause.
+ * runs in: sbx-worker's JOB_CONFIG (root, runtime deny filter)
  */
 #include <stdio.h>
 #include <stdlib.h>

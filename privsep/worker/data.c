@@ -1,5 +1,6 @@
 /*
  * data.c - JOB_DATA: a reset or a snapshot of a ready sandbox's data.
+ * runs in: sbx-worker's JOB_DATA (root, runtime deny filter)
  *
  * The monitor decided whose sandbox it is and names its services; every
  * one of them whose data sbx knows is handled (postgres, pg_data.c;

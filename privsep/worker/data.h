@@ -1,6 +1,9 @@
 /*
  * data.h - JOB_DATA, a reset or a snapshot of a sandbox's data (data.c),
  * and what its services' sessions share (pg_data.c, redis_data.c).
+ * runs in: sbx-worker's JOB_DATA (root, runtime deny filter), and the session
+ *   children of it and of a seed (the sandbox's prober uid, session
+ *   allowlist)
  *
  * Each service's session (svc_session.c) goes through the same steps,
  * the parent's bytes between them: it checks (reports whether the job

@@ -1,5 +1,7 @@
 /*
  * guard.c - the kernel keeps other uids off a tcp service's port.
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter)
  *
  * With transport = unix the socket's directory keeps them out; a port on
  * 127.0.0.1 is open to every local user, and the password alone would

@@ -2,8 +2,11 @@
  * ini_check.c - what libinih would take silently: an indented line that
  * looks like "key = value" continues the previous value (inih's
  * multi-line values), so a key indented by mistake would end up inside
- * another key's value. sbx.conf and the project files keep their keys at
- * column 0, and such a line is an error with its number.
+ * another key's value.
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
+ *
+ * sbx.conf and the project files keep their keys at column 0, and such a
+ * line is an error with its number.
  */
 #include <ctype.h>
 #include <stdio.h>

@@ -2,11 +2,15 @@
  * keeper.c - the password of a postgres's keeper role (sbx's own, which
  * owns what a reset goes back to and the snapshots: pg_data.c), derived
  * from the agent's password and a key of the host's that only root reads,
- * state_dir/keeper.key. The worker gives it to the container at its start
- * (SBX_KEEPER_PASSWORD, images/postgres/entrypoint.sh) and to each session
- * later, so that a postgres reached over tcp alone, with no socket
- * directory to hold keep/pg.secret, has a keeper too. The agent knows its
- * own password, never the key: it cannot derive the keeper's.
+ * state_dir/keeper.key.
+ * runs in: sbx-worker's JOB_DATA and JOB_WARM_START and a provision's service
+ *   children (root, runtime deny filter)
+ *
+ * The worker gives it to the container at its start (SBX_KEEPER_PASSWORD,
+ * images/postgres/entrypoint.sh) and to each session later, so that a
+ * postgres reached over tcp alone, with no socket directory to hold
+ * keep/pg.secret, has a keeper too. The agent knows its own password,
+ * never the key: it cannot derive the keeper's.
  */
 #include <sys/random.h>
 #include <sys/stat.h>

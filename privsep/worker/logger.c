@@ -1,11 +1,13 @@
 /*
- * logger.c - JOB_LOG: the monitor's syslog(3). A syslog daemon that is
- * slow, or gone, makes syslog(3) wait; the monitor's loop must not, so
- * its lines come here through a pipe it writes without waiting (a line
- * the pipe does not take is counted there, shared/log.c), and this
- * process waits instead. It lives until the monitor closes the pipe.
- * Lines are "<PRI>PID text"; each is logged as the monitor's own, under
- * its pid.
+ * logger.c - JOB_LOG: the monitor's syslog(3).
+ * runs in: sbx-worker's JOB_LOG (root, runtime deny filter)
+ *
+ * A syslog daemon that is slow, or gone, makes syslog(3) wait; the
+ * monitor's loop must not, so its lines come here through a pipe it writes
+ * without waiting (a line the pipe does not take is counted there,
+ * shared/log.c), and this process waits instead. It lives until the
+ * monitor closes the pipe. Lines are "<PRI>PID text"; each is logged as
+ * the monitor's own, under its pid.
  */
 #include <stdio.h>
 #include <stdlib.h>

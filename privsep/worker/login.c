@@ -1,5 +1,6 @@
 /*
  * login.c - JOB_LOGIN: does a sandbox's tcp service still take logins?
+ * runs in: sbx-worker's JOB_LOGIN (root, runtime deny filter)
  *
  * Its readiness probe (probe.c) once more, on its published port, as its
  * prober's uid (the top of its host range, let through by the port's

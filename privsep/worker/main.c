@@ -1,5 +1,6 @@
 /*
  * main.c - sbx-worker: one job of the monitor's, then exit.
+ * runs in: every sbx-worker job (root, runtime deny filter)
  *
  * The monitor forks, loads the runtime deny filter, puts the job in a
  * sealed memfd on our stdin and executes us from the descriptor it opened

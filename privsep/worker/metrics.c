@@ -1,7 +1,10 @@
 /*
  * metrics.c - JOB_METRICS: the monitor's counters (struct metrics_snap)
- * in Prometheus' text exposition format. The file is written to PATH.tmp
- * and renamed, so the collector never reads half of it.
+ * in Prometheus' text exposition format.
+ * runs in: sbx-worker's JOB_METRICS (root, runtime deny filter)
+ *
+ * The file is written to PATH.tmp and renamed, so the collector never
+ * reads half of it.
  */
 #include <errno.h>
 #include <fcntl.h>

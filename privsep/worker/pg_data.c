@@ -1,7 +1,8 @@
 /*
  * pg_data.c - a reset or a snapshot of a sandbox's postgres.
- * runs in: a session child (svc_session.c): the sandbox's own uid, not
- * dumpable; a client of the server as sbx's keeper role
+ * runs in: a session child of JOB_DATA (svc_session.c; the sandbox's prober
+ *   uid, not dumpable, session allowlist), a client of the server as sbx's
+ *   keeper role
  *
  * The session connects as the keeper role, sbx's own (the image's
  * entrypoint makes it and leaves its password where only sbx's sessions

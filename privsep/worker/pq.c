@@ -1,7 +1,8 @@
 /*
  * pq.c - libpq, dlopen()ed by a postgres session (see pq.h for why).
- * runs in: a session child (svc_session.c), before its filter and its
- * connect
+ * runs in: a postgres's session child (root until its drop: pq_load, before
+ *   its filter and its connect; then the sandbox's prober uid, session
+ *   allowlist)
  *
  * By its soname, from the system's library path: the worker's
  * environment is the monitor's clean one, so no LD_LIBRARY_PATH of

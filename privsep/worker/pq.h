@@ -1,5 +1,7 @@
 /*
  * pq.h - libpq, loaded by the sessions that need it (pq.c).
+ * runs in: a postgres's session child (root until its drop: pq_load; then the
+ *   sandbox's prober uid, session allowlist)
  *
  * libpq brings libssl, libcrypto, Kerberos, LDAP and GnuTLS: linked in,
  * their loading and relocations cost every job's exec about 4 ms (23

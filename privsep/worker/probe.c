@@ -1,7 +1,8 @@
 /*
  * probe.c - is the service really answering?
- * runs in: the prober, forked from a worker (a uid of the sandbox's own, its
- * own network and root, not dumpable, probe allowlist)
+ * runs in: sbx-worker's JOB_LOGIN and JOB_WARM_START and a provision's
+ *   service children (root, runtime deny filter), and the prober they fork
+ *   (root until its drop, then the sandbox's prober uid, probe allowlist)
  *
  * A published port accepts TCP before the service does (the runtime's
  * proxy, or postgres's temporary init server), so readiness is judged at

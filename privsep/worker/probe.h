@@ -1,4 +1,9 @@
-/* probe.h - protocol-level readiness of a service on its socket or port. */
+/*
+ * probe.h - protocol-level readiness of a service on its socket or port.
+ * runs in: sbx-worker's JOB_LOGIN and JOB_WARM_START and a provision's
+ *   service children (root, runtime deny filter), and the prober they fork
+ *   (root until its drop, then the sandbox's prober uid, probe allowlist)
+ */
 #ifndef SBX_PROBE_H
 #define SBX_PROBE_H
 

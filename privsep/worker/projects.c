@@ -2,6 +2,7 @@
  * projects.c - the project files: the opted-in services and the users of
  * each project, read for JOB_RELOAD (at start and on SIGHUP) and for the
  * check of sbx-monitor -t.
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
  *
  * Files are admin-owned policy: a file that is not owned by root or is
  * writable by others is refused (an agent must not be able to opt itself

@@ -1,5 +1,7 @@
 /*
  * provision.c - the runtime jobs: start and probe, remove, rename.
+ * runs in: sbx-worker's runtime jobs and a provision's service children
+ *   (root, runtime deny filter)
  *
  * Each body here is a job of main.c's table; it gets its job and the
  * [service] sections it is about, and writes one fixed-size result to

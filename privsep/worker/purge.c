@@ -2,10 +2,13 @@
  * purge.c - JOB_PURGE, for sbx-monitor --purge: every container of this
  * host's sbx (those the runtime lists with sbx's labels: sandboxes' and
  * warm ones), then every record in state_dir/sandboxes, then everything
- * under run_dir. The monitor holds the host lock, so no monitor serves
- * meanwhile. Each removal is one line on fd 3, the admin's stdout; what
- * failed is said on stderr, and the exit status is 1 if anything did.
- * Containers go first: then nothing writes in the socket directories.
+ * under run_dir.
+ * runs in: sbx-worker's JOB_PURGE (root, runtime deny filter)
+ *
+ * The monitor holds the host lock, so no monitor serves meanwhile. Each
+ * removal is one line on fd 3, the admin's stdout; what failed is said on
+ * stderr, and the exit status is 1 if anything did. Containers go first:
+ * then nothing writes in the socket directories.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,8 +1,8 @@
 /*
  * redis_data.c - a reset or a snapshot of a sandbox's redis.
- * runs in: a session child (svc_session.c): the sandbox's own uid, not
- * dumpable; a client of the server as the agent's user, and of its
- * keeper
+ * runs in: a session child of JOB_DATA (svc_session.c; the sandbox's prober
+ *   uid, not dumpable, session allowlist), a client of the server as the
+ *   agent's user, and of its keeper
  *
  * The agent's server has 16 databases, all the agent's. Snapshots are
  * kept by a second server in the container, the keeper, which only sbx's

@@ -1,8 +1,10 @@
 /*
  * relay.c - bytes between a network namespace of one's own and a
  * service's port on the host's 127.0.0.1.
- * runs in: a child of the session child or of the prober, forked while
- * root; then in the host's network as their uid, not dumpable
+ * runs in: the prober and a session child (root until their drop:
+ *   relay_start; then the sandbox's prober uid, probe or session allowlist:
+ *   relay_addr), and the relay they fork (root until its drop, then the same
+ *   uid, runtime deny filter)
  *
  * The session child and the prober read a tenant's bytes, so they leave
  * the host's network (drop.c's drop_network): there 127.0.0.1 is nobody's

@@ -1,6 +1,10 @@
 /*
  * relay.h - a tcp service reached from a network namespace of one's own
  * (relay.c): the session child's and the prober's way to 127.0.0.1.
+ * runs in: the prober and a session child (root until their drop:
+ *   relay_start; then the sandbox's prober uid, probe or session allowlist:
+ *   relay_addr), and the relay they fork (root until its drop, then the same
+ *   uid, runtime deny filter)
  */
 #ifndef SBX_RELAY_H
 #define SBX_RELAY_H

@@ -1,10 +1,13 @@
 /*
  * reload.c - JOB_RELOAD: the projects and the subordinate uids, read as
  * root's files and sent back as one fixed-size reload_result, which the
- * monitor checks before it takes anything of it (privsep/monitor/reload.c). Here
- * run the NSS lookups of allow_groups and allow_users, out of the loop,
- * and the copies of the projects' seeds that provisions apply (seeds.c):
- * a project whose seed cannot be copied goes to the monitor invalid.
+ * monitor checks before it takes anything of it (privsep/monitor/reload.c).
+ * runs in: sbx-worker's JOB_RELOAD (root, runtime deny filter)
+ *
+ * Here run the NSS lookups of allow_groups and allow_users, out of the
+ * loop, and the copies of the projects' seeds that provisions apply
+ * (seeds.c): a project whose seed cannot be copied goes to the monitor
+ * invalid.
  */
 #include <stdlib.h>
 #include <string.h>

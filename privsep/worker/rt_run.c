@@ -1,5 +1,8 @@
 /*
  * rt_run.c - the removals and the listing, built on run_logged (run.c).
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter), and a listing's child until its exec (root, runtime deny
+ *   filter)
  *
  * JOB_LIST and JOB_REMOVE are adoption's, at the monitor's
  * start: the listing holds agents' names, so it is parsed here

@@ -1,10 +1,12 @@
 /*
  * rt_seen.c - the runtime's listing of sbx's containers, as fixed entries
- * (struct rt_seen, job.h). The listing names containers after agents,
- * whose names tenants choose, so the monitor does not parse it: the
- * adoption job does (adopt.c), and the monitor checks what that job
- * concludes (privsep/monitor/adopt_check.c) as it would a message from
- * the broker.
+ * (struct rt_seen, job.h).
+ * runs in: sbx-worker's JOB_ADOPT and JOB_PURGE (root, runtime deny filter)
+ *
+ * The listing names containers after agents, whose names tenants choose,
+ * so the monitor does not parse it: the adoption job does (adopt.c), and
+ * the monitor checks what that job concludes
+ * (privsep/monitor/adopt_check.c) as it would a message from the broker.
  */
 #include <errno.h>
 #include <limits.h>

@@ -2,6 +2,9 @@
  * run.c - one runtime call: fork, execve with a clean environment (never
  * a shell), its stdout and stderr captured, killed at its deadline; and
  * what to say when it fails.
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter), and a runtime call's child until its exec (root, runtime
+ *   deny filter)
  *
  * A job (provision.c) calls the runtime through run_logged: a failure is
  * logged with the call's verb, its exit status and the runtime's own

@@ -1,6 +1,7 @@
 /*
  * runtime_argv.c - the argv and environment of every runtime call.
- * runs in: sbx-worker (root, runtime deny filter): pure
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter); pure
  *
  * The only variable parts are the peer uid (a number), slugs that
  * dispatch.c and cache.c have validated, paths the monitor made, and

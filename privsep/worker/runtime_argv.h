@@ -1,6 +1,8 @@
 /*
  * runtime_argv.h - every argv and environment sbx-worker gives
  * the container runtime, built from fixed templates (runtime_argv.c).
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter)
  */
 #ifndef SBX_RUNTIME_ARGV_H
 #define SBX_RUNTIME_ARGV_H

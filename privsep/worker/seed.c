@@ -2,9 +2,9 @@
  * seed.c - a seeded project's postgres, at its provision: the seed run
  * in the agent's database, and that state kept as sbx_origin, what a
  * reset returns to (pg_data.c), owned by sbx's keeper role.
- * runs in: a provision's service child (root) reads the reload's copy
- * (state_dir/seeds/<project>.sql, root's, 0600); a session child
- * (svc_session.c: the sandbox's own uid, not dumpable) applies it
+ * runs in: a provision's service children and JOB_WARM_START (root, runtime
+ *   deny filter) read the reload's copy; the session child they fork (the
+ *   sandbox's prober uid, not dumpable, session allowlist) applies it
  *
  * The whole file goes in one PQexec: one implicit transaction, so a seed
  * that fails half-way leaves nothing. It runs as the agent's role, which

@@ -1,6 +1,9 @@
 /*
  * seed.h - a project's postgres_seed: the file's rules and the copies the
  * reload keeps (seeds.c), and its application at a provision (seed.c).
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter), and a seed's session child (the sandbox's prober uid,
+ *   session allowlist)
  */
 #ifndef SBX_SEED_H
 #define SBX_SEED_H

@@ -1,6 +1,8 @@
 /*
  * seeds.c - postgres_seed files: their rules, and the copies that the
  * reload (JOB_RELOAD, at start and on SIGHUP) keeps in state_dir/seeds.
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG, and its runtime jobs
+ *   (root, runtime deny filter)
  *
  * A seed is admin's policy like the project file that names it, and is
  * held to the same rules: a regular file, not a link, root's, written by

@@ -1,7 +1,11 @@
 /*
  * session.h - a session with a sandbox's service as a client of it
- * (svc_session.c): the seed at a provision, a reset or a snapshot. It
- * runs in a child that reads the tenant's bytes as a uid of the
+ * (svc_session.c): the seed at a provision, a reset or a snapshot.
+ * runs in: sbx-worker's JOB_DATA and JOB_WARM_START and a provision's service
+ *   children (root, runtime deny filter), and the session child they fork
+ *   (root until its drop, then the sandbox's prober uid, session allowlist)
+ *
+ * It runs in a child that reads the tenant's bytes as a uid of the
  * sandbox's own range, never as root, and talks to its parent over one
  * socket pair: fixed-size reports up, one byte at a time down.
  */

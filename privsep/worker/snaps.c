@@ -1,8 +1,11 @@
 /*
  * snaps.c - the snapshots one service holds, by slot, and the check each
  * data session makes before it acts (data.h): what pg_data.c and
- * redis_data.c share. Names come from the tenant's server: only slugs
- * are taken.
+ * redis_data.c share.
+ * runs in: a session child of JOB_DATA (the sandbox's prober uid, session
+ *   allowlist)
+ *
+ * Names come from the tenant's server: only slugs are taken.
  */
 #include <string.h>
 

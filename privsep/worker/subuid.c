@@ -1,6 +1,7 @@
 /*
  * subuid.c - /etc/subuid: "owner:start:count" per line, owner a user name
  * or a uid (subuid(5)).
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
  *
  * A user with a range can connect from a user namespace as any uid in
  * it; the monitor counts those uids toward the owner's quotas or refuses

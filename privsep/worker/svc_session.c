@@ -2,8 +2,10 @@
  * svc_session.c - a worker's session with a sandbox's service, as its
  * client: the seed at a provision (seed.c), a reset or a snapshot
  * (data.c).
- * runs in: a child of the worker, as the prober does (probe.c): a uid of
- * the sandbox's own range that no other process has, not dumpable
+ * runs in: sbx-worker's JOB_DATA and JOB_WARM_START and a provision's service
+ *   children (root, runtime deny filter), and the session child they fork
+ *   (root until its drop, then the sandbox's prober uid, not dumpable,
+ *   session allowlist)
  *
  * What the service sends is a tenant's bytes, and libpq and hiredis parse
  * them: never as root, and with nothing else in reach. While still root

@@ -1,6 +1,8 @@
 /*
  * work.h - sbx-worker's jobs (main.c's table) and what they share: one
  * runtime call (run.c, rt_run.c) and the removals built on it.
+ * runs in: sbx-worker jobs and a provision's service children (root, runtime
+ *   deny filter)
  */
 #ifndef SBX_WORK_H
 #define SBX_WORK_H
