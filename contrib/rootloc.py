@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """rootloc.py - the lines each process runs, by uid, and the root total.
 
-    contrib/rootloc.py BUILD_DIR      (from the top of the checkout)
+    contrib/rootloc.py BUILD_DIR MON_SRC WRK_SRC BRK_SRC
+                                      (from the top of the checkout; each
+                                      *_SRC one argument, as GNUmakefile
+                                      has it)
 
-An executable's files are what its objects were compiled from, headers
-included: the build's dependency files (BUILD_DIR/obj/{mon,wrk,brk}/,
-privsep/, shared/ and broker/ objects alone). A file's lines are counted
+An executable's files are the sources it links and the headers they
+include, as the build's dependency files say (BUILD_DIR/obj/{mon,wrk,brk}/). A file's lines are counted
 as contrib/loc.sh does (no blanks, no comments). Whom a file of the
 worker runs as is what its "runs in:" line says: "root" on that line
 means some of its code runs as root there; a file of the worker without
@@ -14,7 +16,6 @@ prober, a session child, the relay). A file without a "runs in:" line
 is counted as root and named. The root total counts each file once,
 whether the monitor or the worker (or both) runs it.
 """
-import glob
 import os
 import re
 import subprocess
@@ -24,11 +25,11 @@ EXES = (('mon', 'sbx-monitor'), ('wrk', 'sbx-worker'), ('brk', 'sbx-broker'))
 OURS = ('privsep/', 'shared/', 'broker/')
 
 
-def files_of(objdir):
+def files_of(objdir, sources):
     found = set()
-    for d in glob.glob(os.path.join(objdir, '**', '*.d'), recursive=True):
-        rel = os.path.relpath(d, objdir)
-        if not rel.startswith(OURS):
+    for src in sources.split():
+        d = os.path.join(objdir, src[:-2] + '.d')
+        if not src.startswith(OURS) or not os.path.isfile(d):
             continue
         text = open(d).read().replace('\\\n', ' ')
         deps = text.split(':', 1)[1].split() if ':' in text else []
@@ -52,12 +53,13 @@ def runs_in(path):
 
 
 def main(argv):
-    if len(argv) != 1:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+    if len(argv) != 4:
+        print('usage: rootloc.py BUILD_DIR MON_SRC WRK_SRC BRK_SRC',
+              file=sys.stderr)
         return 2
     build = argv[0]
-    sets = {exe: files_of(os.path.join(build, 'obj', key))
-            for key, exe in EXES}
+    sets = {exe: files_of(os.path.join(build, 'obj', key), src)
+            for (key, exe), src in zip(EXES, argv[1:])}
     if not all(sets.values()):
         print('rootloc: no dependency files: build first', file=sys.stderr)
         return 1

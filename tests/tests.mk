@@ -108,6 +108,8 @@ lint: $(GEN_H) $(O)/sbx-monitor $(O)/sbx-worker $(O)/sbx-broker
 	@echo "  every source file a comment or a doc names exists"
 	@! readelf -d $(O)/sbx-monitor | grep -i msgpack || \
 	    { echo "sbx-monitor links msgpack-c" >&2; exit 1; }
+	@! readelf -d $(O)/sbx-monitor | grep -i libcap || \
+	    { echo "sbx-monitor links libcap, which it never calls" >&2; exit 1; }
 	@! nm $(O)/sbx-monitor | grep -Ei 'unpack|msgpack_(object|zone)' || \
 	    { echo "sbx-monitor holds msgpack decoding code" >&2; exit 1; }
 	@! readelf -d $(O)/sbx-monitor | grep -i inih || \
