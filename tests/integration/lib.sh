@@ -274,6 +274,14 @@ cleanup() {
 	    echo "# the monitor's log: /tmp/sbx-failed-$(basename "$0" .sh).log"
 	for u in $MADE_USERS; do userdel "$u" 2>/dev/null; done
 	stop_monitor
+	# Workers of a monitor killed by a test (kill -9) finish their job
+	# on their own, a warm start's container included: the removal
+	# waits for them, or what they make outlives the suite.
+	local i
+	for i in $(seq 1 600); do
+		pgrep -x sbx-worker >/dev/null || break
+		sleep 0.1
+	done
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 	# The socket directories' tmpfs the workers mounted, deepest first.

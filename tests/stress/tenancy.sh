@@ -65,7 +65,7 @@ pgdirA=$(env_of "$envA" POSTGRES_HOST) pgpwA=$(env_of "$envA" POSTGRES_PASSWORD)
 dirA=$WORK/run/$uid_a
 check "A's reply names sockets under run_dir/$uid_a" test "${sockA#"$dirA"/}" != "$sockA" -a "${pgdirA#"$dirA"/}" != "$pgdirA"
 check "A reaches its redis over the socket" test "$(redis_as $UA "$sockA" "$pwA" ping)" = PONG
-check "A reaches its postgres over the socket (psql -h DIR)" bash -c "runuser -u $UA -- env PGPASSWORD='$pgpwA' psql -h '$pgdirA' -p 5432 -U sbx -d sbx -tAc 'select 40+2' | grep -qx 42"
+check "A reaches its postgres over the socket (psql -h DIR)" bash -c "cd / && runuser -u $UA -- env PGPASSWORD='$pgpwA' psql -h '$pgdirA' -p 5432 -U sbx -d sbx -tAc 'select 40+2' | grep -qx 42"
 out=$(redis_as $UB "$sockA" "$pwA" ping)
 check "B cannot open A's redis socket, even with the password (EACCES)" grep -q "Permission denied" <<<"$out"
 out=$(as $UB env PGPASSWORD="$pgpwA" PGCONNECT_TIMEOUT=5 psql -h "$pgdirA" -p 5432 -U sbx -d sbx -tAc 'select 1' 2>&1)

@@ -208,7 +208,7 @@ check "the refill and the rename came after the reply (held at the gate)" wait_f
 release_all
 sockA=$(env_of "$envA" REDIS_SOCKET) pwA=$(env_of "$envA" REDIS_PASSWORD)
 check "A's redis answers with A's password" test "$(redis_as $UA "$sockA" "$pwA" ping)" = PONG
-check "A's postgres answers at the reply's URL" bash -c "runuser -u $UA -- psql '$(env_of "$envA" POSTGRES_URL)' -tAc 'select 40+2' | grep -qx 42"
+check "A's postgres answers at the reply's URL" bash -c "cd / && runuser -u $UA -- psql '$(env_of "$envA" POSTGRES_URL)' -tAc 'select 40+2' | grep -qx 42"
 check "the reply names the service's user and database (sbx, sbx; redis default)" test "$(env_of "$envA" POSTGRES_USER) $(env_of "$envA" POSTGRES_DATABASE) $(env_of "$envA" REDIS_USER)" = "sbx sbx default"
 check "its socket is in A's directory ($sockA)" test "${sockA#"$WORK/run/$uid_a/a/"}" != "$sockA"
 out=$(runuser -u $UB -- ls "$(dirname "$sockA")" 2>&1)
