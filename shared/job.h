@@ -31,6 +31,10 @@
 #define JOB_ARGV0	"sbx-worker"
 #define JOB_MAGIC	0x73627877u	/* "sbxw" */
 #define JOB_MAX		(1u << 20)	/* a job's memfd, at most */
+/* The seals of a job's memfd (fcntl.h's F_SEAL_*): the monitor sets them,
+ * the worker takes no job without them. */
+#define JOB_SEALS	(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
+	F_SEAL_WRITE)
 /* A container's host uid range: uids 0-65535 inside it. */
 #define JOB_RANGE_UIDS	65536u
 

@@ -10,12 +10,11 @@
 #include "msg.h"
 #include "slug.h"
 
-static bool
-slug_char(char c, bool first)
+bool
+slug_byte(char c, bool first)
 {
-	if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-		return true;
-	return !first && (c == '.' || c == '_' || c == '-');
+	return c != '\0' && memchr(SLUG_BYTES, c, first ? SLUG_FIRST :
+	    sizeof(SLUG_BYTES) - 1) != NULL;
 }
 
 /* A slug of exactly len bytes (no NUL needed). */
@@ -27,7 +26,7 @@ slug_valid(const char *s, size_t len)
 	if (len == 0 || len >= SBX_SLUG_MAX)
 		return false;
 	for (i = 0; i < len; i++)
-		if (!slug_char(s[i], i == 0))
+		if (!slug_byte(s[i], i == 0))
 			return false;
 	return true;
 }

@@ -11,6 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The bytes of a slug; its first byte is one of the first SLUG_FIRST. */
+#define SLUG_BYTES	"abcdefghijklmnopqrstuvwxyz0123456789._-"
+#define SLUG_FIRST	36
+
+bool	slug_byte(char c, bool first);
 bool	slug_valid(const char *s, size_t len);
 bool	slug_field_valid(const char *field, size_t size);
 

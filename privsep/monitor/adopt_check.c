@@ -16,7 +16,7 @@ file_sound(const char *f, size_t cap)
 	size_t n = strnlen(f, cap);
 
 	return n > 0 && n < cap && f[0] != '.' &&
-	    strspn(f, "abcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+	    strspn(f, SLUG_BYTES) == n;
 }
 
 /* What the worker found, checked before any of it is used. */

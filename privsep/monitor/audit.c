@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "ratelim.h"
 #include "log.h"
+#include "slug.h"
 
 /* 16 services of 63 bytes and the rest fit; log.c's buffer is as large. */
 #define LINE_MAX_	2048
@@ -53,13 +54,6 @@ put_str(struct line *l, const char *s)
 		put_byte(l, *s);
 }
 
-static int
-slug_byte(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-	    c == '_' || c == '-';
-}
-
 /* s, or "-" when NULL or empty; bytes outside the slug alphabet as '?'. */
 static void
 put_slug(struct line *l, const char *s, size_t max)
@@ -71,7 +65,7 @@ put_slug(struct line *l, const char *s, size_t max)
 		return;
 	}
 	for (i = 0; i < max && s[i] != '\0'; i++)
-		put_byte(l, slug_byte(s[i]) ? s[i] : '?');	/* NOLINT(bugprone-narrowing-conversions) */
+		put_byte(l, slug_byte(s[i], false) ? s[i] : '?');	/* NOLINT(bugprone-narrowing-conversions) */
 }
 
 static void

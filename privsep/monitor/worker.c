@@ -37,8 +37,6 @@
 #include "scfilter.h"
 #include "worker.h"
 
-#define JOB_SEALS	(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
-	F_SEAL_WRITE)
 
 static const struct sbx_config	*job_cfg;	/* what jobs' env is made of */
 static int			 job_exe = -1;	/* sbx-worker, opened at start */

@@ -23,9 +23,6 @@
 #include "metrics_snap.h"
 #include "work.h"
 
-#define JOB_SEALS	(F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | \
-	F_SEAL_WRITE)
-
 typedef int (*job_body)(int fd, const struct sbx_config *, const void *job,
     size_t len);
 

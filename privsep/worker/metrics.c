@@ -15,6 +15,7 @@
 #include "iox.h"
 #include "log.h"
 #include "metrics_snap.h"
+#include "slug.h"
 #include "work.h"
 
 static const double bucket_s[METRICS_NBUCKETS] = METRICS_BUCKETS_S;
@@ -121,8 +122,8 @@ snap_sound(const struct metrics_snap *m)
 		return 0;
 	for (i = 0; i < m->nservices; i++)
 		if (memchr(m->svc[i].name, '\0', SBX_SLUG_MAX) == NULL ||
-		    strspn(m->svc[i].name, "abcdefghijklmnopqrstuvwxyz"
-		    "0123456789._-") != strlen(m->svc[i].name))
+		    strspn(m->svc[i].name, SLUG_BYTES) !=
+		    strlen(m->svc[i].name))
 			return 0;
 	return 1;
 }
