@@ -131,7 +131,7 @@ job_take(const char *name, char *buf, size_t len, struct sbx_config *cfg,
 	*type = (enum job_type)h.type;
 	*body = buf + off;
 	*blen = (size_t)h.len;
-	log_init("sbx-monitor", (int)e.foreground);
+	log_init(JOB_ARGV0, (int)e.foreground);
 	return 0;
 }
 
@@ -148,7 +148,7 @@ main(int argc, char *argv[])
 	/* Executed from a descriptor, we would be named after its number
 	 * in ps -e and top. */
 	(void)prctl(PR_SET_NAME, JOB_ARGV0, 0, 0, 0);
-	log_init("sbx-monitor", 1);
+	log_init(JOB_ARGV0, 1);
 	if (argc != 2 || (buf = read_memfd(&len)) == NULL ||
 	    job_take(argv[1], buf, len, &cfg, &type, &body, &blen) == -1)
 		fatalx("%s: no job of the monitor's on stdin", JOB_ARGV0);

@@ -92,7 +92,7 @@ bpid=$(broker_pid)
 kill -9 "${bpid:-0}"
 check "a warning is at LOG_WARNING" wait_until 5 'grep -q "^<4>sbx-monitor: broker died; restarting in" "$LOG"'
 check "the monitor's start at LOG_INFO" grep -q "^<6>sbx-monitor: serving $SOCK" "$LOG"
-check "the broker's, through its log worker, at LOG_INFO" grep -q "^<6>sbx-monitor: sbx-broker\[[0-9]*\]: serving as" "$LOG"
+check "the broker's, through its log worker, at LOG_INFO" grep -q "^<6>sbx-worker: sbx-broker\[[0-9]*\]: serving as" "$LOG"
 bare=$(grep -v '^<[0-7]>' "$LOG")
 check "every line has a priority${bare:+ (not: $bare)}" test -z "$bare"
 stop_monitor
