@@ -36,14 +36,14 @@ test_probe_SRC    = tests/unit/test_probe.c privsep/worker/probe.c privsep/worke
 		    shared/scfilter.c
 test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c privsep/monitor/bind.c \
 		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
-		    privsep/monitor/worker.c shared/record_fmt.c shared/proc.c \
+		    privsep/monitor/jobpool.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
 		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
-test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/worker.c shared/proc.c \
+test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/jobpool.c shared/proc.c \
 		    shared/job.c shared/scfilter.c shared/service.c
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
@@ -62,7 +62,7 @@ TEST_INC = -Itests/unit -Iprivsep/monitor -Iprivsep/worker -Ibroker -Ishared -Ic
 $(O)/obj/test/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
 	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) $(TEST_INC) \
-	    $(call pc,$(TEST_PKGS)) -MMD -c -o $@ $<
+	    $(call pc,$(TEST_PKGS)) -MMD -MP -c -o $@ $<
 
 define test_rule
 $(O)/test_$(1): $$(sort $$(call objs,$$(test_$(1)_SRC) $(UNIT_BASE),test))

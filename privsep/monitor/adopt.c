@@ -470,7 +470,7 @@ adopt_sandboxes(const struct sbx_config *cfg,
 	if ((ad.claimed = bit_alloc((int)rt->idmap.nslots + 1)) == NULL ||
 	    (fd = memfd_create("sbx-adopt", MFD_CLOEXEC)) == -1)
 		fatal("adoption");
-	if (worker_run(JOB_ADOPT, UINT32_MAX, NULL, 0, fd, now_ms() +
+	if (worker_spawn_wait(JOB_ADOPT, UINT32_MAX, NULL, 0, fd, now_ms() +
 	    ADOPT_DEADLINE_MS(cfg)) == -1)
 		log_warnx("adoption: its worker failed (see above)");
 	else if ((h = found_take(fd, &len)) == NULL)

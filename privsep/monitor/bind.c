@@ -19,7 +19,7 @@
 #include "bind.h"
 #include "iox.h"
 #include "log.h"
-#include "worker.h"
+#include "jobpool.h"
 
 #define BIND_DEADLINE_MS	10000	/* a socket still served: 2 s */
 
@@ -74,7 +74,7 @@ bind_agent_socket(const struct sbx_config *cfg, char *err, size_t errlen)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
 		fatal("socketpair");
 	strlcpy(j.socket, cfg->socket, sizeof(j.socket));
-	if (worker_run(JOB_BIND, 0, &j, sizeof(j), sp[1], now_ms() +
+	if (worker_spawn_wait(JOB_BIND, 0, &j, sizeof(j), sp[1], now_ms() +
 	    BIND_DEADLINE_MS) == 0)
 		n = recv_fds(sp[0], &r, sizeof(r), &rx);
 	close(sp[0]);

@@ -18,7 +18,7 @@
 #include "log.h"
 #include "config_take.h"
 #include "slug.h"
-#include "worker.h"
+#include "jobpool.h"
 
 #define CONFIG_DEADLINE_MS	30000
 
@@ -94,7 +94,7 @@ config_read(const char *path, struct sbx_config *cfg, char *err,
 	if ((fd = memfd_create("sbx-config", MFD_CLOEXEC)) == -1)
 		fatal("memfd_create");
 	snprintf(err, errlen, "%s: the worker that reads it failed", path);
-	if (worker_run(JOB_CONFIG, 0, &j, sizeof(j), fd, now_ms() +
+	if (worker_spawn_wait(JOB_CONFIG, 0, &j, sizeof(j), fd, now_ms() +
 	    CONFIG_DEADLINE_MS) == 0 && fstat(fd, &st) == 0 &&
 	    st.st_size == (off_t)sizeof(*r))
 		r = mmap(NULL, sizeof(*r), PROT_READ, MAP_PRIVATE, fd, 0);
@@ -132,6 +132,6 @@ config_check(const char *path)
 		return 1;
 	}
 	j.check = 1;
-	return worker_run(JOB_CONFIG, 0, &j, sizeof(j), -1, now_ms() +
+	return worker_spawn_wait(JOB_CONFIG, 0, &j, sizeof(j), -1, now_ms() +
 	    CONFIG_DEADLINE_MS) == 0 ? 0 : 1;
 }

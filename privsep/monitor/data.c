@@ -8,7 +8,7 @@
  * The worker and its session children, which run as uids of the
  * sandbox's ranges, go on after the reply (the tidy-up). Until the
  * worker's process has exited, its job counts toward max_provisions
- * (cache_data_exited) and max_workers (worker.c), and the ranges stay
+ * (cache_data_exited) and max_workers (jobpool.c), and the ranges stay
  * pinned (idmap.c): a release meanwhile removes the containers, but
  * their ranges go to no other sandbox before the tidy-up has ended.
  */
@@ -36,7 +36,7 @@ unpin(struct data_job *dj)
 		idmap_unpin(&dj->rt->idmap, dj->pins[--dj->npins]);
 }
 
-/* The worker's process exited: its sessions' too (worker.c). */
+/* The worker's process exited: its sessions' too (jobpool.c). */
 static void
 data_exited(void *arg)
 {

@@ -14,7 +14,7 @@
 #include "audit.h"
 #include "metrics_snap.h"
 #include "msg.h"
-#include "worker.h"
+#include "jobpool.h"
 
 void	metrics_answer(enum sbx_req_type, enum sbx_code);
 void	metrics_event(enum audit_event, enum sbx_code);

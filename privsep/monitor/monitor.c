@@ -534,7 +534,7 @@ logger_start(struct monitor *m)
 
 	if (pipe2(p, O_CLOEXEC) == -1 || set_nonblock(p[1]) == -1)
 		fatal("the logger's pipe");
-	if ((m->logger = worker_start(JOB_LOG, p[0])) == -1) {
+	if ((m->logger = worker_spawn_long(JOB_LOG, p[0])) == -1) {
 		m->logger = 0;
 		close(p[0]);
 		close(p[1]);

@@ -145,7 +145,7 @@ reload_wait(const struct sbx_config *cfg, reload_done done, void *arg)
 		fatal("reload");
 	if ((fd = memfd_create("sbx-reload", MFD_CLOEXEC)) == -1)
 		fatal("memfd_create");
-	if (worker_run(JOB_RELOAD, UINT32_MAX, NULL, 0, fd, now_ms() +
+	if (worker_spawn_wait(JOB_RELOAD, UINT32_MAX, NULL, 0, fd, now_ms() +
 	    RELOAD_DEADLINE_MS) == 0 && fstat(fd, &st) == 0 &&
 	    st.st_size == (off_t)sizeof(struct reload_result) &&
 	    (r = mmap(NULL, sizeof(struct reload_result), PROT_READ,

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "project.h"
 #include "subuid.h"
-#include "worker.h"
+#include "jobpool.h"
 
 /*
  * What a reload read, for the monitor to take (it owns both tables

@@ -101,7 +101,7 @@ runtime_remove(const struct sbx_config *cfg, const struct rt_gone *gone,
 {
 	if (n == 0)
 		return 0;
-	return worker_run(JOB_REMOVE, 0, gone, n * sizeof(*gone), -1,
+	return worker_spawn_wait(JOB_REMOVE, 0, gone, n * sizeof(*gone), -1,
 	    now_ms() + (int64_t)cfg->runtime_timeout * 1000 * (int64_t)(n + 1));
 }
 
@@ -126,7 +126,7 @@ runtime_purge(const struct sbx_config *cfg)
 		log_warn("stdout");
 		return 1;
 	}
-	rc = worker_run(JOB_PURGE, 0, NULL, 0, out, now_ms() +
+	rc = worker_spawn_wait(JOB_PURGE, 0, NULL, 0, out, now_ms() +
 	    (int64_t)cfg->runtime_timeout * 1000 * PURGE_CALLS);
 	close(out);
 	if (rc == -1)

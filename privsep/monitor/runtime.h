@@ -11,7 +11,7 @@
 #include "warm.h"
 #include "job.h"
 #include "listen.h"
-#include "worker.h"
+#include "jobpool.h"
 
 struct cleanup_job;
 TAILQ_HEAD(cleanup_list, cleanup_job);

@@ -1,6 +1,6 @@
 /*
  * runtime_cli.c - rt_cli_ops: podman (or docker) driven through its CLI,
- * by jobs of sbx-worker (worker.c), never from the loop itself.
+ * by jobs of sbx-worker (jobpool.c), never from the loop itself.
  * runs in: the monitor (root, unfiltered)
  *
  * A provision or teardown is a job: the sandbox's key, services and

@@ -26,7 +26,7 @@
 #include "drop_user.h"
 #include "supervise.h"
 #include "proc.h"
-#include "worker.h"
+#include "jobpool.h"
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
@@ -170,7 +170,7 @@ void
 broker_logger(struct broker_proc *b)
 {
 	if (b->log_r != -1 && b->logger <= 0 &&
-	    (b->logger = worker_start(JOB_BROKERLOG, b->log_r)) == -1)
+	    (b->logger = worker_spawn_long(JOB_BROKERLOG, b->log_r)) == -1)
 		b->logger = 0;
 }
 

@@ -5,7 +5,7 @@
  * The monitor forks, loads the runtime deny filter, puts the job in a
  * sealed memfd on our stdin and executes us from the descriptor it opened
  * at start, with the job's name in argv[1] and its result pipe, if any,
- * at fd 3 (privsep/monitor/worker.c). We hold that one job and nothing else of the
+ * at fd 3 (privsep/monitor/jobpool.c). We hold that one job and nothing else of the
  * monitor's: a provision's passwords, needed to start and probe its
  * services, and no other tenant's. The memfd's sizes are checked against
  * the job's row before anything of it is used; the filter loaded before

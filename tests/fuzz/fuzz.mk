@@ -36,7 +36,7 @@ $(FUZZ_O)/obj/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
 	@echo "  CC  $< (fuzz)"; $(FUZZ_CC) $(FUZZ_CFLAGS) \
 	    -fsanitize=fuzzer-no-link $(XCFLAGS) $(FUZZ_INC) \
-	    $(call pc,msgpack libbsd-overlay) -MMD -c -o $@ $<
+	    $(call pc,msgpack libbsd-overlay) -MMD -MP -c -o $@ $<
 
 define fuzz_rule
 $(FUZZ_O)/fuzz_$(1): $$(patsubst %.c,$(FUZZ_O)/obj/%.o,$$(fuzz_$(1)_SRC))

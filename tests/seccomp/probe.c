@@ -450,7 +450,7 @@ listeners(void)
 /* ---- running one check --------------------------------------------------- */
 
 /* The role's process state, then (if filtered) its filters, as installed
- * by broker.c, child.c, probe.c and worker.c. */
+ * by broker.c, child.c, probe.c and jobpool.c. */
 static int
 become(int role, int filtered)
 {

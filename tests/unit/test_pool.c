@@ -1,5 +1,5 @@
 /*
- * test_pool.c - the monitor's worker pool (privsep/monitor/worker.c) against a
+ * test_pool.c - the monitor's worker pool (privsep/monitor/jobpool.c) against a
  * stand-in for sbx-worker (fake_worker.c): real forks and execs. A result
  * is taken only when it is exactly its size; a worker that writes less,
  * dies or overruns its deadline gives NULL, and is killed with its
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "iox.h"
-#include "worker.h"
+#include "jobpool.h"
 
 #ifndef FAKE_WORKER
 #error "FAKE_WORKER: the stand-in's path, from tests.mk"

@@ -1,10 +1,10 @@
 /*
- * worker.h - jobs for sbx-worker, whose result comes back on a pipe, so
- * that the monitor's loop never waits on the runtime (worker.c).
+ * jobpool.h - jobs for sbx-worker, whose result comes back on a pipe, so
+ * that the monitor's loop never waits on the runtime (jobpool.c).
  * runs in: the monitor (root, unfiltered)
  */
-#ifndef SBX_WORKER_H
-#define SBX_WORKER_H
+#ifndef SBX_JOBPOOL_H
+#define SBX_JOBPOOL_H
 
 #include <poll.h>
 #include <stddef.h>
@@ -18,7 +18,7 @@
 /* result is NULL when the worker died, overran or wrote a short result. */
 typedef void (*worker_done)(void *arg, const void *result, size_t len);
 /* The worker's process exited, after its done: nothing of its job runs
- * (worker.c). */
+ * (jobpool.c). */
 typedef void (*worker_exited)(void *arg);
 
 struct worker {
@@ -67,10 +67,10 @@ int	worker_spawn_held(struct worker_pool *, enum job_type,
 	    void *exited_arg);
 /* At start, before the loop: a job waited for (keep_fd at its fd 3, or
  * -1) until deadline; 0 when its worker exited 0. */
-int	worker_run(enum job_type, uint32_t svcmask, const void *arg,
+int	worker_spawn_wait(enum job_type, uint32_t svcmask, const void *arg,
 	    size_t len, int keep_fd, int64_t deadline);
 /* A job that lives on (keep_fd at its fd 3), reaped by the caller. */
-pid_t	worker_start(enum job_type, int keep_fd);
+pid_t	worker_spawn_long(enum job_type, int keep_fd);
 /* A worker beyond what tenants may still need, for background work (a
  * pool's refill, a login check): one for every provision max_provisions
  * lets start besides the provisions running, and one for a teardown. */

@@ -1,5 +1,5 @@
 /*
- * worker.c - the monitor's only way to do slow things: jobs for
+ * jobpool.c - the monitor's only way to do slow things: jobs for
  * sbx-worker, the executable opened at start.
  * runs in: the monitor (root, unfiltered), and a worker's fork until its exec
  *   (root, unfiltered, then the runtime deny filter)
@@ -35,7 +35,7 @@
 #include "log.h"
 #include "proc.h"
 #include "scfilter.h"
-#include "worker.h"
+#include "jobpool.h"
 
 
 static const struct sbx_config	*job_cfg;	/* what jobs' env is made of */
@@ -176,7 +176,7 @@ worker_child(int keep_fd, pid_t monitor, enum job_type type,
 }
 
 pid_t
-worker_start(enum job_type type, int keep_fd)
+worker_spawn_long(enum job_type type, int keep_fd)
 {
 	pid_t pid, monitor = getpid();
 
@@ -186,7 +186,7 @@ worker_start(enum job_type type, int keep_fd)
 }
 
 int
-worker_run(enum job_type type, uint32_t svcmask, const void *job,
+worker_spawn_wait(enum job_type type, uint32_t svcmask, const void *job,
     size_t len, int keep_fd, int64_t deadline)
 {
 	pid_t pid, monitor = getpid();
