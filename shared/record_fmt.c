@@ -16,7 +16,7 @@ record_size(uint32_t nservices)
 }
 
 static bool
-conn_sound(const struct sbx_conn *c)
+conn_valid(const struct sbx_conn *c)
 {
 	return memchr(c->socket, '\0', sizeof(c->socket)) != NULL &&
 	    memchr(c->host, '\0', sizeof(c->host)) != NULL &&
@@ -28,7 +28,7 @@ conn_sound(const struct sbx_conn *c)
 }
 
 bool
-record_sound(const struct record *r)
+record_valid(const struct record *r)
 {
 	uint32_t i;
 
@@ -40,7 +40,7 @@ record_sound(const struct record *r)
 	    !slug_field_valid(r->project, sizeof(r->project)))
 		return false;
 	for (i = 0; i < r->nservices; i++)
-		if (!conn_sound(&r->svc[i].conn))
+		if (!conn_valid(&r->svc[i].conn))
 			return false;
 	return true;
 }

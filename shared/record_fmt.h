@@ -7,7 +7,7 @@
  *
  * The monitor writes records (privsep/monitor/record.c); at start a worker
  * reads them (privsep/worker/adopt.c), and the monitor checks what it was
- * sent with record_sound, as the worker checked the file.
+ * sent with record_valid, as the worker checked the file.
  */
 #ifndef SBX_RECORD_FMT_H
 #define SBX_RECORD_FMT_H
@@ -51,7 +51,7 @@ struct record {
 /* The bytes of a record of n services. */
 size_t	record_size(uint32_t nservices);
 /* Every field in range, every string ended, names slugs, a password. */
-bool	record_sound(const struct record *);
+bool	record_valid(const struct record *);
 /* Was service i started as s is configured now? */
 bool	record_same_config(const struct record *, uint32_t i,
 	    const struct service_cfg *);

@@ -444,10 +444,10 @@ found_take(int fd, size_t *len)
 	    sizeof(*f) + h->ngone * sizeof(*g))
 		goto bad;
 	for (i = 0; i < h->nfound; i++)
-		if (!adopt_found_sound(&f[i]))
+		if (!adopt_found_valid(&f[i]))
 			goto bad;
 	for (i = 0; i < h->ngone; i++)
-		if (!adopt_gone_sound(&g[i]))
+		if (!adopt_gone_valid(&g[i]))
 			goto bad;
 	return h;
 bad:

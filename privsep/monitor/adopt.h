@@ -16,7 +16,7 @@
 int	adopt_sandboxes(const struct sbx_config *, const struct project_table *,
 	    struct cache *, struct rt_cli *);
 /* An entry of JOB_ADOPT's answer, checked as hostile (unit tests too). */
-bool	adopt_found_sound(const struct adopt_found *);
-bool	adopt_gone_sound(const struct adopt_gone *);
+bool	adopt_found_valid(const struct adopt_found *);
+bool	adopt_gone_valid(const struct adopt_gone *);
 
 #endif

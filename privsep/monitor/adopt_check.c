@@ -11,7 +11,7 @@
 
 /* A record file's name: what record.c writes, nothing to escape. */
 static bool
-file_sound(const char *f, size_t cap)
+file_valid(const char *f, size_t cap)
 {
 	size_t n = strnlen(f, cap);
 
@@ -21,11 +21,11 @@ file_sound(const char *f, size_t cap)
 
 /* What the worker found, checked before any of it is used. */
 bool
-adopt_found_sound(const struct adopt_found *a)
+adopt_found_valid(const struct adopt_found *a)
 {
 	uint32_t i;
 
-	if (!file_sound(a->file, sizeof(a->file)) || !record_sound(&a->r) ||
+	if (!file_valid(a->file, sizeof(a->file)) || !record_valid(&a->r) ||
 	    a->why >= ADOPT_NO_RECORD ||
 	    (a->r.uid == RECORD_POOL_UID && (a->r.nservices != 1 ||
 	    a->r.idmap == 0 || a->r.svc[0].warm != a->r.idmap)) ||
@@ -38,7 +38,7 @@ adopt_found_sound(const struct adopt_found *a)
 }
 
 bool
-adopt_gone_sound(const struct adopt_gone *g)
+adopt_gone_valid(const struct adopt_gone *g)
 {
 	const struct rt_gone *r = &g->g;
 

@@ -38,7 +38,7 @@ strings_end(const char (*v)[CFG_STR], size_t n, size_t max)
 }
 
 static bool
-service_sound(const struct service_cfg *s)
+service_valid(const struct service_cfg *s)
 {
 	return slug_field_valid(s->name, sizeof(s->name)) &&
 	    strlen(s->name) <= SBX_SOCKDIR_SVC_MAX && ENDS(s->image) &&
@@ -53,7 +53,7 @@ service_sound(const struct service_cfg *s)
 }
 
 bool
-config_sound(const struct sbx_config *c)
+config_valid(const struct sbx_config *c)
 {
 	size_t i;
 
@@ -71,7 +71,7 @@ config_sound(const struct sbx_config *c)
 	    (c->nservices ? c->nservices : 1) * 65536 > UINT32_MAX)
 		return false;
 	for (i = 0; i < c->nservices; i++)
-		if (!service_sound(&c->services[i]) ||
+		if (!service_valid(&c->services[i]) ||
 		    config_service(c, c->services[i].name) != &c->services[i])
 			return false;
 	return true;
@@ -105,7 +105,7 @@ config_read(const char *path, struct sbx_config *cfg, char *err,
 		snprintf(err, errlen, "%s: its worker answered no config", path);
 	else if (!r->ok)
 		strlcpy(err, r->err, errlen);
-	else if (!config_sound(&r->cfg))
+	else if (!config_valid(&r->cfg))
 		snprintf(err, errlen, "%s: its worker answered a config that "
 		    "does not hold together", path);
 	else {
@@ -122,7 +122,7 @@ config_read(const char *path, struct sbx_config *cfg, char *err,
 }
 
 int
-config_check(const char *path)
+config_test(const char *path)
 {
 	struct job_config j;
 

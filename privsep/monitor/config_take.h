@@ -16,8 +16,8 @@ int	config_read(const char *path, struct sbx_config *, char *err,
 	    size_t errlen);
 /* sbx-monitor -t: sbx.conf and every project file checked by a worker,
  * each problem on stderr; 0 when there is none, else 1. */
-int	config_check(const char *path);
+int	config_test(const char *path);
 /* What a worker sent holds together (the unit tests' too). */
-bool	config_sound(const struct sbx_config *);
+bool	config_valid(const struct sbx_config *);
 
 #endif

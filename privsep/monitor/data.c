@@ -55,7 +55,7 @@ data_done(void *arg, const void *result, size_t len)
 	struct sbx_sandbox *sb = j->sb;
 
 	j->sb = NULL;	/* the rest is data_exited's */
-	if (r == NULL || len != sizeof(*r) || !data_result_sound(r)) {
+	if (r == NULL || len != sizeof(*r) || !data_result_valid(r)) {
 		log_warnx("data uid=%u agent=%s: %s", (unsigned)sb->key.uid,
 		    sb->key.agent, r == NULL ? "the worker did not finish" :
 		    "the worker answered what no data job can");

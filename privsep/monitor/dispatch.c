@@ -246,7 +246,7 @@ check_fds(const struct fdpass_rx *rx, int want, const char *socket_path,
 }
 
 int
-dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
+dispatch_valid(const void *buf, size_t len, struct fdpass_rx *rx,
     const char *socket_path, uid_t *uid, char *why, size_t whylen,
     void (*release)(struct fdpass_rx *))
 {
@@ -326,7 +326,7 @@ dispatch_handle(const struct handler_env *e, uid_t uid,
 	uint32_t type = rq->hdr.type;
 	struct sbx_ans a;
 
-	/* dispatch_check() said so; a caller that did not ask still gets
+	/* dispatch_valid() said so; a caller that did not ask still gets
 	 * one answer */
 	if (type > 0 && type < SBX_REQ_MAX && table[type].handle != NULL) {
 		table[type].handle(e, uid, rq, r);

@@ -23,7 +23,7 @@
  * why, having passed every received fd to release (the monitor's is
  * dispatch_release_apart; fdpass_close for a caller that may wait).
  */
-int	dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
+int	dispatch_valid(const void *buf, size_t len, struct fdpass_rx *rx,
 	    const char *socket_path, uid_t *uid, char *why, size_t whylen,
 	    void (*release)(struct fdpass_rx *));
 
@@ -31,7 +31,7 @@ int	dispatch_check(const void *buf, size_t len, struct fdpass_rx *rx,
  * the caller: a child holding copies drops them last, in its exit. */
 void	dispatch_release_apart(struct fdpass_rx *rx);
 
-/* The handler of a message dispatch_check() accepted: the table's. */
+/* The handler of a message dispatch_valid() accepted: the table's. */
 void	dispatch_handle(const struct handler_env *, uid_t,
 	    const union sbx_req_any *, struct sbx_reply);
 

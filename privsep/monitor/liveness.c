@@ -82,7 +82,7 @@ rt_is_live(void *impl, struct sbx_sandbox *sb)
 		s->port_seen_ms = now;
 	}
 	for (i = 0; i < sb->nservices; i++)
-		login_check(impl, sb, i);
+		login_spawn(impl, sb, i);
 	record_touch(sb, now);
 	return true;
 }

@@ -32,7 +32,7 @@ login_done(void *arg, const void *result, size_t len)
 	struct login_job *j = arg;
 	struct sbx_sandbox *sb = cache_find(j->rt->cache, j->key.uid,
 	    j->key.agent);
-	bool ok = login_result_ok(result, len);
+	bool ok = login_result_valid(result, len);
 
 	if (sb != NULL && sb->generation == j->generation &&
 	    j->svc < sb->nservices && !ok) {
@@ -48,7 +48,7 @@ login_done(void *arg, const void *result, size_t len)
 /* Service i of sb, if it is due and a worker is spare (provisions first:
  * the check is a hint, never a tenant's wait). */
 void
-login_check(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i)
+login_spawn(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i)
 {
 	struct sbx_svc *v = &sb->svc[i];
 	struct login_job *j;

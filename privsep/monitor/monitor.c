@@ -243,7 +243,7 @@ on_broker_message(struct monitor *m)
 		if ((size_t)n > sizeof(rq))
 			rx.truncated = 1;
 		memcpy(&rq, raw, (size_t)n < sizeof(rq) ? (size_t)n : sizeof(rq));
-		type = dispatch_check(&rq, (size_t)n, &rx, m->cfg.socket, &uid,
+		type = dispatch_valid(&rq, (size_t)n, &rx, m->cfg.socket, &uid,
 		    why, sizeof(why), dispatch_release_apart);
 		if (type == -1) {
 			broker_kill(&m->broker, why);
@@ -945,7 +945,7 @@ main(int argc, char *argv[])
 	if (workers_open(worker, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	if (test)
-		return config_check(path);
+		return config_test(path);
 	if (purging)
 		return purge(path);
 	setup(&m, path, fg);

@@ -29,7 +29,7 @@ struct reload_job {
 };
 
 static bool
-project_ok(const struct sbx_config *cfg, const struct project *p,
+project_valid(const struct sbx_config *cfg, const struct project *p,
     const struct project *prev)
 {
 	size_t i;
@@ -51,7 +51,7 @@ project_ok(const struct sbx_config *cfg, const struct project *p,
 }
 
 bool
-reload_result_ok(const struct sbx_config *cfg, const struct reload_result *r)
+reload_result_valid(const struct sbx_config *cfg, const struct reload_result *r)
 {
 	uint32_t i;
 
@@ -61,7 +61,7 @@ reload_result_ok(const struct sbx_config *cfg, const struct reload_result *r)
 	    (r->subuid_ok && !subrange_valid(r->ranges, r->nranges)))
 		return false;
 	for (i = 0; i < r->nprojects; i++)
-		if (!project_ok(cfg, &r->projects[i],
+		if (!project_valid(cfg, &r->projects[i],
 		    i ? &r->projects[i - 1] : NULL))
 			return false;
 	return true;
@@ -85,7 +85,7 @@ reloaded(void *arg, const void *result, size_t len)
 	struct project_table pt = { 0 }, *pp = NULL;
 	struct subuid_table st = { 0 }, *sp = NULL;
 
-	if (r == NULL || len != sizeof(*r) || !reload_result_ok(j->cfg, r)) {
+	if (r == NULL || len != sizeof(*r) || !reload_result_valid(j->cfg, r)) {
 		log_warnx("reload: its worker gave no valid result");
 		j->done(j->arg, NULL, NULL, NULL);
 		free(j);

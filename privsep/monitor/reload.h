@@ -29,7 +29,7 @@ int	reload_spawn(struct worker_pool *, const struct sbx_config *,
 /* At start, before the loop: waited for; done is called before return. */
 void	reload_wait(const struct sbx_config *, reload_done, void *arg);
 /* A worker's result, checked as hostile (the unit tests' too). */
-bool	reload_result_ok(const struct sbx_config *,
+bool	reload_result_valid(const struct sbx_config *,
 	    const struct reload_result *);
 
 #endif

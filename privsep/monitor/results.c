@@ -40,7 +40,7 @@ outcome_valid(const struct job_outcome *o, const struct sbx_config *cfg,
 
 /* A warm start's result: a pid on success, a tcp service's port. */
 bool
-warm_started_sound(const struct warm_started *r, const struct service_cfg *s)
+warm_started_valid(const struct warm_started *r, const struct service_cfg *s)
 {
 	return r->code < SBX_CODE_MAX &&
 	    memchr(r->message, '\0', sizeof(r->message)) != NULL &&
@@ -50,7 +50,7 @@ warm_started_sound(const struct warm_started *r, const struct service_cfg *s)
 
 /* What a data job may answer (job.h), with a message that ends. */
 bool
-data_result_sound(const struct data_result *r)
+data_result_valid(const struct data_result *r)
 {
 	switch (r->code) {
 	case SBX_OK:
@@ -67,7 +67,7 @@ data_result_sound(const struct data_result *r)
 /* A login check's answer: SBX_OK, exactly, keeps a service live; a
  * short, long, missing or other answer does not. */
 bool
-login_result_ok(const void *result, size_t len)
+login_result_valid(const void *result, size_t len)
 {
 	uint32_t code;
 
@@ -80,7 +80,7 @@ login_result_ok(const void *result, size_t len)
 /* A claim's answer: its ports the owner's only on SBX_OK, exactly, in an
  * outcome of the exact size whose message ends. */
 bool
-claim_result_ok(const void *result, size_t len)
+claim_result_valid(const void *result, size_t len)
 {
 	struct job_outcome o;
 

@@ -59,16 +59,16 @@ void	reach(const struct sbx_config *, const struct sbx_sandbox *,
 bool	outcome_valid(const struct job_outcome *, const struct sbx_config *,
 	    const struct sbx_sandbox *);
 /* A warm start's result, checked as hostile. */
-bool	warm_started_sound(const struct warm_started *,
+bool	warm_started_valid(const struct warm_started *,
 	    const struct service_cfg *);
 /* A reset's or snapshot's job (data.c), and its result's check. */
 int	rt_data(void *impl, struct sbx_sandbox *, enum sbx_req_type,
 	    const char *snapshot);
-bool	data_result_sound(const struct data_result *);
-bool	login_result_ok(const void *result, size_t len);
-bool	claim_result_ok(const void *result, size_t len);
+bool	data_result_valid(const struct data_result *);
+bool	login_result_valid(const void *result, size_t len);
+bool	claim_result_valid(const void *result, size_t len);
 /* A hit's check (liveness.c), and its tcp services' logins (login.c). */
-void	login_check(struct rt_cli *, struct sbx_sandbox *, size_t svc);
+void	login_spawn(struct rt_cli *, struct sbx_sandbox *, size_t svc);
 bool	rt_is_live(void *impl, struct sbx_sandbox *);
 /* The first host uid of service s's range in slot (idmap.c's layout). */
 static inline uint32_t

@@ -154,7 +154,7 @@ claim_done(void *arg, const void *result, size_t len)
 {
 	struct prov_job *j = arg;
 	struct sbx_sandbox *sb = j->sb;
-	bool ok = claim_result_ok(result, len);
+	bool ok = claim_result_valid(result, len);
 
 	j->rt->warm.claiming--;
 	if (!ok)

@@ -339,7 +339,7 @@ started(void *arg, const void *result, size_t len)
 	struct warm_pool *p = NULL;
 	struct warm_member *m = member_of(rt, j->w.slot, &p);
 	bool sound = r != NULL && len == sizeof(*r) &&
-	    warm_started_sound(r, s), ok = sound && r->code == SBX_OK;
+	    warm_started_valid(r, s), ok = sound && r->code == SBX_OK;
 
 	rt->warm.starting--;
 	if (m == NULL) {	/* cannot be: the entry waits for us */

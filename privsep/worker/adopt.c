@@ -105,7 +105,7 @@ record_read(int dir, const char *name, struct record *r, int64_t *used)
 	    r->magic == RECORD_MAGIC && r->version == 1)
 		n = upgrade_v1(r, n);
 	if (n < (ssize_t)offsetof(struct record, svc) ||
-	    (size_t)n != record_size(r->nservices) || !record_sound(r))
+	    (size_t)n != record_size(r->nservices) || !record_valid(r))
 		return -1;
 	*used = (int64_t)st.st_mtim.tv_sec * 1000 +
 	    st.st_mtim.tv_nsec / 1000000;

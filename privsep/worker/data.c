@@ -29,7 +29,7 @@
 #include "work.h"
 
 int
-data_job_sound(const struct job_data *j)
+data_job_valid(const struct job_data *j)
 {
 	size_t i;
 
@@ -182,7 +182,7 @@ data_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 	if ((j = malloc(sizeof(*j))) == NULL)
 		return 1;	/* a short result: the monitor says so */
 	memcpy(j, job, len);
-	if (data_job_sound(j) == -1) {
+	if (data_job_valid(j) == -1) {
 		explicit_bzero(j, sizeof(*j));
 		free(j);
 		return 1;

@@ -43,7 +43,7 @@ struct snaps {
 
 /* A job from the monitor: counts in range, strings ended, op known, the
  * snapshot "" or a slug (and not "" to save). 0, or -1. */
-int	data_job_sound(const struct job_data *);
+int	data_job_valid(const struct job_data *);
 /* s's slot i as named by name (a tenant's text); ignored unless a slug. */
 void	snaps_set(struct snaps *, unsigned i, const char *name);
 /* The slot of name, or -1. */

@@ -113,7 +113,7 @@ write_gauges(FILE *f, const struct metrics_snap *m)
 /* Every name a label: ended within its field and a slug's characters,
  * as the monitor's own services are. */
 static int
-snap_sound(const struct metrics_snap *m)
+snap_valid(const struct metrics_snap *m)
 {
 	uint32_t i;
 
@@ -142,7 +142,7 @@ metrics_body(int fd, const struct sbx_config *cfg, const void *job,
 	(void)len;
 	/* Root writes in the collector's directory: PATH.tmp is made anew,
 	 * never followed if it is a link someone put there. */
-	if (!snap_sound(m) || snprintf(tmp, sizeof(tmp), "%s.tmp",
+	if (!snap_valid(m) || snprintf(tmp, sizeof(tmp), "%s.tmp",
 	    m->path) >= (int)sizeof(tmp) || (unlink(tmp) == -1 &&
 	    errno != ENOENT) || (out = open(tmp, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1 ||

@@ -646,7 +646,7 @@ rename_body(int fd, const struct sbx_config *cfg, const void *job,
 /* A provision's or teardown's job: every count in range, every string
  * ended within its field. */
 static int
-job_sound(const struct job_sandbox *j)
+job_valid(const struct job_sandbox *j)
 {
 	size_t i;
 
@@ -685,7 +685,7 @@ provision_body(int fd, const struct sbx_config *cfg, const void *job,
 	if ((sb = malloc(sizeof(*sb))) == NULL)
 		return 1;
 	memcpy(sb, job, len);
-	if (job_sound(sb) == -1) {
+	if (job_valid(sb) == -1) {
 		free(sb);
 		return 1;
 	}
@@ -741,7 +741,7 @@ teardown_body(int fd, const struct sbx_config *cfg, const void *job,
 	memset(&o, 0, sizeof(o));
 	/* The claimed containers first: the key's removal takes its port
 	 * rules and socket directories, which they use while they run. */
-	if (job_sound(sb) == -1)
+	if (job_valid(sb) == -1)
 		o.code = SBX_E_INTERNAL;
 	else if (remove_claimed(cfg, &sb->key, sb->svc, sb->nservices,
 	    now_ms() + (int64_t)cfg->runtime_timeout * 1000) == -1) {
@@ -778,7 +778,7 @@ claim_body(int fd, const struct sbx_config *cfg, const void *job,
 		return 1;
 	memcpy(sb, job, len);
 	memset(&o, 0, sizeof(o));
-	o.code = job_sound(sb) == -1 ? SBX_E_INTERNAL : SBX_OK;
+	o.code = job_valid(sb) == -1 ? SBX_E_INTERNAL : SBX_OK;
 	for (i = 0; o.code == SBX_OK && i < sb->nservices; i++) {
 		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL ||
 		    (s->transport & TRANSPORT_TCP) == 0)

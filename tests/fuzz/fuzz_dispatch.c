@@ -1,6 +1,6 @@
 /*
  * fuzz_dispatch.c - libFuzzer harness for the monitor's validation of
- * broker messages (privsep/monitor/dispatch.c, dispatch_check).
+ * broker messages (privsep/monitor/dispatch.c, dispatch_valid).
  *
  * Input: byte 0 is how many descriptors ride along (0..5, more than
  * FDPASS_MAX arrives as MSG_CTRUNC), the next bytes pick each one's kind
@@ -69,7 +69,7 @@ die(const char *what)
 	abort();
 }
 
-/* What dispatch_check leaves on a socket it took; 0 for a fresh one. */
+/* What dispatch_valid leaves on a socket it took; 0 for a fresh one. */
 static uint32_t
 mark_of(int fd)
 {
@@ -118,7 +118,7 @@ accepted(int lfd, const char *p, int *client)
 
 /*
  * The sockets are bound in a temporary directory that is removed at once:
- * getsockname still reports the bound path, which is all dispatch_check
+ * getsockname still reports the bound path, which is all dispatch_valid
  * looks at, and nothing is left behind when the fuzzer is killed.
  */
 static void
@@ -297,7 +297,7 @@ struct run {
 
 /*
  * Send the message with its fds and receive it exactly as
- * on_broker_message() in privsep/monitor/monitor.c does; then dispatch_check it.
+ * on_broker_message() in privsep/monitor/monitor.c does; then dispatch_valid it.
  * Returns its verdict, or 0 for an empty message (which the monitor
  * takes for EOF and never checks); a refusal is checked here, an
  * acceptance by the caller.
@@ -325,7 +325,7 @@ dispatch(const uint8_t *data, size_t size, const int *fds, int nfds,
 	    sizeof(r->rq));
 	r->ngot = r->rx.nfds;
 	memcpy(r->got, r->rx.fds, sizeof(r->got));
-	type = dispatch_check(&r->rq, (size_t)r->n, &r->rx, path, &r->uid,
+	type = dispatch_valid(&r->rq, (size_t)r->n, &r->rx, path, &r->uid,
 	    r->why, sizeof(r->why), fdpass_close);
 	if (type != -1)
 		return type;

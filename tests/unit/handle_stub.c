@@ -1,6 +1,6 @@
 /*
  * handle_stub.c - the request handlers, for the tests and the fuzzer of
- * dispatch_check() alone: dispatch.c's table names them, but nothing there
+ * dispatch_valid() alone: dispatch.c's table names them, but nothing there
  * calls one (a call would be a bug in the test, so it aborts).
  */
 #include <stdlib.h>

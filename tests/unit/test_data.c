@@ -81,13 +81,13 @@ Test(job_data, a_sound_job_passes)
 {
 	struct job_data *j = good_job();
 
-	cr_assert_eq(data_job_sound(j), 0);
+	cr_assert_eq(data_job_valid(j), 0);
 	strcpy(j->snapshot, "before-migration_2.x");
-	cr_assert_eq(data_job_sound(j), 0);
+	cr_assert_eq(data_job_valid(j), 0);
 	j->op = DATA_SNAPSHOT;
-	cr_assert_eq(data_job_sound(j), 0);
+	cr_assert_eq(data_job_valid(j), 0);
 	j->max_snapshots = SBX_MAX_SNAPSHOTS;
-	cr_assert_eq(data_job_sound(j), 0);
+	cr_assert_eq(data_job_valid(j), 0);
 }
 
 Test(job_data, counts_out_of_range_are_refused)
@@ -95,16 +95,16 @@ Test(job_data, counts_out_of_range_are_refused)
 	struct job_data *j = good_job();
 
 	j->nservices = SBX_MAX_SERVICES + 1;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	j->nservices = UINT32_MAX;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	j->max_snapshots = SBX_MAX_SNAPSHOTS + 1;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	j->svc[0].conn.port = 65536;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 }
 
 Test(job_data, unended_strings_are_refused)
@@ -112,19 +112,19 @@ Test(job_data, unended_strings_are_refused)
 	struct job_data *j = good_job();
 
 	memset(j->key.agent, 'a', sizeof(j->key.agent));
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	memset(j->project, 'a', sizeof(j->project));
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	memset(j->snapshot, 'a', sizeof(j->snapshot));
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	memset(j->svc[0].conn.name, 'a', sizeof(j->svc[0].conn.name));
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j = good_job();
 	memset(j->svc[0].conn.password, 'a', sizeof(j->svc[0].conn.password));
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 }
 
 Test(job_data, unknown_ops_are_refused)
@@ -132,11 +132,11 @@ Test(job_data, unknown_ops_are_refused)
 	struct job_data *j = good_job();
 
 	j->op = 0;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j->op = DATA_SNAPSHOT + 1;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 	j->op = UINT32_MAX;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 }
 
 Test(job_data, a_snapshot_name_is_a_slug)
@@ -149,12 +149,12 @@ Test(job_data, a_snapshot_name_is_a_slug)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		j = good_job();
 		strcpy(j->snapshot, bad[i]);
-		cr_assert_eq(data_job_sound(j), -1, "%s", bad[i]);
+		cr_assert_eq(data_job_valid(j), -1, "%s", bad[i]);
 	}
 	/* a snapshot is saved under a name */
 	j = good_job();
 	j->op = DATA_SNAPSHOT;
-	cr_assert_eq(data_job_sound(j), -1);
+	cr_assert_eq(data_job_valid(j), -1);
 }
 
 /* ---- snapshot slots ---- */

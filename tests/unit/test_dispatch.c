@@ -1,6 +1,6 @@
 /*
  * test_dispatch.c - the monitor's validation of every broker message
- * (dispatch_check), fed the way the monitor feeds it: a real message over
+ * (dispatch_valid), fed the way the monitor feeds it: a real message over
  * a real SOCK_SEQPACKET pair with SCM_RIGHTS (send_fds / recv_fds), read
  * into a buffer one byte larger than union sbx_req_any.
  *
@@ -171,7 +171,7 @@ skip(const char *why)
 	cr_skip_test("%s", why);
 }
 
-/* dispatch_check marks what it accepts, and setting SO_MARK takes root. */
+/* dispatch_valid marks what it accepts, and setting SO_MARK takes root. */
 static void
 need_root(void)
 {
@@ -236,7 +236,7 @@ send_msg(const void *buf, size_t len, const int *fds, int nfds)
 }
 
 /* Receive the next message the way on_broker_message() does, and run
- * dispatch_check on it. */
+ * dispatch_valid on it. */
 static void
 receive(struct result *r)
 {
@@ -255,7 +255,7 @@ receive(struct result *r)
 	r->nfds = r->rx.nfds;
 	for (i = 0; i < r->rx.nfds; i++)
 		r->fds[i] = r->rx.fds[i];
-	r->rc = dispatch_check(&rq, (size_t)n, &r->rx, path, &r->uid, r->why,
+	r->rc = dispatch_valid(&rq, (size_t)n, &r->rx, path, &r->uid, r->why,
 	    sizeof(r->why), fdpass_close);
 }
 
@@ -630,7 +630,7 @@ keep_answer(void *ctx, const struct sbx_ans *a)
 	k->n++;
 }
 
-/* A caller that skipped dispatch_check() still gets one answer, and no
+/* A caller that skipped dispatch_valid() still gets one answer, and no
  * handler runs (the stubs abort). */
 Test(dispatch, handle_answers_an_unknown_type_with_an_error)
 {
@@ -886,7 +886,7 @@ Test(dispatch, five_fds)
 	for (ngot = 0; ngot < rx.nfds; ngot++)
 		got[ngot] = rx.fds[ngot];
 	memcpy(&rq, raw, len);
-	cr_assert_eq(dispatch_check(&rq, len, &rx, path, &uid, why,
+	cr_assert_eq(dispatch_valid(&rq, len, &rx, path, &uid, why,
 	    sizeof(why), fdpass_close), -1);
 	cr_assert_neq(why[0], '\0');
 	cr_assert_eq(uid, (uid_t)-2);

@@ -4,14 +4,14 @@
  * bytes, and every check must refuse what no honest worker writes, and
  * take what one does.
  *
- *   config_sound        JOB_CONFIG's sbx.conf (config_take.c)
- *   reload_result_ok    JOB_RELOAD's projects and ranges (reload.c)
- *   data_result_sound   a reset's or snapshot's answer (data.c)
+ *   config_valid        JOB_CONFIG's sbx.conf (config_take.c)
+ *   reload_result_valid    JOB_RELOAD's projects and ranges (reload.c)
+ *   data_result_valid   a reset's or snapshot's answer (data.c)
  *   outcome_valid       a provision's outcome (results.c)
- *   warm_started_sound  a warm start's result (results.c)
- *   adopt_found_sound   JOB_ADOPT's records (adopt.c)
- *   adopt_gone_sound    JOB_ADOPT's orphans (adopt.c)
- *   record_sound        a record (shared/record_fmt.c)
+ *   warm_started_valid  a warm start's result (results.c)
+ *   adopt_found_valid   JOB_ADOPT's records (adopt.c)
+ *   adopt_gone_valid    JOB_ADOPT's orphans (adopt.c)
+ *   record_valid        a record (shared/record_fmt.c)
  *   bind_result_take    JOB_BIND's agent socket (bind.c)
  */
 #include <criterion/criterion.h>
@@ -50,11 +50,11 @@ setup_cfg(void)
 
 TestSuite(results, .init = setup_cfg);
 
-/* ---- config_sound ------------------------------------------------------- */
+/* ---- config_valid ------------------------------------------------------- */
 
 Test(results, config_as_read_is_sound)
 {
-	cr_assert(config_sound(&cfg));
+	cr_assert(config_valid(&cfg));
 }
 
 Test(results, config_refused_for_each_broken_field)
@@ -63,46 +63,46 @@ Test(results, config_refused_for_each_broken_field)
 
 	c = cfg;
 	memset(c.socket, 'x', sizeof(c.socket));
-	cr_assert_not(config_sound(&c), "a socket path that does not end");
+	cr_assert_not(config_valid(&c), "a socket path that does not end");
 	c = cfg;
 	memset(c.services[1].image, 'x', sizeof(c.services[1].image));
-	cr_assert_not(config_sound(&c), "an image that does not end");
+	cr_assert_not(config_valid(&c), "an image that does not end");
 	c = cfg;
 	c.nservices = SBX_MAX_SERVICES + 1;
-	cr_assert_not(config_sound(&c), "more sections than there is room for");
+	cr_assert_not(config_valid(&c), "more sections than there is room for");
 	c = cfg;
 	strlcpy(c.services[1].name, c.services[0].name, SBX_SLUG_MAX);
-	cr_assert_not(config_sound(&c), "two sections of one name");
+	cr_assert_not(config_valid(&c), "two sections of one name");
 	c = cfg;
 	strlcpy(c.services[0].name, "../etc", SBX_SLUG_MAX);
-	cr_assert_not(config_sound(&c), "a name that is no slug");
+	cr_assert_not(config_valid(&c), "a name that is no slug");
 	c = cfg;
 	c.services[0].probe = (enum probe_kind)7;
-	cr_assert_not(config_sound(&c), "a probe no parser makes");
+	cr_assert_not(config_valid(&c), "a probe no parser makes");
 	c = cfg;
 	c.services[0].transport = (enum transport)0;
-	cr_assert_not(config_sound(&c), "no transport");
+	cr_assert_not(config_valid(&c), "no transport");
 	c = cfg;
 	c.services[0].nenv = CFG_MAX_ENV + 1;
-	cr_assert_not(config_sound(&c), "more env than fits");
+	cr_assert_not(config_valid(&c), "more env than fits");
 	c = cfg;
 	c.services[0].port = 70000;
-	cr_assert_not(config_sound(&c), "a port past 65535");
+	cr_assert_not(config_valid(&c), "a port past 65535");
 	c = cfg;
 	strlcpy(c.runtime, "podman", sizeof(c.runtime));
-	cr_assert_not(config_sound(&c), "a runtime that is not a path");
+	cr_assert_not(config_valid(&c), "a runtime that is not a path");
 	c = cfg;
 	c.socket_mode = 010000;
-	cr_assert_not(config_sound(&c), "a mode past 07777");
+	cr_assert_not(config_valid(&c), "a mode past 07777");
 	c = cfg;
 	c.userns_base = UINT32_MAX - 65536;
-	cr_assert_not(config_sound(&c), "uid ranges past 2^32");
+	cr_assert_not(config_valid(&c), "uid ranges past 2^32");
 	c = cfg;
 	c.max_workers = 0;
-	cr_assert_not(config_sound(&c), "no worker at all");
+	cr_assert_not(config_valid(&c), "no worker at all");
 }
 
-/* ---- reload_result_ok --------------------------------------------------- */
+/* ---- reload_result_valid --------------------------------------------------- */
 
 static struct reload_result *
 reload_good(void)
@@ -131,7 +131,7 @@ Test(results, reload_as_written_is_taken)
 {
 	struct reload_result *r = reload_good();
 
-	cr_assert(reload_result_ok(&cfg, r));
+	cr_assert(reload_result_valid(&cfg, r));
 	free(r);
 }
 
@@ -140,52 +140,52 @@ Test(results, reload_refused_for_each_broken_field)
 	struct reload_result *r = reload_good();
 
 	r->magic = 0;
-	cr_assert_not(reload_result_ok(&cfg, r), "no magic");
+	cr_assert_not(reload_result_valid(&cfg, r), "no magic");
 	free(r);
 	r = reload_good();
 	r->nprojects = RELOAD_MAX_PROJECTS + 1;
-	cr_assert_not(reload_result_ok(&cfg, r), "more projects than fit");
+	cr_assert_not(reload_result_valid(&cfg, r), "more projects than fit");
 	free(r);
 	r = reload_good();
 	strlcpy(r->projects[0].slug, "zulu", SBX_SLUG_MAX);
-	cr_assert_not(reload_result_ok(&cfg, r), "not sorted: bsearch fails");
+	cr_assert_not(reload_result_valid(&cfg, r), "not sorted: bsearch fails");
 	free(r);
 	r = reload_good();
 	strlcpy(r->projects[1].slug, "Beta/..", SBX_SLUG_MAX);
-	cr_assert_not(reload_result_ok(&cfg, r), "a slug that is no slug");
+	cr_assert_not(reload_result_valid(&cfg, r), "a slug that is no slug");
 	free(r);
 	r = reload_good();
 	strlcpy(r->projects[0].services[0], "mongodb", SBX_SLUG_MAX);
-	cr_assert_not(reload_result_ok(&cfg, r),
+	cr_assert_not(reload_result_valid(&cfg, r),
 	    "a service sbx.conf does not offer");
 	free(r);
 	r = reload_good();
 	memset(r->projects[0].why, 'x', sizeof(r->projects[0].why));
-	cr_assert_not(reload_result_ok(&cfg, r), "a why that does not end");
+	cr_assert_not(reload_result_valid(&cfg, r), "a why that does not end");
 	free(r);
 	r = reload_good();
 	r->projects[0].nuids = PROJECT_MAX_UIDS + 1;
-	cr_assert_not(reload_result_ok(&cfg, r), "more uids than fit");
+	cr_assert_not(reload_result_valid(&cfg, r), "more uids than fit");
 	free(r);
 	r = reload_good();
 	r->ranges[1].start = 100001;
-	cr_assert_not(reload_result_ok(&cfg, r), "overlapping ranges");
+	cr_assert_not(reload_result_valid(&cfg, r), "overlapping ranges");
 	free(r);
 	r = reload_good();
 	memset(r->err, 'x', sizeof(r->err));
-	cr_assert_not(reload_result_ok(&cfg, r), "an error that does not end");
+	cr_assert_not(reload_result_valid(&cfg, r), "an error that does not end");
 	free(r);
 	r = reload_good();
 	strlcpy(r->projects[0].seed, "../../etc/shadow", SBX_SLUG_MAX);
-	cr_assert_not(reload_result_ok(&cfg, r), "a seed that is a path");
+	cr_assert_not(reload_result_valid(&cfg, r), "a seed that is a path");
 	free(r);
 	r = reload_good();
 	memset(r->projects[0].seed, 'a', sizeof(r->projects[0].seed));
-	cr_assert_not(reload_result_ok(&cfg, r), "a seed that does not end");
+	cr_assert_not(reload_result_valid(&cfg, r), "a seed that does not end");
 	free(r);
 	r = reload_good();
 	r->projects[0].seed[5] = 'x';	/* bytes after an empty name */
-	cr_assert_not(reload_result_ok(&cfg, r), "bytes past a seed's end");
+	cr_assert_not(reload_result_valid(&cfg, r), "bytes past a seed's end");
 	free(r);
 }
 
@@ -194,11 +194,11 @@ Test(results, reload_seed_file_name_is_taken)
 	struct reload_result *r = reload_good();
 
 	strlcpy(r->projects[0].seed, "alpha.sql", SBX_SLUG_MAX);
-	cr_assert(reload_result_ok(&cfg, r));
+	cr_assert(reload_result_valid(&cfg, r));
 	free(r);
 }
 
-/* ---- data_result_sound -------------------------------------------------- */
+/* ---- data_result_valid -------------------------------------------------- */
 
 Test(results, data_result_codes_a_data_job_may_answer)
 {
@@ -210,7 +210,7 @@ Test(results, data_result_codes_a_data_job_may_answer)
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		memset(&r, 0, sizeof(r));
 		r.code = ok[i];
-		cr_assert(data_result_sound(&r), "code %u", ok[i]);
+		cr_assert(data_result_valid(&r), "code %u", ok[i]);
 	}
 }
 
@@ -224,11 +224,11 @@ Test(results, data_result_refused_for_what_no_data_job_says)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&r, 0, sizeof(r));
 		r.code = bad[i];
-		cr_assert_not(data_result_sound(&r), "code %u", bad[i]);
+		cr_assert_not(data_result_valid(&r), "code %u", bad[i]);
 	}
 	memset(&r, 'x', sizeof(r));
 	r.code = SBX_OK;
-	cr_assert_not(data_result_sound(&r), "a message that does not end");
+	cr_assert_not(data_result_valid(&r), "a message that does not end");
 }
 
 /* ---- outcome_valid ------------------------------------------------------ */
@@ -312,27 +312,27 @@ Test(results, warm_start_checked)
 
 	s = cfg.services[0];
 	s.transport = TRANSPORT_UNIX;
-	cr_assert(warm_started_sound(&r, &s));
+	cr_assert(warm_started_valid(&r, &s));
 	r.pid = 0;
-	cr_assert_not(warm_started_sound(&r, &s), "ready, with no pid");
+	cr_assert_not(warm_started_valid(&r, &s), "ready, with no pid");
 	r.pid = 9;
 	s.transport = TRANSPORT_BOTH;
-	cr_assert_not(warm_started_sound(&r, &s), "tcp, with no port");
+	cr_assert_not(warm_started_valid(&r, &s), "tcp, with no port");
 	r.port = 41000;
-	cr_assert(warm_started_sound(&r, &s));
+	cr_assert(warm_started_valid(&r, &s));
 	r.port = 65536;
-	cr_assert_not(warm_started_sound(&r, &s), "a port past 65535");
+	cr_assert_not(warm_started_valid(&r, &s), "a port past 65535");
 	r.port = 41000;
 	memset(r.message, 'x', sizeof(r.message));
-	cr_assert_not(warm_started_sound(&r, &s), "a message that does not end");
+	cr_assert_not(warm_started_valid(&r, &s), "a message that does not end");
 	memset(&r, 0, sizeof(r));
 	r.code = SBX_CODE_MAX;
-	cr_assert_not(warm_started_sound(&r, &s), "a code past the last");
+	cr_assert_not(warm_started_valid(&r, &s), "a code past the last");
 	r.code = SBX_E_RUNTIME_FAILED;
-	cr_assert(warm_started_sound(&r, &s), "a failure carries nothing more");
+	cr_assert(warm_started_valid(&r, &s), "a failure carries nothing more");
 }
 
-/* ---- record_sound, adopt_found_sound, adopt_gone_sound ------------------ */
+/* ---- record_valid, adopt_found_valid, adopt_gone_valid ------------------ */
 
 static void
 found_good(struct adopt_found *a)
@@ -357,16 +357,16 @@ Test(results, found_as_written_is_taken)
 	struct adopt_found a;
 
 	found_good(&a);
-	cr_assert(record_sound(&a.r));
-	cr_assert(adopt_found_sound(&a));
+	cr_assert(record_valid(&a.r));
+	cr_assert(adopt_found_valid(&a));
 	a.why = ADOPT_CONTAINER_MISSING;
 	a.pid[0] = 0;
-	cr_assert(adopt_found_sound(&a), "not whole: no pid needed");
+	cr_assert(adopt_found_valid(&a), "not whole: no pid needed");
 	found_good(&a);
 	strlcpy(a.file, "pool-redis-7", sizeof(a.file));
 	a.r.uid = RECORD_POOL_UID;
 	a.r.idmap = a.r.svc[0].warm = 7;
-	cr_assert(adopt_found_sound(&a), "a warm container's record");
+	cr_assert(adopt_found_valid(&a), "a warm container's record");
 }
 
 Test(results, found_refused_for_each_broken_field)
@@ -375,47 +375,47 @@ Test(results, found_refused_for_each_broken_field)
 
 	found_good(&a);
 	strlcpy(a.file, "../../etc/passwd", sizeof(a.file));
-	cr_assert_not(adopt_found_sound(&a), "a file outside the records");
+	cr_assert_not(adopt_found_valid(&a), "a file outside the records");
 	found_good(&a);
 	strlcpy(a.file, ".1000-agent-1.tmp", sizeof(a.file));
-	cr_assert_not(adopt_found_sound(&a), "a temporary file");
+	cr_assert_not(adopt_found_valid(&a), "a temporary file");
 	found_good(&a);
 	memset(a.file, 'a', sizeof(a.file));
-	cr_assert_not(adopt_found_sound(&a), "a name that does not end");
+	cr_assert_not(adopt_found_valid(&a), "a name that does not end");
 	found_good(&a);
 	a.r.magic = 0;
-	cr_assert_not(adopt_found_sound(&a), "no record's magic");
+	cr_assert_not(adopt_found_valid(&a), "no record's magic");
 	found_good(&a);
 	a.r.nservices = 0;
-	cr_assert_not(adopt_found_sound(&a), "a record of nothing");
+	cr_assert_not(adopt_found_valid(&a), "a record of nothing");
 	found_good(&a);
 	a.r.nservices = SBX_MAX_SERVICES + 1;
-	cr_assert_not(adopt_found_sound(&a), "more services than fit");
+	cr_assert_not(adopt_found_valid(&a), "more services than fit");
 	found_good(&a);
 	strlcpy(a.r.agent, "../x", SBX_SLUG_MAX);
-	cr_assert_not(adopt_found_sound(&a), "an agent that is no slug");
+	cr_assert_not(adopt_found_valid(&a), "an agent that is no slug");
 	found_good(&a);
 	a.r.svc[0].conn.password[0] = '\0';
-	cr_assert_not(adopt_found_sound(&a), "a service with no password");
+	cr_assert_not(adopt_found_valid(&a), "a service with no password");
 	found_good(&a);
 	memset(a.r.svc[0].conn.socket, 'x', SBX_SOCKET_MAX);
-	cr_assert_not(adopt_found_sound(&a), "a socket that does not end");
+	cr_assert_not(adopt_found_valid(&a), "a socket that does not end");
 	found_good(&a);
 	a.r.svc[0].conn.port = 70000;
-	cr_assert_not(adopt_found_sound(&a), "a port past 65535");
+	cr_assert_not(adopt_found_valid(&a), "a port past 65535");
 	found_good(&a);
 	a.pid[0] = 0;
-	cr_assert_not(adopt_found_sound(&a), "whole, with no pid");
+	cr_assert_not(adopt_found_valid(&a), "whole, with no pid");
 	found_good(&a);
 	a.why = ADOPT_NO_RECORD;
-	cr_assert_not(adopt_found_sound(&a), "an orphan's reason on a record");
+	cr_assert_not(adopt_found_valid(&a), "an orphan's reason on a record");
 	found_good(&a);
 	a.pool_named = 2;
-	cr_assert_not(adopt_found_sound(&a), "a service it does not have");
+	cr_assert_not(adopt_found_valid(&a), "a service it does not have");
 	found_good(&a);
 	a.r.uid = RECORD_POOL_UID;
 	a.r.svc[0].warm = 9;
-	cr_assert_not(adopt_found_sound(&a), "a warm record of another slot");
+	cr_assert_not(adopt_found_valid(&a), "a warm record of another slot");
 }
 
 static void
@@ -433,49 +433,49 @@ Test(results, gone_checked)
 	struct adopt_gone g;
 
 	gone_good(&g);
-	cr_assert(adopt_gone_sound(&g));
+	cr_assert(adopt_gone_valid(&g));
 	g.why = ADOPT_NOT_IN_SANDBOX;
-	cr_assert_not(adopt_gone_sound(&g), "not in the sandbox, but no service");
+	cr_assert_not(adopt_gone_valid(&g), "not in the sandbox, but no service");
 	strlcpy(g.g.service, "redis", SBX_SLUG_MAX);
-	cr_assert(adopt_gone_sound(&g));
+	cr_assert(adopt_gone_valid(&g));
 	strlcpy(g.g.service, "re dis", SBX_SLUG_MAX);
-	cr_assert_not(adopt_gone_sound(&g), "a service that is no slug");
+	cr_assert_not(adopt_gone_valid(&g), "a service that is no slug");
 	gone_good(&g);
 	g.why = ADOPT_WHOLE;
-	cr_assert_not(adopt_gone_sound(&g), "a record's reason on an orphan");
+	cr_assert_not(adopt_gone_valid(&g), "a record's reason on an orphan");
 	gone_good(&g);
 	g.why = ADOPT_NWHY;
-	cr_assert_not(adopt_gone_sound(&g), "a reason past the last");
+	cr_assert_not(adopt_gone_valid(&g), "a reason past the last");
 	gone_good(&g);
 	strlcpy(g.g.key.agent, "A;rm", SBX_SLUG_MAX);
-	cr_assert_not(adopt_gone_sound(&g), "an agent that is no slug");
+	cr_assert_not(adopt_gone_valid(&g), "an agent that is no slug");
 	gone_good(&g);
 	memset(g.container, 'x', sizeof(g.container));
-	cr_assert_not(adopt_gone_sound(&g), "a container that does not end");
+	cr_assert_not(adopt_gone_valid(&g), "a container that does not end");
 	gone_good(&g);
 	g.why = ADOPT_POOL_NO_RECORD;
-	cr_assert_not(adopt_gone_sound(&g), "a warm container with a key");
+	cr_assert_not(adopt_gone_valid(&g), "a warm container with a key");
 	g.g.key.uid = (uid_t)-1;
 	strlcpy(g.g.name, "sbx-pool-redis-3", sizeof(g.g.name));
-	cr_assert(adopt_gone_sound(&g));
+	cr_assert(adopt_gone_valid(&g));
 }
 
-/* ---- login_result_ok ---------------------------------------------------- */
+/* ---- login_result_valid ---------------------------------------------------- */
 
 Test(results, login_result_only_ok_exactly_keeps_a_service)
 {
 	uint32_t ok = SBX_OK, other = SBX_E_RUNTIME_FAILED, big[2] = { 0 };
 
-	cr_assert(login_result_ok(&ok, sizeof(ok)));
-	cr_assert_not(login_result_ok(NULL, 0), "no answer (died, late)");
-	cr_assert_not(login_result_ok(&ok, 2), "a short answer");
-	cr_assert_not(login_result_ok(big, sizeof(big)), "a long one");
-	cr_assert_not(login_result_ok(&other, sizeof(other)), "refused");
+	cr_assert(login_result_valid(&ok, sizeof(ok)));
+	cr_assert_not(login_result_valid(NULL, 0), "no answer (died, late)");
+	cr_assert_not(login_result_valid(&ok, 2), "a short answer");
+	cr_assert_not(login_result_valid(big, sizeof(big)), "a long one");
+	cr_assert_not(login_result_valid(&other, sizeof(other)), "refused");
 	other = 0xffffffffu;
-	cr_assert_not(login_result_ok(&other, sizeof(other)), "garbage");
+	cr_assert_not(login_result_valid(&other, sizeof(other)), "garbage");
 }
 
-/* ---- claim_result_ok ---------------------------------------------------- */
+/* ---- claim_result_valid ---------------------------------------------------- */
 
 Test(results, claim_result_only_ok_exactly_gives_the_ports)
 {
@@ -484,19 +484,19 @@ Test(results, claim_result_only_ok_exactly_gives_the_ports)
 
 	memset(&o, 0, sizeof(o));
 	o.code = SBX_OK;
-	cr_assert(claim_result_ok(&o, sizeof(o)));
-	cr_assert_not(claim_result_ok(NULL, 0), "no answer (died, late)");
-	cr_assert_not(claim_result_ok(&o, sizeof(o) - 1), "a short answer");
+	cr_assert(claim_result_valid(&o, sizeof(o)));
+	cr_assert_not(claim_result_valid(NULL, 0), "no answer (died, late)");
+	cr_assert_not(claim_result_valid(&o, sizeof(o) - 1), "a short answer");
 	memset(big, 0, sizeof(big));
-	cr_assert_not(claim_result_ok(big, sizeof(big)), "a long one");
+	cr_assert_not(claim_result_valid(big, sizeof(big)), "a long one");
 	memset(o.message, 'x', sizeof(o.message));
-	cr_assert_not(claim_result_ok(&o, sizeof(o)), "a message that "
+	cr_assert_not(claim_result_valid(&o, sizeof(o)), "a message that "
 	    "does not end");
 	memset(&o, 0, sizeof(o));
 	o.code = SBX_E_RUNTIME_FAILED;
-	cr_assert_not(claim_result_ok(&o, sizeof(o)), "refused");
+	cr_assert_not(claim_result_valid(&o, sizeof(o)), "refused");
 	o.code = 0xffffffffu;
-	cr_assert_not(claim_result_ok(&o, sizeof(o)), "garbage");
+	cr_assert_not(claim_result_valid(&o, sizeof(o)), "garbage");
 }
 
 /* ---- bind_result_take --------------------------------------------------- */
