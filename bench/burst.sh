@@ -36,11 +36,21 @@ errors=0 MON=
 err() { errors=$((errors + 1)); echo "bench: ERROR: burst: $*" >&2; }
 
 cleanup() {
+	local i
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
 	pkill -P $$ -x sleep 2>/dev/null
+	# Workers of a stopped monitor finish their job first (run.sh's).
+	for i in $(seq 1 600); do
+		pgrep -x sbx-worker >/dev/null || break
+		sleep 0.1
+	done
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
+	# The socket directories' tmpfs the workers mounted, deepest first,
+	# then W's own.
+	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
+	    xargs -r -d '\n' umount -l 2>/dev/null
 	[ -n "${W_TMPFS:-}" ] && umount "$W"
 	rm -rf "$W"
 }

@@ -39,6 +39,12 @@ cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	# Workers of a stopped monitor finish their job (a warm start's
+	# container included) before what they made is removed.
+	for p in $(seq 1 600); do
+		pgrep -x sbx-worker >/dev/null || break
+		sleep 0.1
+	done
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
