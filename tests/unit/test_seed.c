@@ -134,6 +134,10 @@ Test(seed, test_project_lookup_failure_degrades_to_no_sandbox)
 	cr_assert_eq(c.ans[1].nservices, 0);
 	cr_assert_eq(rtd.provisions, 0);
 	projects_free(&t);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/roboco-api.conf", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* ---- ensure_sandbox (on-demand provision + cache) ---- */
