@@ -19,9 +19,9 @@ BENCH_DIR   = $(O)/bench
 # rest of the monitor (rt_cli_ops, runtime_list, runtime_remove,
 # rt_listening, warm_*), so all of RT_SRC goes: liveness.c as well, or
 # rt_listening would be defined twice; and the runtime's own jobs
-# (data.c, login.c), which no double asks for.
-RT_SRC	    = privsep/monitor/runtime_cli.c privsep/monitor/liveness.c privsep/monitor/rt_start.c \
-	      privsep/monitor/data.c privsep/monitor/login.c
+# (rt_data.c, login.c), which no double asks for.
+RT_SRC	    = privsep/monitor/runtime.c privsep/monitor/liveness.c privsep/monitor/rt_start.c \
+	      privsep/monitor/rt_data.c privsep/monitor/login.c
 BENCH_MON_SRC = $(filter-out $(RT_SRC) privsep/monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
 BENCH_LIVE_SRC = $(filter-out privsep/monitor/monitor.c,$(MON_SRC)) bench/livecost.c

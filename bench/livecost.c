@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "liveness.h"
 #include "runtime.h"
 #include "timing.h"
 

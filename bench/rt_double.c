@@ -1,7 +1,7 @@
 /*
  * rt_double.c - the bench monitor's runtime (figures 5, 6): the unit
  * tests' double, tests/unit/rtdouble.c, behind what the runtime's files
- * export to the rest of the monitor (privsep/monitor/runtime_cli.c: rt_cli_ops;
+ * export to the rest of the monitor (privsep/monitor/runtime.c: rt_cli_ops;
  * rt_start.c: runtime_lock_host, runtime_lock_moved, runtime_remove;
  * liveness.c: nothing the rest calls), and no warm containers
  * (privsep/monitor/warm.c is left out: it needs the runtime). Adoption's reading
@@ -16,6 +16,7 @@
  */
 #include <unistd.h>
 
+#include "rt_start.h"
 #include "rtdouble.h"
 #include "runtime.h"
 

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "proc.h"
 #include "record.h"
+#include "rt_start.h"
 #include "rtname.h"
 #include "slug.h"
 #include "sockdir.h"

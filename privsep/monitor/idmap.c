@@ -17,9 +17,9 @@
  * record and /proc/PID/uid_map say. Where that is not where the layout
  * now puts its slot's, it is held as a foreign range, and no slot that
  * touches a live range is handed out. A range comes back only when the
- * runtime said its container is gone (runtime_cli.c, warm.c, adopt.c),
+ * runtime said its container is gone (runtime.c, warm.c, adopt.c),
  * and no process of the monitor's runs in it: a reset's worker pins the
- * ranges of its sessions until it exited (data.c), and a range given
+ * ranges of its sessions until it exited (rt_data.c), and a range given
  * back meanwhile is parked, still taken, until its last pin goes.
  */
 #include <stdlib.h>

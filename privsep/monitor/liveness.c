@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "iox.h"
-#include "record.h"
+#include "liveness.h"
+#include "login.h"
 #include "proc.h"
+#include "record.h"
 #include "runtime.h"
 
 #define LIVE_PORT_FRESH_MS 1000	/* see rt_is_live() */

@@ -15,6 +15,8 @@
 
 #include "iox.h"
 #include "log.h"
+#include "login.h"
+#include "results.h"
 #include "runtime.h"
 
 #define LOGIN_EVERY_MS	10000

@@ -1,11 +1,12 @@
 /*
- * results.c - runtime jobs' results, checked before runtime_cli.c and
+ * results.c - runtime jobs' results, checked before runtime.c and
  * warm.c take anything of them: a worker talks to the runtime and to
  * tenants' services, and may have been subverted.
  * runs in: the monitor's loop (root, unfiltered)
  */
 #include <string.h>
 
+#include "results.h"
 #include "runtime.h"
 
 /*

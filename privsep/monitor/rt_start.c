@@ -20,6 +20,7 @@
 #include "iox.h"
 #include "log.h"
 #include "proc.h"
+#include "rt_start.h"
 #include "rtname.h"
 #include "runtime.h"
 

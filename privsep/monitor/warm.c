@@ -1,7 +1,7 @@
 /*
  * warm.c - warm containers: started ahead, confined as a sandbox's, each
  * with a password of its own that nobody has seen, so that a miss is a
- * claim (runtime_cli.c, rt_claim) with no runtime call before the reply.
+ * claim (runtime.c, rt_claim) with no runtime call before the reply.
  * Its jobs run in sbx-worker (privsep/worker/provision.c).
  * runs in: the monitor (root, unfiltered): its loop, and adoption at start
  *
@@ -29,10 +29,12 @@
 #include <unistd.h>
 
 #include "iox.h"
+#include "liveness.h"
 #include "log.h"
 #include "record.h"
-#include "runtime.h"
+#include "results.h"
 #include "rtname.h"
+#include "runtime.h"
 #include "secret.h"
 #include "sockdir.h"
 

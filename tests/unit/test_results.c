@@ -6,7 +6,7 @@
  *
  *   config_valid        JOB_CONFIG's sbx.conf (config_take.c)
  *   reload_result_valid    JOB_RELOAD's projects and ranges (reload.c)
- *   data_result_valid   a reset's or snapshot's answer (data.c)
+ *   data_result_valid   a reset's or snapshot's answer (rt_data.c)
  *   outcome_valid       a provision's outcome (results.c)
  *   warm_started_valid  a warm start's result (results.c)
  *   adopt_found_valid   JOB_ADOPT's records (adopt.c)
@@ -27,6 +27,7 @@
 #include "bind.h"
 #include "config_take.h"
 #include "reload.h"
+#include "results.h"
 #include "runtime.h"
 #include "work.h"
 

@@ -1,5 +1,5 @@
 /*
- * data.c - a reset or a snapshot of a ready sandbox: the monitor has
+ * rt_data.c - a reset or a snapshot of a ready sandbox: the monitor has
  * decided whose it is (cache.c: the caller's own, one at a time); a
  * worker does the work in the sandbox's services (privsep/worker/data.c) and
  * answers one data_result, checked here before the caller sees it.
@@ -18,6 +18,8 @@
 
 #include "iox.h"
 #include "log.h"
+#include "results.h"
+#include "rt_data.h"
 #include "runtime.h"
 
 struct data_job {

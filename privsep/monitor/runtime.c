@@ -1,5 +1,5 @@
 /*
- * runtime_cli.c - rt_cli_ops: podman (or docker) driven through its CLI,
+ * runtime.c - rt_cli_ops: podman (or docker) driven through its CLI,
  * by jobs of sbx-worker (jobpool.c), never from the loop itself.
  * runs in: the monitor (root, unfiltered)
  *
@@ -17,9 +17,12 @@
 #include <unistd.h>
 
 #include "iox.h"
+#include "liveness.h"
 #include "log.h"
 #include "proc.h"
 #include "record.h"
+#include "results.h"
+#include "rt_data.h"
 #include "rtname.h"
 #include "runtime.h"
 #include "sockdir.h"

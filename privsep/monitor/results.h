@@ -1,0 +1,21 @@
+/*
+ * results.h - the checks of what workers send back, as hostile (results.c).
+ * runs in: the monitor (root, unfiltered)
+ */
+#ifndef SBX_RESULTS_H
+#define SBX_RESULTS_H
+
+#include "runtime.h"
+
+/* A worker's outcome of sb's provision, checked as hostile. */
+bool	outcome_valid(const struct job_outcome *, const struct sbx_config *,
+	    const struct sbx_sandbox *);
+/* A warm start's result, checked as hostile. */
+bool	warm_started_valid(const struct warm_started *,
+	    const struct service_cfg *);
+/* A reset's or snapshot's result, a login check's, a claim's. */
+bool	data_result_valid(const struct data_result *);
+bool	login_result_valid(const void *result, size_t len);
+bool	claim_result_valid(const void *result, size_t len);
+
+#endif
