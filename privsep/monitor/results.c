@@ -91,3 +91,17 @@ claim_result_valid(const void *result, size_t len)
 	return o.code == SBX_OK &&
 	    memchr(o.message, '\0', sizeof(o.message)) != NULL;
 }
+
+/* A teardown's answer: an outcome of the exact size, a known code, a
+ * message that ends (logged, and the caller's reason when it failed). */
+bool
+teardown_result_valid(const void *result, size_t len)
+{
+	struct job_outcome o;
+
+	if (result == NULL || len != sizeof(o))
+		return false;
+	memcpy(&o, result, sizeof(o));
+	return o.code < SBX_CODE_MAX &&
+	    memchr(o.message, '\0', sizeof(o.message)) != NULL;
+}

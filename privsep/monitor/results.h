@@ -17,5 +17,7 @@ bool	warm_started_valid(const struct warm_started *,
 bool	data_result_valid(const struct data_result *);
 bool	login_result_valid(const void *result, size_t len);
 bool	claim_result_valid(const void *result, size_t len);
+/* A teardown's. */
+bool	teardown_result_valid(const void *result, size_t len);
 
 #endif

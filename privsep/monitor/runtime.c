@@ -468,9 +468,7 @@ teardown_done(void *arg, const void *result, size_t len)
 {
 	struct prov_job *j = arg;
 	const struct job_outcome *o = result;
-	bool valid = result != NULL && len == sizeof(*o) &&
-	    o->code < SBX_CODE_MAX && memchr(o->message, '\0',
-	    sizeof(o->message)) != NULL;
+	bool valid = teardown_result_valid(result, len);
 	const char *why = "the teardown worker did not finish.";
 
 	if (valid && o->code == SBX_OK) {

@@ -4,15 +4,18 @@
  * bytes, and every check must refuse what no honest worker writes, and
  * take what one does.
  *
- *   config_valid        JOB_CONFIG's sbx.conf (config_take.c)
- *   reload_result_valid    JOB_RELOAD's projects and ranges (reload.c)
- *   data_result_valid   a reset's or snapshot's answer (rt_data.c)
- *   outcome_valid       a provision's outcome (results.c)
- *   warm_started_valid  a warm start's result (results.c)
- *   adopt_found_valid   JOB_ADOPT's records (adopt.c)
- *   adopt_gone_valid    JOB_ADOPT's orphans (adopt.c)
- *   record_valid        a record (shared/record_fmt.c)
- *   bind_result_take    JOB_BIND's agent socket (bind.c)
+ *   config_valid          JOB_CONFIG's sbx.conf (config_take.c)
+ *   reload_result_valid   JOB_RELOAD's projects and ranges (reload.c)
+ *   data_result_valid     a reset's or snapshot's answer (results.c)
+ *   outcome_valid         a provision's outcome (results.c)
+ *   warm_started_valid    a warm start's result (results.c)
+ *   login_result_valid    a login check's answer (results.c)
+ *   teardown_result_valid a teardown's answer (results.c)
+ *   claim_result_valid    a claim's answer (results.c)
+ *   adopt_found_valid     JOB_ADOPT's records (adopt_check.c)
+ *   adopt_gone_valid      JOB_ADOPT's orphans (adopt_check.c)
+ *   record_valid          a record (shared/record_fmt.c)
+ *   bind_result_take      JOB_BIND's agent socket (bind.c)
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -474,6 +477,32 @@ Test(results, login_result_only_ok_exactly_keeps_a_service)
 	cr_assert_not(login_result_valid(&other, sizeof(other)), "refused");
 	other = 0xffffffffu;
 	cr_assert_not(login_result_valid(&other, sizeof(other)), "garbage");
+}
+
+/* ---- teardown_result_valid ------------------------------------------------- */
+
+Test(results, teardown_result_of_the_exact_size_with_a_known_code)
+{
+	struct job_outcome o;
+	char big[sizeof(o) + 1];
+
+	memset(&o, 0, sizeof(o));
+	o.code = SBX_OK;
+	cr_assert(teardown_result_valid(&o, sizeof(o)));
+	o.code = SBX_E_RUNTIME_FAILED;
+	snprintf(o.message, sizeof(o.message), "podman said no");
+	cr_assert(teardown_result_valid(&o, sizeof(o)), "a failure, said");
+	cr_assert_not(teardown_result_valid(NULL, 0), "no answer (died, late)");
+	cr_assert_not(teardown_result_valid(&o, sizeof(o) - 1), "short");
+	memset(big, 0, sizeof(big));
+	memcpy(big, &o, sizeof(o));
+	cr_assert_not(teardown_result_valid(big, sizeof(big)), "long");
+	o.code = SBX_CODE_MAX;
+	cr_assert_not(teardown_result_valid(&o, sizeof(o)), "an unknown code");
+	o.code = SBX_OK;
+	memset(o.message, 'x', sizeof(o.message));
+	cr_assert_not(teardown_result_valid(&o, sizeof(o)),
+	    "a message that does not end");
 }
 
 /* ---- claim_result_valid ---------------------------------------------------- */
