@@ -9,11 +9,11 @@
 
 FUZZ_CC		?= clang
 FUZZ_O		 = build-fuzz
-FUZZ_CI_TIME	?= 60
+FUZZ_CI_TIME	?= 40
 FUZZ_TIME	?= 600
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS	 = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
-FUZZ_HARNESSES	 = wire dispatch
+FUZZ_HARNESSES	 = wire dispatch results
 
 # What each harness links: the code under test and no more.
 fuzz_wire_SRC	  = tests/fuzz/fuzz_wire.c $(WIRE_SRC) privsep/monitor/answer.c \
@@ -23,9 +23,18 @@ fuzz_dispatch_SRC = tests/fuzz/fuzz_dispatch.c privsep/monitor/dispatch.c \
 		    privsep/monitor/answer.c shared/pack.c tests/unit/handle_stub.c \
 		    shared/code.c shared/fdpass.c shared/slug.c shared/log.c
 fuzz_dispatch_PKGS = libbsd-overlay
+fuzz_results_SRC  = tests/fuzz/fuzz_results.c tests/fuzz/jobpool_stub.c \
+		    privsep/monitor/results.c \
+		    privsep/monitor/config_take.c privsep/monitor/reload.c \
+		    privsep/monitor/adopt_check.c \
+		    shared/record_fmt.c shared/service.c shared/project.c \
+		    shared/subrange.c shared/slug.c shared/code.c shared/log.c \
+		    shared/iox.c
+fuzz_results_PKGS = libbsd-overlay
 
 # fuzz_wire is the broker's decoder and the replies (the monitor's
-# answer_pack, the child's pack_error), fuzz_dispatch the monitor's check.
+# answer_pack, the child's pack_error), fuzz_dispatch the monitor's check
+# of the broker's messages, fuzz_results its checks of its workers'.
 FUZZ_INC = -Ibroker -Iprivsep/monitor -Ishared -I$(O)/gen
 
 FUZZ_BINS = $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_O)/fuzz_$(h))
