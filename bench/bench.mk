@@ -24,7 +24,8 @@ RT_SRC	    = privsep/monitor/runtime.c privsep/monitor/liveness.c privsep/monito
 	      privsep/monitor/rt_data.c privsep/monitor/login.c
 BENCH_MON_SRC = $(filter-out $(RT_SRC) privsep/monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
-BENCH_LIVE_SRC = $(filter-out privsep/monitor/monitor.c,$(MON_SRC)) bench/livecost.c
+BENCH_LIVE_SRC = $(filter-out privsep/monitor/monitor.c privsep/monitor/start.c,$(MON_SRC)) \
+		 bench/livecost.c
 BENCH_BINS  = $(BENCH_DIR)/sbx-bench $(BENCH_DIR)/sbx-monitor-double \
 	      $(BENCH_DIR)/sbx-broker $(BENCH_DIR)/sbx-worker \
 	      $(BENCH_DIR)/sbx-livecost $(BENCH_DIR)/sbx-spawncost \
