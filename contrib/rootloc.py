@@ -15,6 +15,12 @@ that word runs only in its children that dropped to another uid (the
 prober, a session child, the relay). A file without a "runs in:" line
 is counted as root and named. The root total counts each file once,
 whether the monitor or the worker (or both) runs it.
+
+Then the lines that read bytes another process or a container controls:
+the functions (and files) that privsep/monitor/README.md's table of them
+names in its "read by" column, each found where it is defined, with the
+functions of its file it calls or names (a check table's), counted
+without blanks and comments.
 """
 import os
 import re
@@ -43,6 +49,91 @@ def loc(path):
                           '-x', 'c', path], capture_output=True, text=True,
                          check=True).stdout
     return sum(1 for line in out.splitlines() if line.strip())
+
+
+def blank_comments(text):
+    """The text with C comments blanked, its lines kept."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j == -1 else j + 2
+            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
+            i = j
+        elif text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j == -1 else j
+            out.append(' ' * (j - i))
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return ''.join(out)
+
+
+def defined(lines):
+    """{name: (start, end)} of the functions a file's lines define: from
+    the return type's line to the closing brace."""
+    spans = {}
+    for i, line in enumerate(lines):
+        m = re.match(r'([a-z_][a-z0-9_]*)\(', line)
+        if m is None or i == 0:
+            continue
+        start = i - 1 if lines[i - 1].strip() else i
+        end = next((j for j in range(i, len(lines))
+                    if lines[j].startswith('}')), len(lines) - 1)
+        spans[m.group(1)] = (start, end)
+    return spans
+
+
+def function_lines(name, files):
+    """(file, lines) of name's definition and of every function of its
+    file it names (calls, or puts in a table), transitively; None if no
+    file defines it."""
+    for f in files:
+        lines = blank_comments(open(f).read()).split('\n')
+        spans = defined(lines)
+        if name not in spans:
+            continue
+        todo, seen = [name], set()
+        while todo:
+            fn = todo.pop()
+            if fn in seen:
+                continue
+            seen.add(fn)
+            a, b = spans[fn]
+            body = '\n'.join(lines[a:b + 1])
+            todo += [g for g in spans if g not in seen and
+                     re.search(r'\b' + g + r'\b', body)]
+        return f, {fn: sum(1 for ln in lines[spans[fn][0]:spans[fn][1] + 1]
+                           if ln.strip()) for fn in seen}
+    return None
+
+
+def readers(readme, files):
+    """The "read by" column's functions and files, with their lines."""
+    found, rows = {}, False
+    for line in open(readme):
+        if line.startswith('| bytes |'):
+            rows = True
+            continue
+        if rows and not line.startswith('|'):
+            break
+        if not rows or line.startswith('| ---'):
+            continue
+        col = line.split('|')[3]
+        for tok in re.findall(r'`([^`]+)`', col):
+            if re.fullmatch(r'[a-z][a-z0-9_]*', tok):
+                hit = function_lines(tok, files)
+                if hit is not None:
+                    found[tok] = hit
+            elif re.fullmatch(r'[\w/]+\.c', tok) and \
+                    not any(f.endswith(tok) for f, _ in found.values()):
+                path = next((f for f in files if f.endswith('/' + tok) or
+                             f == tok), None)
+                if path is not None and not col.count(tok + '`)'):
+                    found[tok] = (path, {'': loc(path)})
+    return found
 
 
 def runs_in(path):
@@ -91,6 +182,17 @@ def main(argv):
     if unlabelled:
         print('no "runs in:" line, counted as root: ' +
               ' '.join(unlabelled))
+    monitor_files = sorted(f for f in sets['sbx-monitor'] | sets['sbx-worker']
+                           if f.endswith('.c'))
+    found = readers('privsep/monitor/README.md', monitor_files)
+    unique = {(f, fn): n for f, fns in found.values()
+              for fn, n in fns.items()}
+    print(f'reading bytes others control (privsep/monitor/README.md): '
+          f'{sum(unique.values())} lines in {len(found)} functions and '
+          f'files (and the functions of their files they call, each once)')
+    for name, (f, fns) in sorted(found.items(),
+                                 key=lambda x: -sum(x[1][1].values())):
+        print(f'  {sum(fns.values()):5}  {name} ({f})')
     return 0
 
 
