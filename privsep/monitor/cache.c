@@ -37,7 +37,7 @@ key_cmp(const struct sbx_sandbox *a, const struct sbx_sandbox *b)
 	return strcmp(a->key.agent, b->key.agent);
 }
 
-RB_GENERATE_STATIC(sbx_tree, sbx_sandbox, node, key_cmp)
+RB_GENERATE(sbx_tree, sbx_sandbox, node, key_cmp)
 
 static int
 quota_cmp(const struct sbx_quota *a, const struct sbx_quota *b)
@@ -49,7 +49,6 @@ quota_cmp(const struct sbx_quota *a, const struct sbx_quota *b)
 
 RB_GENERATE_STATIC(sbx_quotas, sbx_quota, node, quota_cmp)
 
-static void cache_run(struct sbx_sandbox *);
 static void provision_metrics(const struct sbx_sandbox *, enum sbx_code);
 
 void
@@ -297,8 +296,8 @@ lease_take(struct sbx_sandbox *sb, struct sbx_waiter *w)
 		sb->cache->leased(sb->cache->owner_arg, sb);
 }
 
-static struct sbx_waiter *
-waiter_new(enum sbx_req_type op, struct sbx_reply reply)
+struct sbx_waiter *
+cache_waiter_new(enum sbx_req_type op, struct sbx_reply reply)
 {
 	struct sbx_waiter *w;
 
@@ -317,8 +316,8 @@ waiter_free(struct sbx_waiter *w)
 	free(w);
 }
 
-static void
-waiter_add(struct sbx_sandbox *sb, struct sbx_waiter *w, bool head)
+void
+cache_waiter_add(struct sbx_sandbox *sb, struct sbx_waiter *w, bool head)
 {
 	if (head)
 		TAILQ_INSERT_HEAD(&sb->waiters, w, entry);
@@ -471,8 +470,8 @@ start_reshape(struct sbx_sandbox *sb, const struct sbx_waiter *w)
 	return true;
 }
 
-static bool
-start_teardown(struct sbx_sandbox *sb)
+bool
+cache_teardown_start(struct sbx_sandbox *sb)
 {
 	struct cache *c = sb->cache;
 
@@ -601,14 +600,14 @@ release_own(struct sbx_sandbox *sb)
 {
 	struct sbx_waiter *w;
 
-	if ((w = waiter_new(SBX_REQ_RELEASE, (struct sbx_reply){ NULL,
+	if ((w = cache_waiter_new(SBX_REQ_RELEASE, (struct sbx_reply){ NULL,
 	    NULL })) == NULL) {
 		log_warnx("uid=%u agent=%s: no memory to tear down a refused "
 		    "claim; it goes when it expires", (unsigned)sb->key.uid,
 		    sb->key.agent);
 		return;
 	}
-	waiter_add(sb, w, true);
+	cache_waiter_add(sb, w, true);
 }
 
 /*
@@ -756,7 +755,7 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 			waiter_done(sb, w);
 			return true;
 		}
-		if (!start_teardown(sb))
+		if (!cache_teardown_start(sb))
 			stall(sb);
 		return false;
 	}
@@ -827,7 +826,7 @@ serve_head(struct sbx_sandbox *sb, struct sbx_waiter *w)
 }
 
 /* Serve waiters until one needs the runtime; drop the entry once idle. */
-static void
+void
 cache_run(struct sbx_sandbox *sb)
 {
 	struct sbx_waiter *w;
@@ -912,7 +911,7 @@ enqueue(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 			return;
 		}
 	}
-	waiter_add(sb, w, false);
+	cache_waiter_add(sb, w, false);
 	if (TAILQ_FIRST(&sb->waiters) == w)
 		cache_run(sb);
 }
@@ -934,7 +933,7 @@ cache_request(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 		    "the project offers no sandbox services.");
 		return;
 	}
-	if ((w = waiter_new(SBX_REQ_SANDBOX, reply)) == NULL) {
+	if ((w = cache_waiter_new(SBX_REQ_SANDBOX, reply)) == NULL) {
 		if (lease != NULL)
 			lease_close(lease);
 		audit_refuse(SBX_REQ_SANDBOX, uid, agent, project, services,
@@ -966,7 +965,7 @@ cache_release(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 		reply_released(reply, false);
 		return;
 	}
-	if ((w = waiter_new(SBX_REQ_RELEASE, reply)) == NULL) {
+	if ((w = cache_waiter_new(SBX_REQ_RELEASE, reply)) == NULL) {
 		audit_refuse(SBX_REQ_RELEASE, uid, agent, NULL, NULL, 0,
 		    SBX_E_INTERNAL);
 		reply_error(reply, SBX_REQ_RELEASE, SBX_E_INTERNAL,
@@ -990,7 +989,7 @@ cache_data(struct cache *c, uid_t uid, uid_t owner, const char *agent,
 		    "sandbox.");
 		return;
 	}
-	if ((w = waiter_new(op, reply)) == NULL) {
+	if ((w = cache_waiter_new(op, reply)) == NULL) {
 		audit_refuse(op, uid, agent, NULL, NULL, 0, SBX_E_INTERNAL);
 		reply_error(reply, op, SBX_E_INTERNAL,
 		    "the monitor is out of memory.");
@@ -1139,53 +1138,6 @@ cache_teardown_failed(struct sbx_sandbox *sb, const char *why)
 	cache_run(sb);
 }
 
-size_t
-cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)
-{
-	return cache_status_of(c, NULL, out, max);
-}
-
-struct sbx_sandbox *
-cache_find_lease(struct cache *c, int pidfd)
-{
-	struct sbx_sandbox *sb;
-
-	RB_FOREACH(sb, sbx_tree, &c->tree)
-		if (sb->lease.pidfd == pidfd)
-			return sb;
-	return NULL;
-}
-
-size_t
-cache_status_of(struct cache *c, const uid_t *only, struct sbx_status_rec *out,
-    size_t max)
-{
-	struct sbx_sandbox *sb;
-	int64_t now = c->clock();
-	size_t n = 0, i;
-
-	RB_FOREACH(sb, sbx_tree, &c->tree) {
-		if (n == max)
-			break;
-		if ((sb->state != SB_READY && sb->state != SB_DATA) ||
-		    (only != NULL && sb->key.uid != *only))
-			continue;
-		memset(&out[n], 0, sizeof(out[n]));
-		out[n].uid = (uint32_t)sb->key.uid;
-		strlcpy(out[n].agent, sb->key.agent, sizeof(out[n].agent));
-		strlcpy(out[n].project, sb->project, sizeof(out[n].project));
-		out[n].nservices = (uint32_t)sb->nservices;
-		for (i = 0; i < sb->nservices; i++)
-			strlcpy(out[n].services[i], sb->svc[i].conn.name,
-			    sizeof(out[n].services[i]));
-		out[n].age_s = (uint64_t)(now - sb->created_ms) / 1000;
-		out[n].idle_s = (uint64_t)(now - sb->used_ms) / 1000;
-		out[n].bind_pid = sb->lease.pidfd >= 0 ? sb->lease.pid : 0;
-		n++;
-	}
-	return n;
-}
-
 /* Tear down every ready, unqueued sandbox idle for longer than idle_ttl. */
 size_t
 cache_expire(struct cache *c)
@@ -1205,7 +1157,7 @@ cache_expire(struct cache *c)
 			audit_sandbox(AUDIT_EXPIRE, sb, SBX_OK, "idle_s=%lld",
 			    (long long)(now - sb->used_ms) / 1000);
 		sb->expiring = true;
-		if (start_teardown(sb))
+		if (cache_teardown_start(sb))
 			n++;
 	}
 	return n;
@@ -1232,20 +1184,6 @@ cache_retry(struct cache *c)
 	}
 }
 
-/* Entries with work in flight, for a clean shutdown. */
-size_t
-cache_busy(const struct cache *c)
-{
-	struct sbx_sandbox *sb;
-	size_t n = 0;
-
-	RB_FOREACH(sb, sbx_tree, (struct sbx_tree *)(uintptr_t)&c->tree)
-		if (sb->state == SB_PROVISIONING || sb->state == SB_TEARING ||
-		    sb->state == SB_DATA)
-			n++;
-	return n;
-}
-
 struct sbx_sandbox *
 cache_adopt(struct cache *c, uid_t uid, const char *agent,
     const char *project, const struct sbx_svc *svc, size_t n,
@@ -1269,53 +1207,4 @@ cache_adopt(struct cache *c, uid_t uid, const char *agent,
 	sb->created_ms = created_ms;
 	sb->used_ms = used_ms;
 	return sb;
-}
-
-static void
-revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)
-{
-	struct sbx_waiter *w;
-	size_t i;
-
-	if (n == 0) {
-		audit_sandbox(AUDIT_REVOKE, sb, SBX_OK, "services=all");
-		if (!start_teardown(sb))
-			sb->cache->revoke_busy++;	/* asked again */
-		return;
-	}
-	/* A request of our own, with the smaller set, and no one to tell. */
-	if ((w = waiter_new(SBX_REQ_SANDBOX, (struct sbx_reply){ NULL,
-	    NULL })) == NULL)
-		return;
-	strlcpy(w->project, sb->project, sizeof(w->project));
-	w->nservices = n;
-	for (i = 0; i < n; i++)
-		strlcpy(w->services[i], keep[i], sizeof(w->services[i]));
-	audit_sandbox(AUDIT_REVOKE, sb, SBX_OK, "kept=%zu of=%zu", n,
-	    sb->nservices);
-	waiter_add(sb, w, true);
-	cache_run(sb);
-}
-
-size_t
-cache_revoke(struct cache *c, cache_allowed_fn allowed, void *arg)
-{
-	char keep[SBX_MAX_SERVICES][SBX_SLUG_MAX];
-	struct sbx_sandbox *sb, *next;
-	size_t n, count = 0;
-
-	c->revoke_busy = 0;
-	RB_FOREACH_SAFE(sb, sbx_tree, &c->tree, next) {
-		/* Asked again once idle: a request the new policy refuses
-		 * never reaches the cache, so that may be all it gets. */
-		if (sb->state != SB_READY || !TAILQ_EMPTY(&sb->waiters)) {
-			c->revoke_busy++;
-			continue;
-		}
-		if ((n = allowed(arg, sb, keep)) >= sb->nservices)
-			continue;
-		revoke_one(sb, keep, n);
-		count++;
-	}
-	return count;
 }

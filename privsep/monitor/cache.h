@@ -113,6 +113,7 @@ struct sbx_sandbox {
 };
 
 RB_HEAD(sbx_tree, sbx_sandbox);
+RB_PROTOTYPE(sbx_tree, sbx_sandbox, node, key_cmp)
 
 /*
  * The runtime interface. provision() must first remove whatever the
@@ -237,6 +238,14 @@ struct sbx_sandbox *cache_adopt(struct cache *, uid_t, const char *agent,
 typedef size_t (*cache_allowed_fn)(void *arg, const struct sbx_sandbox *sb,
     char (*out)[SBX_SLUG_MAX]);
 size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
+
+/* cache.c's own, for cache_revoke.c: a waiter of the entry's, added at
+ * its head or tail; an entry's next operation run; a teardown started
+ * (false: no worker, it stalls). */
+struct sbx_waiter *cache_waiter_new(enum sbx_req_type, struct sbx_reply);
+void	cache_waiter_add(struct sbx_sandbox *, struct sbx_waiter *, bool head);
+void	cache_run(struct sbx_sandbox *);
+bool	cache_teardown_start(struct sbx_sandbox *);
 
 /* Completions, called by the runtime. */
 void	cache_provisioned(struct sbx_sandbox *, const struct sbx_outcome *);
