@@ -158,21 +158,11 @@ probe_once(const struct probe_target *t, int64_t deadline)
 static int
 isolate(const struct probe_target *t, uid_t uid, gid_t gid)
 {
-	int dir = -1, hostns = -1, null, rc = -1;
+	int null, rc;
 
 	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		return -1;
-	if (t->dir != NULL ? (dir = open(t->dir, O_PATH | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) == -1 : (hostns =
-	    open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
-		log_warn("probe: %s", t->dir != NULL ? t->dir :
-		    "the host's network");
-	else if ((rc = drop_network(dir)) == 0 && hostns != -1)
-		rc = relay_start(t->port, hostns, uid, gid);
-	if (dir != -1)
-		close(dir);
-	if (hostns != -1)
-		close(hostns);
+	rc = relay_confine(t->dir, t->port, uid, gid, NULL);
 	if (rc == 0 && (dup2(null, STDIN_FILENO) == -1 ||
 	    dup2(null, STDOUT_FILENO) == -1 || dup2(null, STDERR_FILENO) == -1))
 		rc = -1;

@@ -1,13 +1,14 @@
 /*
- * relay.c - bytes between a network namespace of one's own and a
- * service's port on the host's 127.0.0.1.
+ * relay.c - a network namespace and a root of one's own, and bytes
+ * between it and a service's port on the host's 127.0.0.1.
  * runs in: the prober and a session child (root until their drop:
- *   relay_start; then the sandbox's prober uid, probe or session allowlist:
- *   relay_addr), and the relay they fork (root until its drop, then the same
- *   uid, runtime deny filter)
+ *   relay_confine, relay_start; then the sandbox's prober uid, probe or
+ *   session allowlist: relay_addr), and the relay they fork (root until its
+ *   drop, then the same uid, runtime deny filter)
  *
  * The session child and the prober read a tenant's bytes, so they leave
- * the host's network (drop.c's drop_network): there 127.0.0.1 is nobody's
+ * the host's network and take the service's socket directory as their
+ * root (relay_confine, drop.c's drop_network): there 127.0.0.1 is nobody's
  * and no abstract socket of the host's (sbx.sock's peers, dbus's) can be
  * named. A tcp service is reached through this relay: it listens on the
  * one abstract address of that namespace, goes back to the host's
@@ -17,6 +18,7 @@
  * the process that forked it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "drop.h"
@@ -147,4 +150,26 @@ relay_start(uint16_t port, int hostns, uid_t uid, gid_t gid)
 	    getppid() != parent)
 		_exit(2);
 	relay_loop(STDIN_FILENO, port);
+}
+
+int
+relay_confine(const char *dir, uint16_t port, uid_t uid, gid_t gid,
+    gid_t *dir_gid)
+{
+	struct stat st;
+	int fd = -1, hostns = -1, rc = -1;
+
+	if (dir != NULL ? (fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1 : (hostns =
+	    open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
+		log_warn("confine: %s", dir != NULL ? dir : "the host's network");
+	else if ((rc = drop_network(fd)) == 0 && hostns != -1)
+		rc = relay_start(port, hostns, uid, gid);
+	if (rc == 0 && fd != -1 && dir_gid != NULL && st.st_gid != 0)
+		*dir_gid = st.st_gid;
+	if (fd != -1)
+		close(fd);
+	if (hostns != -1)
+		close(hostns);
+	return rc;
 }

@@ -29,4 +29,14 @@ socklen_t	relay_addr(struct sockaddr_un *, uint16_t port);
  */
 int		relay_start(uint16_t port, int hostns, uid_t uid, gid_t gid);
 
+/*
+ * While root: a network namespace and a root of the caller's own (drop.c's
+ * drop_network). With dir, dir is the root (opened without following a
+ * link), and *dir_gid, if not NULL, becomes its group when that is not
+ * root's; without it (a tcp service), an empty root, and a relay to
+ * 127.0.0.1:port running as uid:gid. 0, or -1 (logged).
+ */
+int		relay_confine(const char *dir, uint16_t port, uid_t uid,
+		    gid_t gid, gid_t *dir_gid);
+
 #endif

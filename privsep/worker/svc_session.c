@@ -161,30 +161,9 @@ keeper_read(struct session_env *e)
 static int
 isolate(const struct svc_reach *r, gid_t *gid)
 {
-	struct stat st;
-	int dir = -1, hostns = -1, rc;
-
 	if (r->s->probe == PROBE_POSTGRES)
 		(void)pq_load();
-	if (r->dir != NULL && ((dir = open(r->dir, O_PATH | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC)) == -1 || fstat(dir, &st) == -1)) {
-		if (dir != -1)
-			close(dir);
-		return -1;
-	}
-	if (r->dir != NULL && st.st_gid != 0)
-		*gid = st.st_gid;
-	if (r->dir == NULL && (hostns = open("/proc/self/ns/net", O_RDONLY |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	rc = drop_network(dir);
-	if (dir != -1)
-		close(dir);
-	if (rc == 0 && r->dir == NULL)
-		rc = relay_start(r->port, hostns, r->uid, *gid);
-	if (hostns != -1)
-		close(hostns);
-	return rc;
+	return relay_confine(r->dir, r->port, r->uid, *gid, gid);
 }
 
 static void __attribute__((noreturn))
