@@ -18,6 +18,8 @@ import re
 import subprocess
 import sys
 
+import ctext
+
 REF = re.compile(r'(?<![\w/.<$}-])((?:[\w.-]+/)*[\w-]+\.[ch])(?![\w/])')
 READERS = {'prog.c'}
 INSTALLED = ('share/', 'lib/systemd/', 'include/')
@@ -41,32 +43,6 @@ def system_headers():
             for i in range(len(parts) + 1):
                 found.add('/'.join(parts[i:] + [f]))
     return found
-
-
-def comments_of(text):
-    """The text with all but C comments blanked, lines kept."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith('/*', i):
-            j = text.find('*/', i + 2)
-            j = n if j == -1 else j + 2
-            out.append(text[i:j])
-            i = j
-        elif text.startswith('//', i):
-            j = text.find('\n', i)
-            j = n if j == -1 else j
-            out.append(text[i:j])
-            i = j
-        elif text[i] in '"\'':
-            q, j = text[i], i + 1
-            while j < n and text[j] != q and text[j] != '\n':
-                j += 2 if text[j] == '\\' else 1
-            out.append(re.sub(r'[^\n]', ' ', text[i:j + 1]))
-            i = j + 1
-        else:
-            out.append(text[i] if text[i] == '\n' else ' ')
-            i += 1
-    return ''.join(out)
 
 
 def exists(ref, paths, names, made, system):
@@ -94,7 +70,7 @@ def main():
         except OSError:
             continue
         if f.endswith(('.c', '.h')):
-            text = comments_of(text)
+            text = ctext.split(text)[0]
         for n, line in enumerate(text.splitlines(), 1):
             for m in REF.finditer(line):
                 if not exists(m.group(1), paths, names, made, system):

@@ -27,6 +27,8 @@ import re
 import subprocess
 import sys
 
+import ctext
+
 EXES = (('mon', 'sbx-monitor'), ('wrk', 'sbx-worker'), ('brk', 'sbx-broker'))
 OURS = ('privsep/', 'shared/', 'broker/')
 
@@ -51,26 +53,6 @@ def loc(path):
     return sum(1 for line in out.splitlines() if line.strip())
 
 
-def blank_comments(text):
-    """The text with C comments blanked, its lines kept."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith('/*', i):
-            j = text.find('*/', i + 2)
-            j = n if j == -1 else j + 2
-            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
-            i = j
-        elif text.startswith('//', i):
-            j = text.find('\n', i)
-            j = n if j == -1 else j
-            out.append(' ' * (j - i))
-            i = j
-        else:
-            out.append(text[i])
-            i += 1
-    return ''.join(out)
-
-
 def defined(lines):
     """{name: (start, end)} of the functions a file's lines define: from
     the return type's line to the closing brace."""
@@ -91,7 +73,7 @@ def function_lines(name, files):
     file it names (calls, or puts in a table), transitively; None if no
     file defines it."""
     for f in files:
-        lines = blank_comments(open(f).read()).split('\n')
+        lines = ctext.split(open(f).read())[1].split('\n')
         spans = defined(lines)
         if name not in spans:
             continue
