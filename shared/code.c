@@ -1,8 +1,8 @@
 /*
  * code.c - the contract's names for error codes and request ops.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_METRICS (root,
- *   runtime deny filter), the broker (broker user, broker allowlist) and its
- *   children (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_METRICS (root, runtime deny filter), the broker (broker user, broker
+ *   allowlist) and its children (broker user, broker and child allowlists)
  */
 #include <stddef.h>
 

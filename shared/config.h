@@ -1,10 +1,10 @@
 /*
  * config.h - /etc/sbx/sbx.conf, parsed with libinih and validated.
- * runs in: the monitor (root, unfiltered), its forks of the broker (root,
- *   unfiltered) and of a worker (root, runtime deny filter) until their exec;
- *   sbx-worker jobs and their children (root, runtime deny filter), the
- *   prober and session children (root until their drop, then the sandbox's
- *   prober uid, probe or session allowlist)
+ * runs in: the monitor (root, monitor allowlist once started), its forks of
+ *   the broker (root, unfiltered) and of a worker (root, runtime deny filter)
+ *   until their exec; sbx-worker jobs and their children (root, runtime deny
+ *   filter), the prober and session children (root until their drop, then the
+ *   sandbox's prober uid, probe or session allowlist)
  */
 #ifndef SBX_CONFIG_H
 #define SBX_CONFIG_H

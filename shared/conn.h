@@ -1,8 +1,8 @@
 /*
  * conn.h - who holds a sandbox and how its services are reached: the
  * monitor's answers and records, and the jobs it gives sbx-worker.
- * runs in: the monitor (root, unfiltered), sbx-worker jobs and a provision's
- *   service children (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker
+ *   jobs and a provision's service children (root, runtime deny filter)
  */
 #ifndef SBX_CONN_H
 #define SBX_CONN_H

@@ -1,8 +1,9 @@
 /*
  * fdpass.c - SCM_RIGHTS in both directions.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_BIND (root,
- *   runtime deny filter), the broker (broker user, broker allowlist) and its
- *   spares and children (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_BIND (root, runtime deny filter), the broker (broker user, broker
+ *   allowlist) and its spares and children (broker user, broker and child
+ *   allowlists)
  *
  * The receiving side never trusts the sender about how many descriptors
  * came along: every fd the kernel installed is recorded (up to FDPASS_MAX,

@@ -1,8 +1,9 @@
 /*
  * fdpass.h - one message plus SCM_RIGHTS fds over a Unix socket.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_BIND (root,
- *   runtime deny filter), the broker (broker user, broker allowlist) and its
- *   spares and children (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_BIND (root, runtime deny filter), the broker (broker user, broker
+ *   allowlist) and its spares and children (broker user, broker and child
+ *   allowlists)
  */
 #ifndef SBX_FDPASS_H
 #define SBX_FDPASS_H

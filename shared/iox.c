@@ -1,12 +1,13 @@
 /*
  * iox.c - reads and writes that end by a deadline, on non-blocking fds,
  * so a slow or stuck peer costs a bounded wait and never a hang.
- * runs in: the monitor (root, unfiltered) and a worker's fork before its exec
- *   (root, runtime deny filter); sbx-worker jobs and their children (root,
- *   runtime deny filter), the prober (the sandbox's prober uid, probe
- *   allowlist), a session child (root until its drop, then the sandbox's
- *   prober uid, session allowlist); the broker (broker user, broker
- *   allowlist) and its children (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started) and a worker's
+ *   fork before its exec (root, runtime deny filter); sbx-worker jobs and
+ *   their children (root, runtime deny filter), the prober (the sandbox's
+ *   prober uid, probe allowlist), a session child (root until its drop, then
+ *   the sandbox's prober uid, session allowlist); the broker (broker user,
+ *   broker allowlist) and its children (broker user, broker and child
+ *   allowlists)
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,12 @@
 /*
  * iox.h - deadline-bounded I/O and the monotonic clock.
- * runs in: the monitor (root, unfiltered) and a worker's fork before its exec
- *   (root, runtime deny filter); sbx-worker jobs and their children (root,
- *   runtime deny filter), the prober (the sandbox's prober uid, probe
- *   allowlist), a session child (root until its drop, then the sandbox's
- *   prober uid, session allowlist); the broker (broker user, broker
- *   allowlist) and its children (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started) and a worker's
+ *   fork before its exec (root, runtime deny filter); sbx-worker jobs and
+ *   their children (root, runtime deny filter), the prober (the sandbox's
+ *   prober uid, probe allowlist), a session child (root until its drop, then
+ *   the sandbox's prober uid, session allowlist); the broker (broker user,
+ *   broker allowlist) and its children (broker user, broker and child
+ *   allowlists)
  */
 #ifndef SBX_IOX_H
 #define SBX_IOX_H

@@ -1,8 +1,8 @@
 /*
  * job.c - the jobs' names: a worker's argv[1], checked against its job.
- * runs in: the monitor (root, unfiltered) and a worker's fork before its exec
- *   (root, runtime deny filter), every sbx-worker job (root, runtime deny
- *   filter)
+ * runs in: the monitor (root, monitor allowlist once started) and a worker's
+ *   fork before its exec (root, runtime deny filter), every sbx-worker job
+ *   (root, runtime deny filter)
  */
 #include <stddef.h>
 

@@ -1,9 +1,9 @@
 /*
  * job.h - the monitor's jobs for sbx-worker, and what a worker answers.
- * runs in: the monitor (root, unfiltered) and a worker's fork before its exec
- *   (root, runtime deny filter), sbx-worker jobs and their children (root,
- *   runtime deny filter), a session child's reports (the sandbox's prober
- *   uid, session allowlist)
+ * runs in: the monitor (root, monitor allowlist once started) and a worker's
+ *   fork before its exec (root, runtime deny filter), sbx-worker jobs and
+ *   their children (root, runtime deny filter), a session child's reports
+ *   (the sandbox's prober uid, session allowlist)
  *
  * A job is one sealed memfd on the worker's stdin: struct job_head, then
  * struct job_env, then nservices struct service_cfg (only the sections

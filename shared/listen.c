@@ -1,8 +1,8 @@
 /*
  * listen.c - does something listen at a service's socket or loopback
  * port?
- * runs in: the monitor's loop (root, unfiltered) and sbx-worker's JOB_ADOPT
- *   (root, runtime deny filter)
+ * runs in: the monitor's loop (root, monitor allowlist) and sbx-worker's
+ *   JOB_ADOPT (root, runtime deny filter)
  *
  * The monitor's hit check (liveness.c) and adoption's (a worker's).
  */

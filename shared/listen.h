@@ -1,7 +1,7 @@
 /*
  * listen.h - a service's listener, seen with one non-blocking connect.
- * runs in: the monitor's loop (root, unfiltered) and sbx-worker's JOB_ADOPT
- *   (root, runtime deny filter)
+ * runs in: the monitor's loop (root, monitor allowlist) and sbx-worker's
+ *   JOB_ADOPT (root, runtime deny filter)
  */
 #ifndef SBX_LISTEN_H
 #define SBX_LISTEN_H

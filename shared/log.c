@@ -1,13 +1,13 @@
 /*
  * log.c - logging in the OpenBSD daemons' style: log_warn appends
  * strerror(errno), log_warnx does not; fatal* log and exit 1.
- * runs in: the monitor (root, unfiltered), its forks of the broker (root,
- *   unfiltered) and of a worker (root, runtime deny filter) until their exec;
- *   sbx-worker jobs and their children (root, runtime deny filter), the
- *   prober and session children (root until their drop, then the sandbox's
- *   prober uid, probe or session allowlist); the broker (root until its drop,
- *   then broker user; unfiltered, then the broker allowlist) and its children
- *   (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started), its forks of
+ *   the broker (root, unfiltered) and of a worker (root, runtime deny filter)
+ *   until their exec; sbx-worker jobs and their children (root, runtime deny
+ *   filter), the prober and session children (root until their drop, then the
+ *   sandbox's prober uid, probe or session allowlist); the broker (root until
+ *   its drop, then broker user; unfiltered, then the broker allowlist) and
+ *   its children (broker user, broker and child allowlists)
  *
  * Lines go to stderr as "ident: message" (-d), to syslog, or, for the
  * broker, to the monitor (LOG_TO_MONITOR).

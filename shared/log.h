@@ -1,12 +1,12 @@
 /*
  * log.h - one line per event, to stderr (-d), syslog, or the monitor.
- * runs in: the monitor (root, unfiltered), its forks of the broker (root,
- *   unfiltered) and of a worker (root, runtime deny filter) until their exec;
- *   sbx-worker jobs and their children (root, runtime deny filter), the
- *   prober and session children (root until their drop, then the sandbox's
- *   prober uid, probe or session allowlist); the broker (root until its drop,
- *   then broker user; unfiltered, then the broker allowlist) and its children
- *   (broker user, broker and child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started), its forks of
+ *   the broker (root, unfiltered) and of a worker (root, runtime deny filter)
+ *   until their exec; sbx-worker jobs and their children (root, runtime deny
+ *   filter), the prober and session children (root until their drop, then the
+ *   sandbox's prober uid, probe or session allowlist); the broker (root until
+ *   its drop, then broker user; unfiltered, then the broker allowlist) and
+ *   its children (broker user, broker and child allowlists)
  */
 #ifndef SBX_LOG_H
 #define SBX_LOG_H

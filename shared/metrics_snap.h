@@ -2,8 +2,8 @@
  * metrics_snap.h - the monitor's counters and gauges as one flat struct,
  * rendered by a worker (JOB_METRICS, privsep/worker/metrics.c) into metrics_file
  * in Prometheus' text format, for node_exporter's textfile collector.
- * runs in: the monitor (root, unfiltered) and sbx-worker's JOB_METRICS (root,
- *   runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started) and
+ *   sbx-worker's JOB_METRICS (root, runtime deny filter)
  *
  * Labels are bounded sets only: an op, a result code, an event, a
  * configured service name; never a uid, agent or project.

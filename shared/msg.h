@@ -1,11 +1,11 @@
 /*
  * msg.h - the fixed-form messages from a broker child to the monitor.
  * runs in: the broker's children (broker user, broker and child allowlists),
- *   which build these messages, and the monitor's loop (root, unfiltered),
- *   which checks them; their limits and codes also in the broker (broker
- *   user, broker allowlist), sbx-worker jobs and their children (root,
- *   runtime deny filter) and session children (the sandbox's prober uid,
- *   session allowlist)
+ *   which build these messages, and the monitor's loop (root, monitor
+ *   allowlist), which checks them; their limits and codes also in the broker
+ *   (broker user, broker allowlist), sbx-worker jobs and their children
+ *   (root, runtime deny filter) and session children (the sandbox's prober
+ *   uid, session allowlist)
  *
  * Nothing here is msgpack: the broker child decodes the agent's request and
  * hands over one of these structs. Every field is fixed width and every

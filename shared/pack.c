@@ -1,7 +1,7 @@
 /*
  * pack.c - msgpack strings and the error reply (docs/contract.md, "Errors").
- * runs in: the monitor's loop (root, unfiltered) and the broker's children
- *   (broker user, broker and child allowlists)
+ * runs in: the monitor's loop (root, monitor allowlist) and the broker's
+ *   children (broker user, broker and child allowlists)
  */
 #include <string.h>
 

@@ -2,8 +2,8 @@
  * pack.h - the few msgpack writes both processes make: the broker child's
  * error reply to a request it could not decode, and every reply of the
  * monitor (privsep/monitor/answer.c).
- * runs in: the monitor's loop (root, unfiltered) and the broker's children
- *   (broker user, broker and child allowlists)
+ * runs in: the monitor's loop (root, monitor allowlist) and the broker's
+ *   children (broker user, broker and child allowlists)
  *
  * msgpack-c's packer is inline code in its headers: neither links the
  * library for it, and the monitor links no msgpack-c object at all, so it

@@ -2,10 +2,10 @@
  * proc.c - children of the monitor (workers, the broker) and of a worker
  * (runtime calls, listings): what each one starts with, and waiting for
  * one without waiting forever.
- * runs in: the monitor (root, unfiltered), its forks of a worker and of the
- *   broker until their exec (root, unfiltered); sbx-worker's JOB_ADOPT and
- *   JOB_PURGE, and their listings' children until their exec (root, runtime
- *   deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), its forks of a
+ *   worker and of the broker until their exec (root, unfiltered);
+ *   sbx-worker's JOB_ADOPT and JOB_PURGE, and their listings' children until
+ *   their exec (root, runtime deny filter)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,12 +36,14 @@ proc_reset_signals(void)
 }
 
 void
-proc_child_setup(int keep_fd, int exe_fd)
+proc_child_setup(int in_fd, int keep_fd, int exe_fd)
 {
 	int null;
 
 	/* Out of the way of fds 3 and 4 first: keep_fd may be 4, exe_fd 3. */
 	if (exe_fd >= 0 && (exe_fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 5)) == -1)
+		_exit(1);
+	if (in_fd >= 0 && dup2(in_fd, STDIN_FILENO) == -1)
 		_exit(1);
 	setpgid(0, 0);
 	proc_reset_signals();
@@ -49,7 +51,8 @@ proc_child_setup(int keep_fd, int exe_fd)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		_exit(1);
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
-		dup2(null, STDIN_FILENO);
+		if (in_fd < 0)
+			dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
 		if (null > STDERR_FILENO)
 			close(null);

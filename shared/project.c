@@ -1,8 +1,8 @@
 /*
  * project.c - the lookups of the projects' table: a request's only
  * contact with the policy is a binary search.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_RELOAD and
- *   JOB_CONFIG (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
  *
  * The table is read by a worker (privsep/worker/projects.c), at start and
  * on SIGHUP.

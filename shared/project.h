@@ -1,7 +1,7 @@
 /*
  * project.h - project policies from projects.d/<slug>.conf.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_RELOAD and
- *   JOB_CONFIG (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
  */
 #ifndef SBX_PROJECT_H
 #define SBX_PROJECT_H

@@ -3,8 +3,9 @@
  * tenant's flood of bad or idle connections cannot push the host's log
  * (journald drops a service's lines past its own rate limit) into losing
  * another tenant's audit lines.
- * runs in: the monitor (root, unfiltered), the broker (root until its drop,
- *   then broker user; unfiltered, then the broker allowlist)
+ * runs in: the monitor (root, monitor allowlist once started), the broker
+ *   (root until its drop, then broker user; unfiltered, then the broker
+ *   allowlist)
  *
  * Each uid has a token bucket: burst lines at once, then one per
  * refill_ms. A line past that is counted, and window_ms after the first

@@ -1,7 +1,8 @@
 /*
  * ratelim.h - log lines per uid: a token bucket each, in a fixed table.
- * runs in: the monitor (root, unfiltered), the broker (root until its drop,
- *   then broker user; unfiltered, then the broker allowlist)
+ * runs in: the monitor (root, monitor allowlist once started), the broker
+ *   (root until its drop, then broker user; unfiltered, then the broker
+ *   allowlist)
  */
 #ifndef SBX_RATELIM_H
 #define SBX_RATELIM_H

@@ -1,7 +1,7 @@
 /*
  * record_fmt.c - a record's checks, the writer's and the reader's.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_ADOPT (root,
- *   runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_ADOPT (root, runtime deny filter)
  */
 #include <string.h>
 

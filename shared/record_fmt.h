@@ -2,8 +2,8 @@
  * record_fmt.h - a sandbox's record on disk (state_dir/sandboxes): what
  * the monitor alone knows of a live sandbox, so that a restart can adopt
  * it.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_ADOPT (root,
- *   runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_ADOPT (root, runtime deny filter)
  *
  * The monitor writes records (privsep/monitor/record.c); at start a worker
  * reads them (privsep/worker/adopt.c), and the monitor checks what it was

@@ -1,8 +1,8 @@
 /*
  * rtname.c - what the runtime calls sbx's containers, and which runtime
  * it is: the monitor names what it decides about, a worker what it runs.
- * runs in: the monitor (root, unfiltered), sbx-worker jobs and a provision's
- *   service children (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker
+ *   jobs and a provision's service children (root, runtime deny filter)
  */
 #include <stdio.h>
 #include <string.h>

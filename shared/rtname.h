@@ -1,7 +1,7 @@
 /*
  * rtname.h - container names and the runtime's flavour (rtname.c).
- * runs in: the monitor (root, unfiltered), sbx-worker jobs and a provision's
- *   service children (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker
+ *   jobs and a provision's service children (root, runtime deny filter)
  */
 #ifndef SBX_RTNAME_H
 #define SBX_RTNAME_H

@@ -1,11 +1,11 @@
 /*
  * scfilter.c - load a role's seccomp filter with libseccomp.
- * runs in: a worker's fork of the monitor (root, unfiltered); in sbx-worker,
- *   JOB_DATA, JOB_WARM_START and a provision's service children, which start
- *   sessions, and a listing's child (root, runtime deny filter), the prober
- *   and a session child after their drop (the sandbox's prober uid, runtime
- *   deny filter); the broker (broker user, unfiltered) and its children
- *   (broker user, broker allowlist)
+ * runs in: the monitor as it confines itself (root), a worker's fork of the
+ *   spawner (root, unfiltered); in sbx-worker, JOB_DATA, JOB_WARM_START and a
+ *   provision's service children, which start sessions, and a listing's child
+ *   (root, runtime deny filter), the prober and a session child after their
+ *   drop (the sandbox's prober uid, runtime deny filter); the broker (broker
+ *   user, unfiltered) and its children (broker user, broker allowlist)
  *
  * The lists are compiled in from policy/seccomp/ (an admin reads them
  * there; nobody can swap them at run time). libseccomp checks the
@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -52,9 +53,62 @@ sc_list_find(const char *role)
 	return NULL;
 }
 
+/* The socket options the monitor reads, at SOL_SOCKET. */
+static const int monitor_reads[] = { SO_PEERCRED, SO_DOMAIN, SO_TYPE,
+	SO_ACCEPTCONN, SO_MARK, SO_ERROR };
+
+/* getsockopt at SOL_SOCKET, for these options alone (rules OR). */
 static int
-add_allow(scmp_filter_ctx ctx, const char *name, int nr)
+sockopts(scmp_filter_ctx ctx, int nr, const int *opt, size_t n)
 {
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
+		    SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)opt[i]));
+	return rc;
+}
+
+/*
+ * The monitor's: sockets of the kinds it makes, descriptors from its
+ * broker on any channel, the socket options it reads and the one it sets,
+ * one ioctl; 1 when name is not one of these.
+ */
+static int
+add_monitor(scmp_filter_ctx ctx, const char *name, int nr)
+{
+	if (!strcmp(name, "socket"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX)) ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, AF_INET)) ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+	if (!strcmp(name, "recvmsg"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	if (!strcmp(name, "getsockopt"))
+		return sockopts(ctx, nr, monitor_reads,
+		    sizeof(monitor_reads) / sizeof(monitor_reads[0]));
+	if (!strcmp(name, "setsockopt"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
+		    SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+		    SCMP_A2(SCMP_CMP_EQ, SO_MARK));
+	if (!strcmp(name, "ioctl"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+	return 1;
+}
+
+static int
+add_allow(scmp_filter_ctx ctx, const char *role, const char *name, int nr)
+{
+	int rc;
+
+	if (!strcmp(role, "monitor") &&
+	    (rc = add_monitor(ctx, name, nr)) != 1)
+		return rc;
 	/* The prober's and a session's: Unix alone (a tcp service is
 	 * reached through a relay's abstract socket, relay.c). */
 	if (!strcmp(name, "socket"))
@@ -131,7 +185,7 @@ build(const char *role, int deny)
 			    strstr(l->rules[i].name, "key") ? ENOSYS : EPERM),
 			    nr, 0);
 		else
-			rc = add_allow(ctx, l->rules[i].name, nr);
+			rc = add_allow(ctx, role, l->rules[i].name, nr);
 		if (rc != 0) {
 			log_warnx("seccomp %s: rule %s: %s", role,
 			    l->rules[i].name, strerror(-rc));

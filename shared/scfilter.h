@@ -1,11 +1,11 @@
 /*
  * scfilter.h - seccomp filters built from policy/seccomp/<role>.list.
- * runs in: a worker's fork of the monitor (root, unfiltered); in sbx-worker,
- *   JOB_DATA, JOB_WARM_START and a provision's service children, which start
- *   sessions, and a listing's child (root, runtime deny filter), the prober
- *   and a session child after their drop (the sandbox's prober uid, runtime
- *   deny filter); the broker (broker user, unfiltered) and its children
- *   (broker user, broker allowlist)
+ * runs in: the monitor as it confines itself (root), a worker's fork of the
+ *   spawner (root, unfiltered); in sbx-worker, JOB_DATA, JOB_WARM_START and a
+ *   provision's service children, which start sessions, and a listing's child
+ *   (root, runtime deny filter), the prober and a session child after their
+ *   drop (the sandbox's prober uid, runtime deny filter); the broker (broker
+ *   user, unfiltered) and its children (broker user, broker allowlist)
  */
 #ifndef SBX_SCFILTER_H
 #define SBX_SCFILTER_H

@@ -1,7 +1,7 @@
 /*
  * service.c - a [service] section of the config, by its name.
- * runs in: the monitor (root, unfiltered), sbx-worker jobs and a provision's
- *   service children (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker
+ *   jobs and a provision's service children (root, runtime deny filter)
  */
 #include <string.h>
 

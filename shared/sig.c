@@ -1,7 +1,7 @@
 /*
  * sig.c - signals as poll events: no handlers, no async-signal races.
- * runs in: the monitor (root, unfiltered), the broker before its drop (root,
- *   unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started), the broker
+ *   before its drop (root, unfiltered)
  */
 #include <signal.h>
 #include <sys/signalfd.h>

@@ -1,9 +1,9 @@
 /*
  * slug.c - slug syntax, checked on both sides of the privilege boundary.
- * runs in: the monitor (root, unfiltered); sbx-worker jobs and their children
- *   (root, runtime deny filter) and session children (the sandbox's prober
- *   uid, session allowlist); the broker's children (broker user, broker and
- *   child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started); sbx-worker
+ *   jobs and their children (root, runtime deny filter) and session children
+ *   (the sandbox's prober uid, session allowlist); the broker's children
+ *   (broker user, broker and child allowlists)
  */
 #include <string.h>
 

@@ -1,9 +1,9 @@
 /*
  * slug.h - the contract's name syntax: [a-z0-9][a-z0-9._-]{0,62}.
- * runs in: the monitor (root, unfiltered); sbx-worker jobs and their children
- *   (root, runtime deny filter) and session children (the sandbox's prober
- *   uid, session allowlist); the broker's children (broker user, broker and
- *   child allowlists)
+ * runs in: the monitor (root, monitor allowlist once started); sbx-worker
+ *   jobs and their children (root, runtime deny filter) and session children
+ *   (the sandbox's prober uid, session allowlist); the broker's children
+ *   (broker user, broker and child allowlists)
  */
 #ifndef SBX_SLUG_H
 #define SBX_SLUG_H

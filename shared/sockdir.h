@@ -1,7 +1,7 @@
 /*
  * sockdir.h - per-uid directories for sandboxes' Unix sockets.
  * runs in: sbx-worker jobs and a provision's service children (root, runtime
- *   deny filter), and the monitor (root, unfiltered)
+ *   deny filter), and the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_SOCKDIR_H
 #define SBX_SOCKDIR_H

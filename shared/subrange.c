@@ -1,8 +1,8 @@
 /*
  * subrange.c - who owns a subordinate uid; see subrange.h.
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_RELOAD and
- *   JOB_CONFIG (root, runtime deny filter), the broker (root until its drop,
- *   then broker user; unfiltered, then the broker allowlist)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_RELOAD and JOB_CONFIG (root, runtime deny filter), the broker (root
+ *   until its drop, then broker user; unfiltered, then the broker allowlist)
  */
 #include "subrange.h"
 

@@ -1,10 +1,10 @@
 /*
  * subrange.h - subordinate uid ranges (/etc/subuid, resolved to numbers by
  * the monitor) and who owns a uid in one.
- * runs in: the monitor (root, unfiltered) and its fork of the broker (root,
- *   unfiltered), sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny
- *   filter), the broker (root until its drop, then broker user; unfiltered,
- *   then the broker allowlist)
+ * runs in: the monitor (root, monitor allowlist once started) and its fork of
+ *   the broker (root, unfiltered), sbx-worker's JOB_RELOAD and JOB_CONFIG
+ *   (root, runtime deny filter), the broker (root until its drop, then broker
+ *   user; unfiltered, then the broker allowlist)
  *
  * The monitor counts a request's quotas toward that owner; the broker,
  * which gets the ranges from the monitor as a descriptor (it has no NSS),

@@ -1,7 +1,7 @@
 /*
  * subuid.c - whose /etc/subuid range a uid is in (the table: JOB_RELOAD).
- * runs in: the monitor (root, unfiltered), sbx-worker's JOB_RELOAD and
- *   JOB_CONFIG (root, runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
+ *   JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
  */
 #include <stdlib.h>
 #include <string.h>

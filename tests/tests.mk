@@ -9,7 +9,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool lease data sockdir
+	     brokerlog spare child probe results pool spawner lease data sockdir
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -36,7 +36,8 @@ test_probe_SRC    = tests/unit/test_probe.c privsep/worker/probe.c privsep/worke
 		    shared/scfilter.c
 test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c privsep/monitor/bind.c \
 		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
-		    privsep/monitor/jobpool.c shared/record_fmt.c shared/proc.c \
+		    privsep/monitor/jobpool.c privsep/monitor/spawner.c \
+		    privsep/monitor/drop_user.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
@@ -44,7 +45,9 @@ test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worke
 		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/jobpool.c shared/proc.c \
+		    privsep/monitor/spawner.c privsep/monitor/drop_user.c \
 		    shared/job.c shared/scfilter.c shared/service.c
+test_spawner_SRC  = tests/unit/test_spawner.c $(test_pool_SRC:tests/unit/test_pool.c=)
 test_client_SRC   = tests/unit/test_client.c $(filter-out client/sbx.c,$(CLI_SRC)) \
 		    $(LIB_SRC)
 
@@ -53,8 +56,9 @@ TEST_BINS = $(foreach t,$(UNIT_TESTS),$(O)/test_$(t))
 # test_pool's stand-in for sbx-worker, by its path.
 $(O)/fake-worker: $(call objs,tests/unit/fake_worker.c,test)
 	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^
-$(O)/obj/test/tests/unit/test_pool.o: XCFLAGS += -DFAKE_WORKER='"$(O)/fake-worker"'
-$(O)/test_pool: | $(O)/fake-worker
+$(O)/obj/test/tests/unit/test_pool.o $(O)/obj/test/tests/unit/test_spawner.o: \
+	XCFLAGS += -DFAKE_WORKER='"$(O)/fake-worker"'
+$(O)/test_pool $(O)/test_spawner: | $(O)/fake-worker
 
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.

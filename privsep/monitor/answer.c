@@ -2,7 +2,7 @@
  * answer.c - the msgpack reply for an answer, with msgpack-c's packer
  * (inline code of its headers; the monitor links no msgpack-c object and
  * never unpacks anything).
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #include <stdarg.h>
 #include <stdio.h>

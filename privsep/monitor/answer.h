@@ -1,7 +1,7 @@
 /*
  * answer.h - what the monitor answers, and the msgpack it writes to the
  * agent's socket for it (docs/contract.md, "Wire protocol").
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  *
  * The broker never sees an answer: one request per connection, the
  * monitor's write and its shutdown(2) are the last that happen on the

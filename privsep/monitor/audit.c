@@ -1,6 +1,7 @@
 /*
  * audit.c - the audit trail (audit.h).
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  *
  * Values are re-checked here even though dispatch validated every slug:
  * a byte outside the slug alphabet is written as '?', so no value can

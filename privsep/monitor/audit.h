@@ -1,7 +1,8 @@
 /*
  * audit.h - the audit trail: one log line per sandbox event, for an admin
  * to grep in syslog (or on stderr with -d).
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  *
  * For example:
  *

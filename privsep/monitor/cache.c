@@ -1,7 +1,8 @@
 /*
  * cache.c - what the monitor holds per (uid, agent), and in what order it
  * serves the operations queued on one entry.
- * runs in: the monitor (root, unfiltered): its loop, and cache_adopt at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   cache_adopt at start
  *
  * Rules (docs/contract.md, "Sandbox semantics"):
  *  - miss: provision the project's full opted-in set, cache, reply;

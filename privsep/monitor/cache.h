@@ -1,6 +1,7 @@
 /*
  * cache.h - the per-(uid, agent) sandbox cache and its serialisation.
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  *
  * The cache decides and answers (through struct sbx_reply); the runtime
  * (struct sbx_runtime) acts and reports back through cache_provisioned() and cache_torn_down(). Each

@@ -1,7 +1,7 @@
 /*
  * cache_revoke.c - a reload's revocation: what the new policies no
  * longer allow a sandbox is taken from it, once it is idle.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /*
  * cache_status.c - what the table shows: status, a lease's sandbox, the
  * work in flight at a stop. Reads alone.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #include <string.h>
 

@@ -1,9 +1,9 @@
 /*
  * dispatch.c - the monitor's view of a broker message, hostile until
  * every byte has been accounted for.
- * runs in: the monitor's loop (root, unfiltered), and the child that holds a
- *   refused message's descriptors until the loop has closed its own (root,
- *   unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist), and the child that
+ *   holds a refused message's descriptors until the loop has closed its own
+ *   (root, unfiltered)
  *
  * A request type is known by the table below, which fixes its exact
  * size and the checks of its body; the one fd must be a Unix stream

@@ -1,6 +1,6 @@
 /*
  * dispatch.h - validation of every message the broker sends.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #ifndef SBX_DISPATCH_H
 #define SBX_DISPATCH_H

@@ -1,7 +1,7 @@
 /*
  * drop_user.c - broker_user's uid and gid, for the broker's command line
  * (-u UID:GID): the broker drops to them itself (drop.c).
- * runs in: the broker's fork before its exec (root, unfiltered)
+ * runs in: the spawner's fork of the broker before its exec (root, unfiltered)
  *
  * Kept apart from drop.c so the statically linked broker never pulls in
  * getpwnam and NSS.

@@ -1,7 +1,7 @@
 /*
  * drop_user.h - a user name's ids (drop_user.c): the monitor's side only,
  * so the statically linked broker never pulls in getpwnam and NSS.
- * runs in: the broker's fork before its exec (root, unfiltered)
+ * runs in: the spawner's fork of the broker before its exec (root, unfiltered)
  */
 #ifndef SBX_DROP_USER_H
 #define SBX_DROP_USER_H

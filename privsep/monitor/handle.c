@@ -2,7 +2,7 @@
  * handle.c - what each validated request means, given the caller's uid
  * (from SO_PEERCRED, read by the monitor itself), the config and the
  * project policies.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  *
  * Slow work goes to the cache and its runtime.
  */

@@ -1,6 +1,6 @@
 /*
  * handle.h - meaning of each validated request.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #ifndef SBX_HANDLE_H
 #define SBX_HANDLE_H

@@ -1,6 +1,6 @@
 /*
  * idmap.c - host uid ranges for containers' user namespaces.
- * runs in: the monitor (root, unfiltered; no I/O)
+ * runs in: the monitor (root, monitor allowlist once started; no I/O)
  *
  * Every sandbox that starts a service gets a slot, IDMAP_SLOT_UIDS host
  * uids per configured service, that no other live sandbox has

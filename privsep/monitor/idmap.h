@@ -2,7 +2,7 @@
  * idmap.h - host uid ranges for containers' user namespaces, handed out
  * by the monitor (podman 4.3's --userns=auto deadlocks when several runs
  * allocate at once; see idmap.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_IDMAP_H
 #define SBX_IDMAP_H

@@ -1,15 +1,14 @@
 /*
  * jobpool.c - the monitor's only way to do slow things: jobs for
  * sbx-worker, the executable opened at start.
- * runs in: the monitor (root, unfiltered), and a worker's fork until its exec
- *   (root, unfiltered, then the runtime deny filter)
+ * runs in: the monitor (root, monitor allowlist once started)
  *
- * A worker is a fork of the monitor in its own process group, with only
- * stdin/stdout on /dev/null, stderr and its result pipe open, and the
- * runtime seccomp deny list loaded, which puts its job in a sealed memfd
- * and executes sbx-worker with it: from then on it holds the one job it
- * was given (a provision's passwords, say) and nothing else of the
- * monitor's memory. It writes one fixed-size result and exits; the
+ * The monitor puts a job in a sealed memfd; a worker is a child of the
+ * monitor (spawner.c) in its own process group, with only the job on
+ * stdin, stdout on /dev/null, stderr and its result pipe open, and the
+ * runtime seccomp deny list loaded, which executes sbx-worker: from then
+ * on it holds the one job it was given (a provision's passwords, say)
+ * and nothing else of the monitor's memory. It writes one fixed-size result and exits; the
  * monitor reads it from the poll loop. Past its deadline the whole
  * process group is killed and the result is "failed".
  *
@@ -34,8 +33,8 @@
 #include "iox.h"
 #include "log.h"
 #include "proc.h"
-#include "scfilter.h"
 #include "jobpool.h"
+#include "spawner.h"
 
 
 static const struct sbx_config	*job_cfg;	/* what jobs' env is made of */
@@ -75,6 +74,12 @@ bad:
 	if (fd != -1)
 		close(fd);
 	return -1;
+}
+
+int
+workers_exe(void)
+{
+	return job_exe;
 }
 
 /* What a job needs of [sbx], and how many sections of svcmask follow.
@@ -124,78 +129,54 @@ write_job(int fd, enum job_type type, uint32_t svcmask, const void *job,
 	    lseek(fd, 0, SEEK_SET) == -1 ? -1 : 0;
 }
 
-/*
- * In a fresh child of the monitor, its descriptors set (the result, if
- * any, at 3) and its filter loaded: the job goes into a sealed memfd on
- * stdin, and sbx-worker is executed from the descriptor opened at start
- * (at fd 4, proc_child_setup).
- * A fork holds a copy of all the monitor holds; the exec leaves it only
- * its job. Never returns.
- */
-static void __attribute__((noreturn))
-worker_exec(enum job_type type, uint32_t svcmask, const void *job,
-    size_t len)
+/* The job's sealed memfd, or -1. */
+static int
+job_fd(enum job_type type, uint32_t svcmask, const void *job, size_t len)
 {
-	char *argv[] = { (char *)(uintptr_t)JOB_ARGV0,
-	    (char *)(uintptr_t)job_name(type), NULL };
-	const char *js = getenv("JOURNAL_STREAM");
-	char journal[64], *envp[] = { NULL, NULL };
 	int fd;
 
-	/* Its lines go where ours do, with their priority on the journal. */
-	if (js != NULL && snprintf(journal, sizeof(journal),
-	    "JOURNAL_STREAM=%s", js) < (int)sizeof(journal))
-		envp[0] = journal;
-
 	if ((fd = memfd_create("sbx-job", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 ||
-	    write_job(fd, type, svcmask, job, len) == -1 ||
-	    dup2(fd, STDIN_FILENO) == -1) {
-		log_warn("worker %s: cannot hand its job over", job_name(type));
-		_exit(127);
+	    MFD_ALLOW_SEALING)) == -1)
+		return -1;
+	if (write_job(fd, type, svcmask, job, len) == -1) {
+		close(fd);
+		return -1;
 	}
-	/* The result pipe stays open across this exec only. */
-	if (fcntl(3, F_GETFD) != -1 && fcntl(3, F_SETFD, 0) == -1)
-		_exit(127);
-	syscall(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
-	log_warn("worker %s: cannot execute sbx-worker", job_name(type));
-	_exit(127);
+	return fd;
 }
 
-/* A worker's child: nothing of the monitor's but the job's pipe. */
-static void
-worker_child(int keep_fd, pid_t monitor, enum job_type type,
-    uint32_t svcmask, const void *job, size_t len)
+/* A worker for the job, keep_fd (or -1) at its fd 3: its pid, or -1. */
+static pid_t
+worker_start(enum job_type type, uint32_t svcmask, const void *job,
+    size_t len, int keep_fd)
 {
-	proc_child_setup(keep_fd, job_exe);
-	if (getppid() != monitor)	/* it died before the prctl */
-		_exit(1);
-	if (sc_load_deny("runtime") == -1)
-		_exit(126);
-	worker_exec(type, svcmask, job, len);
+	pid_t pid;
+	int fd;
+
+	if ((fd = job_fd(type, svcmask, job, len)) == -1) {
+		log_warn("worker %s: cannot write its job", job_name(type));
+		return -1;
+	}
+	pid = spawn_worker(type, fd, keep_fd, job_exe);
+	close(fd);
+	return pid;
 }
 
 pid_t
 worker_spawn_long(enum job_type type, int keep_fd)
 {
-	pid_t pid, monitor = getpid();
-
-	if ((pid = fork()) == 0)
-		worker_child(keep_fd, monitor, type, 0, NULL, 0);
-	return pid;
+	return worker_start(type, 0, NULL, 0, keep_fd);
 }
 
 int
 worker_spawn_wait(enum job_type type, uint32_t svcmask, const void *job,
     size_t len, int keep_fd, int64_t deadline)
 {
-	pid_t pid, monitor = getpid();
+	pid_t pid;
 	int status;
 
-	if ((pid = fork()) == -1)
+	if ((pid = worker_start(type, svcmask, job, len, keep_fd)) == -1)
 		return -1;
-	if (pid == 0)
-		worker_child(keep_fd, monitor, type, svcmask, job, len);
 	status = proc_wait(pid, deadline);
 	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ?
 	    0 : -1;
@@ -237,7 +218,6 @@ worker_spawn_held(struct worker_pool *p, enum job_type type,
     worker_exited exited, void *exited_arg)
 {
 	struct worker *w;
-	pid_t monitor = getpid();
 	int pfd[2];
 
 	if (p->n >= p->max) {
@@ -251,16 +231,12 @@ worker_spawn_held(struct worker_pool *p, enum job_type type,
 	}
 	if (pipe2(pfd, O_CLOEXEC) == -1)
 		goto fail;
-	if ((w->pid = fork()) == -1) {
+	w->pid = worker_start(type, svcmask, arg, len, pfd[1]);
+	close(pfd[1]);
+	if (w->pid == -1) {
 		close(pfd[0]);
-		close(pfd[1]);
 		goto fail;
 	}
-	if (w->pid == 0) {
-		close(pfd[0]);
-		worker_child(pfd[1], monitor, type, svcmask, arg, len);
-	}
-	close(pfd[1]);
 	/* Not reaped before the loop reads its signals: the pid is ours. */
 	if ((w->pidfd = proc_pidfd(w->pid)) == -1) {
 		log_warn("worker %s: pidfd", job_name(type));

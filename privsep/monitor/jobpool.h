@@ -1,7 +1,7 @@
 /*
  * jobpool.h - jobs for sbx-worker, whose result comes back on a pipe, so
  * that the monitor's loop never waits on the runtime (jobpool.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_JOBPOOL_H
 #define SBX_JOBPOOL_H
@@ -47,6 +47,8 @@ struct worker_pool {
 /* First of all: sbx-worker at path is opened (root's, written by nobody
  * else); -1 with err. */
 int	workers_open(const char *path, char *err, size_t errlen);
+/* That descriptor, for the spawner. */
+int	workers_exe(void);
 /* Once the config is read: what every job's env is made of. */
 void	workers_init(struct worker_pool *, unsigned max,
 	    const struct sbx_config *cfg);

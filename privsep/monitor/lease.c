@@ -1,7 +1,8 @@
 /*
  * lease.c - bind_pid: a sandbox that lives as long as a process of its
  * owner's.
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  *
  * The process is held by a pidfd, which turns readable when it exits (the
  * loop polls them all through one epoll descriptor); a pid is taken only

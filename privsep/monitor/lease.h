@@ -1,6 +1,7 @@
 /*
  * lease.h - a sandbox bound to a process of its owner's (lease.c).
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  */
 #ifndef SBX_LEASE_H
 #define SBX_LEASE_H

@@ -1,6 +1,6 @@
 /*
  * liveness.c - is a sandbox's container still there and listening?
- * runs in: the monitor's loop (root, unfiltered); never waits
+ * runs in: the monitor's loop (root, monitor allowlist); never waits
  *
  * A hit's check (rt_cli_ops.is_live) and a warm container's at a claim
  * (warm.c), from the loop, so each is a poll() of a pidfd that does not

@@ -1,6 +1,6 @@
 /*
  * liveness.h - a hit's checks of its sandbox's containers (liveness.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_LIVENESS_H
 #define SBX_LIVENESS_H

@@ -1,6 +1,6 @@
 /*
  * login.c - does a tcp service still take logins?
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  *
  * A hit's connect (liveness.c) says that the port accepts; a server whose
  * connections are all taken (max_connections, maxclients) accepts and

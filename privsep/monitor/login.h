@@ -1,6 +1,6 @@
 /*
  * login.h - the logins a hit checks on its tcp services (login.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_LOGIN_H
 #define SBX_LOGIN_H

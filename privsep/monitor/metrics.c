@@ -1,7 +1,7 @@
 /*
  * metrics.c - the monitor's counters, for node_exporter's textfile
  * collector (metrics_file).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  *
  * Counting is the loop's: fixed arrays, nothing allocated. Rendering and
  * writing the file is a worker's (JOB_METRICS, privsep/worker/metrics.c),

@@ -1,7 +1,7 @@
 /*
  * metrics.h - counters for the fleet view, written for node_exporter's
  * textfile collector (metrics_file in sbx.conf) by a worker.
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  *
  * The monitor opens no network port for them.
  */

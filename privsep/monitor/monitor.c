@@ -1,7 +1,7 @@
 /*
  * monitor.c - sbx-monitor: the privileged half, root and unfiltered; its
  * main and its loop.
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  *
  * At start (start.c) it has workers read the config, the projects and
  * what the last monitor left (config_take.c, reload.c, adopt.c) and bind
@@ -52,6 +52,7 @@
 #include "runtime.h"
 #include "sig.h"
 #include "subuid.h"
+#include "spawner.h"
 #include "supervise.h"
 
 #define MAX_POLL	1024
@@ -228,7 +229,10 @@ reap_children(struct monitor *m)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		if (pid == m->broker.pid)
+		if (pid == spawner_pid())
+			fatalx("the spawner died: no worker or broker can "
+			    "start");
+		else if (pid == m->broker.pid)
 			broker_died(&m->broker, now_ms(), m->stopping);
 		else if (pid == m->logger)
 			m->logger = 0;	/* tick() starts another */
@@ -531,7 +535,7 @@ tick(struct monitor *m, int64_t now)
 	broker_logger(&m->broker);
 	if (!m->stopping && m->broker.pid == 0 && m->broker.restart_at != 0 &&
 	    now >= m->broker.restart_at &&
-	    broker_start(&m->broker, &m->cfg, m->listen_fd, now) == -1) {
+	    broker_start(&m->broker, m->listen_fd, now) == -1) {
 		log_warn("restarting the broker");
 		m->broker.restart_at = now + 1000;
 	}
@@ -657,9 +661,10 @@ main(int argc, char *argv[])
 	    .leased = leased });
 	if (!fg)
 		monitor_daemonize();
+	monitor_confine(&m);
 	if ((m.syslog = !log_foreground()))
 		logger_start(&m);
-	if (broker_start(&m.broker, &m.cfg, m.listen_fd, now_ms()) == -1)
+	if (broker_start(&m.broker, m.listen_fd, now_ms()) == -1)
 		fatal("starting the broker");
 	monitor_fd_budget(&m);
 	/* What docker cannot do as podman does: said once, at every start
@@ -681,6 +686,7 @@ main(int argc, char *argv[])
 	notify_ready(m.cache.count, m.cache.count);
 	loop(&m);
 	warm_unrecord(&m.rt);
+	spawner_stop();
 	log_info("stopped");
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * monitor.h - sbx-monitor's state, shared by its loop (monitor.c) and its
  * start (start.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_MONITOR_H
 #define SBX_MONITOR_H
@@ -76,6 +76,7 @@ void	beside_self(const char *name, char *out, size_t cap);
 void	monitor_setup(struct monitor *, const char *path, int fg,
 	    const struct monitor_hooks *);
 void	monitor_daemonize(void);
+void	monitor_confine(struct monitor *);
 void	monitor_fd_budget(struct monitor *);
 int	monitor_purge(const char *path);
 /* Descriptors open now (the budget's, the metrics'). */

@@ -1,7 +1,7 @@
 /*
  * notify.c - tell systemd (Type=notify) what the monitor is doing.
- * runs in: the monitor (root, unfiltered): once its start is done, then its
- *   loop
+ * runs in: the monitor (root, monitor allowlist once started): once its start
+ *   is done, then its loop
  *
  * READY=1 only once the socket serves and adoption is done (the start is
  * then complete: an agent that connects gets its old sandbox back);

@@ -1,6 +1,6 @@
 /*
  * notify.h - systemd's readiness protocol (sd_notify); a no-op outside.
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_NOTIFY_H
 #define SBX_NOTIFY_H

@@ -2,7 +2,8 @@
  * record.c - a live sandbox's record: one root-only file per sandbox in
  * state_dir/sandboxes, named <uid>-<agent>.
  * (its format: shared/record_fmt.h; read at start by a worker, adopt.c)
- * runs in: the monitor (root, unfiltered): at its start and in its loop
+ * runs in: the monitor (root, monitor allowlist once started): at its start
+ *   and in its loop
  *
  * Why a file of our own rather than the runtime's record: the runtime
  * knows which containers run (adoption asks it), but not the sandbox

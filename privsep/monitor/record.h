@@ -1,7 +1,8 @@
 /*
  * record.h - what the monitor alone knows of a live sandbox, kept in a
  * root-only file so that a restart can adopt it (adopt.c).
- * runs in: the monitor (root, unfiltered): at its start and in its loop
+ * runs in: the monitor (root, monitor allowlist once started): at its start
+ *   and in its loop
  */
 #ifndef SBX_RECORD_H
 #define SBX_RECORD_H

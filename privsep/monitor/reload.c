@@ -1,8 +1,8 @@
 /*
  * reload.c - the projects and the subordinate uids, read by a worker
  * (JOB_RELOAD): waited for at start, in the loop's background on SIGHUP.
- * runs in: the monitor (root, unfiltered): at its start, and in its loop on
- *   SIGHUP
+ * runs in: the monitor (root, monitor allowlist once started): at its start,
+ *   and in its loop on SIGHUP
  *
  * The worker sends both tables back as one fixed-size result; the
  * monitor checks every count and string before it takes them, as it

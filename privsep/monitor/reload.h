@@ -2,8 +2,8 @@
  * reload.h - the project policies and /etc/subuid, read by a worker:
  * their user and group names resolve through NSS (LDAP, perhaps), which
  * may take its time; no tenant waits for it.
- * runs in: the monitor (root, unfiltered): at its start, and in its loop on
- *   SIGHUP
+ * runs in: the monitor (root, monitor allowlist once started): at its start,
+ *   and in its loop on SIGHUP
  */
 #ifndef SBX_RELOAD_H
 #define SBX_RELOAD_H

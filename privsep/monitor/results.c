@@ -2,7 +2,7 @@
  * results.c - runtime jobs' results, checked before runtime.c and
  * warm.c take anything of them: a worker talks to the runtime and to
  * tenants' services, and may have been subverted.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
  * results.h - the checks of what workers send back, as hostile (results.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_RESULTS_H
 #define SBX_RESULTS_H

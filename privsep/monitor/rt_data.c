@@ -3,7 +3,7 @@
  * decided whose it is (cache.c: the caller's own, one at a time); a
  * worker does the work in the sandbox's services (privsep/worker/data.c) and
  * answers one data_result, checked here before the caller sees it.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  *
  * The worker and its session children, which run as uids of the
  * sandbox's ranges, go on after the reply (the tidy-up). Until the

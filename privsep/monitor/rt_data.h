@@ -1,6 +1,6 @@
 /*
  * rt_data.h - a reset's or snapshot's job (rt_data.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_RT_DATA_H
 #define SBX_RT_DATA_H

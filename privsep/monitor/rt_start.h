@@ -1,6 +1,6 @@
 /*
  * rt_start.h - the runtime at start: the host's lock, removals, --purge (rt_start.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_RT_START_H
 #define SBX_RT_START_H

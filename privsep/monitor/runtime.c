@@ -1,7 +1,7 @@
 /*
  * runtime.c - rt_cli_ops: podman (or docker) driven through its CLI,
  * by jobs of sbx-worker (jobpool.c), never from the loop itself.
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  *
  * A provision or teardown is a job: the sandbox's key, services and
  * passwords, and each service's host uid range, decided here. Its

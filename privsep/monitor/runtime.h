@@ -1,7 +1,7 @@
 /*
  * runtime.h - the docker-CLI-compatible runtime behind struct sbx_runtime
  * (runtime.c).
- * runs in: the monitor (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_RUNTIME_H
 #define SBX_RUNTIME_H

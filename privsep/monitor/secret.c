@@ -1,7 +1,7 @@
 /*
  * secret.c - 128 bits from arc4random_buf (libbsd), as 32 hex digits, so
  * a password needs no quoting in a URL, a shell or a config file.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * secret.h - fresh random secrets for service passwords.
- * runs in: the monitor's loop (root, unfiltered)
+ * runs in: the monitor's loop (root, monitor allowlist)
  */
 #ifndef SBX_SECRET_H
 #define SBX_SECRET_H

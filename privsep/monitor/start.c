@@ -28,7 +28,9 @@
 #include "reload.h"
 #include "rt_start.h"
 #include "runtime.h"
+#include "scfilter.h"
 #include "sig.h"
+#include "spawner.h"
 #include "warm.h"
 
 /* sbx-broker and sbx-worker are installed beside the monitor. */
@@ -198,7 +200,9 @@ monitor_setup(struct monitor *m, const char *path, int fg,
 	/* First: a second monitor touches nothing, not even its socket. */
 	if (runtime_lock_host(&m->cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	beside_self("sbx-broker", m->broker.path, sizeof(m->broker.path));
+	beside_self("sbx-broker", m->broker.exe.path,
+	    sizeof(m->broker.exe.path));
+	m->broker.exe.cfg = &m->cfg;
 	/* On the journal the broker's lines go through its log worker too,
 	 * so that they carry their priority (its environment is empty: it
 	 * cannot tell the journal from a terminal). */
@@ -271,6 +275,21 @@ monitor_daemonize(void)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	runtime_lock_moved();
+}
+
+/*
+ * Before the broker's first message, and once the background is set:
+ * the spawner is forked, which keeps the exec the monitor gives up, and
+ * the monitor's own allowlist (policy/seccomp/monitor.list) is loaded.
+ * A monitor that cannot be confined does not serve.
+ */
+void
+monitor_confine(struct monitor *m)
+{
+	if (spawner_start(workers_exe(), &m->broker.exe) == -1)
+		fatal("cannot start the spawner");
+	if (sc_load_allow("monitor") == -1)
+		fatalx("cannot load the monitor's seccomp filter");
 }
 
 /* sbx-monitor --purge: the config, then runtime_purge's worker. */

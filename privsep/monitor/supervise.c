@@ -1,9 +1,8 @@
 /*
  * supervise.c - the broker's life cycle, seen from the monitor.
- * runs in: the monitor (root, unfiltered), and exec_broker in the broker's
- *   fork before its exec (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  *
- * The broker is fork+exec'd (a fresh address space: nothing of the
+ * The broker is started by the spawner (spawner.c: a fresh address space: nothing of the
  * monitor's memory, the cache and its passwords included, survives into
  * it), with exactly three descriptors besides stdio: the agent socket on
  * fd 3, its end of a private SOCK_SEQPACKET channel on fd 4, and on fd 5
@@ -23,10 +22,10 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "drop_user.h"
 #include "supervise.h"
 #include "proc.h"
 #include "jobpool.h"
+#include "spawner.h"
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
@@ -52,66 +51,10 @@ subuids_fd(const struct broker_proc *b)
 	return fd;
 }
 
-static void __attribute__((noreturn))
-exec_broker(const struct broker_proc *b, const struct sbx_config *cfg,
-    int listen_fd, int chan)
-{
-	char nbuf[16], cbuf[16], tbuf[16], ubuf[32];
-	char root[CFG_STR + 8];
-	uid_t uid;
-	gid_t gid;
-	char *argv[16];
-	char *const envp[] = { NULL };
-	int i = 0, ranges;
-
-	/* broker_kill() kills the group: a broker outside it is refused. */
-	if (setpgid(0, 0) == -1)
-		_exit(126);
-	proc_reset_signals();
-	/* The broker is static and has no NSS: it gets numbers. Resolved
-	 * before the descriptors are closed, so that none NSS opens (sssd,
-	 * LDAP) reaches the broker. */
-	if (user_ids(cfg->broker_user, &uid, &gid) == -1 ||
-	    (ranges = subuids_fd(b)) == -1)
-		_exit(126);
-	/* chan may be 3 already: move all out of the way first. */
-	if ((listen_fd = fcntl(listen_fd, F_DUPFD, 10)) == -1 ||
-	    (chan = fcntl(chan, F_DUPFD, 10)) == -1 ||
-	    (ranges = fcntl(ranges, F_DUPFD, 10)) == -1 ||
-	    dup2(listen_fd, 3) == -1 || dup2(chan, 4) == -1 ||
-	    dup2(ranges, 5) == -1 ||
-	    (b->log_w != -1 && dup2(b->log_w, STDERR_FILENO) == -1))
-		_exit(126);
-	closefrom(6);
-	snprintf(ubuf, sizeof(ubuf), "%u:%u", (unsigned)uid, (unsigned)gid);
-	snprintf(nbuf, sizeof(nbuf), "%u", cfg->max_children);
-	snprintf(cbuf, sizeof(cbuf), "%u", cfg->max_connections_per_uid);
-	snprintf(tbuf, sizeof(tbuf), "%u", cfg->request_timeout);
-	snprintf(root, sizeof(root), "%s/empty", cfg->state_dir);
-	argv[i++] = (char *)(uintptr_t)"sbx-broker";
-	if (b->foreground)
-		argv[i++] = (char *)(uintptr_t)"-d";
-	argv[i++] = (char *)(uintptr_t)"-u";
-	argv[i++] = ubuf;
-	argv[i++] = (char *)(uintptr_t)"-r";
-	argv[i++] = root;
-	argv[i++] = (char *)(uintptr_t)"-n";
-	argv[i++] = nbuf;
-	argv[i++] = (char *)(uintptr_t)"-c";
-	argv[i++] = cbuf;
-	argv[i++] = (char *)(uintptr_t)"-t";
-	argv[i++] = tbuf;
-	argv[i] = NULL;
-	execve(b->path, argv, envp);
-	fprintf(stderr, "sbx-monitor: exec %s: %s\n", b->path, strerror(errno));
-	_exit(127);
-}
-
 int
-broker_start(struct broker_proc *b, const struct sbx_config *cfg,
-    int listen_fd, int64_t now)
+broker_start(struct broker_proc *b, int listen_fd, int64_t now)
 {
-	int sp[2], p[2];
+	int sp[2], p[2], ranges;
 	pid_t pid;
 
 	/* Non-blocking at both ends: the broker drops a line rather than
@@ -123,16 +66,20 @@ broker_start(struct broker_proc *b, const struct sbx_config *cfg,
 		b->log_w = p[1];
 	}
 	broker_logger(b);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
+	if ((ranges = subuids_fd(b)) == -1)
 		return -1;
-	if ((pid = fork()) == -1) {
-		close(sp[0]);
-		close(sp[1]);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
+		close(ranges);
 		return -1;
 	}
-	if (pid == 0)
-		exec_broker(b, cfg, listen_fd, sp[1]);
+	pid = spawn_broker(&b->exe, b->foreground, listen_fd, sp[1], ranges,
+	    b->log_w);
+	close(ranges);
 	close(sp[1]);
+	if (pid == -1) {
+		close(sp[0]);
+		return -1;
+	}
 	b->pid = pid;
 	b->chan = sp[0];
 	b->started_ms = now;

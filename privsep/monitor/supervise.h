@@ -1,7 +1,6 @@
 /*
  * supervise.h - start the broker, and start it again when it dies.
- * runs in: the monitor (root, unfiltered), and its fork of the broker before
- *   its exec (root, unfiltered)
+ * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_SUPERVISE_H
 #define SBX_SUPERVISE_H
@@ -10,6 +9,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "spawner.h"
 #include "subrange.h"
 
 struct broker_proc {
@@ -18,7 +18,7 @@ struct broker_proc {
 	int64_t		started_ms;
 	int64_t		restart_at;	/* 0: no restart pending */
 	unsigned	failures;
-	char		path[4096];
+	struct spawn_broker exe;	/* its path, and sbx.conf */
 	int		foreground;
 	/* Without -d, its stderr: a pipe for every broker we start, so that
 	 * a line written just before one died is still read, by a worker
@@ -31,8 +31,7 @@ struct broker_proc {
 	size_t		nsubuids;
 };
 
-int	broker_start(struct broker_proc *, const struct sbx_config *,
-	    int listen_fd, int64_t now);
+int	broker_start(struct broker_proc *, int listen_fd, int64_t now);
 void	broker_died(struct broker_proc *, int64_t now, int stopping);
 void	broker_kill(struct broker_proc *, const char *why);
 /* The worker that logs the broker's lines: started if there is a pipe

@@ -3,7 +3,8 @@
  * with a password of its own that nobody has seen, so that a miss is a
  * claim (runtime.c, rt_claim) with no runtime call before the reply.
  * Its jobs run in sbx-worker (privsep/worker/provision.c).
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  *
  * A warm container is named sbx-pool-<service>-<slot> and labelled
  * sbx.pool=<service>; its slot is a uid range of its own (idmap.c); its

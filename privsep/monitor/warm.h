@@ -1,7 +1,8 @@
 /*
  * warm.h - containers started ahead of any request, so that a miss is a
  * claim: no runtime call before the reply (warm.c).
- * runs in: the monitor (root, unfiltered): its loop, and adoption at start
+ * runs in: the monitor (root, monitor allowlist once started): its loop, and
+ *   adoption at start
  */
 #ifndef SBX_WARM_H
 #define SBX_WARM_H

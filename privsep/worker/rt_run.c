@@ -250,7 +250,7 @@ list_run(const struct sbx_config *cfg, char *const argv[], const char *verb,
 	if ((pid = fork()) == -1)
 		return -1;
 	if (pid == 0) {
-		proc_child_setup(fd, -1);
+		proc_child_setup(-1, fd, -1);
 		if (dup2(3, STDOUT_FILENO) == -1 || sc_load_deny("runtime") == -1)
 			_exit(126);
 		execve(argv[0], argv, (char *const *)(uintptr_t)rt_base_env);

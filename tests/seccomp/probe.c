@@ -19,6 +19,7 @@
  *            drop_to_ids(nobody's ids), the worker's deny list, then
  *            sc_load_allow("session") (a worker's session child); its
  *            unfiltered column is the uid drop alone
+ *   monitor  root, sc_load_allow("monitor") (monitor_confine)
  *
  * Each check is a raw syscall(2) with harmless arguments (a libc wrapper
  * may make another syscall than the one named). The filtered process must
@@ -59,11 +60,11 @@
 #include "scfilter.h"
 
 #define NOPE	"/nonexistent-sbx-probe"
-#define NROLES	5
+#define NROLES	6
 
-enum { BROKER, CHILD, PROBE, RUNTIME, SESSION };
+enum { BROKER, CHILD, PROBE, RUNTIME, SESSION, MONITOR };
 static const char *const role_name[NROLES] = { "broker", "child", "probe",
-    "runtime", "session" };
+    "runtime", "session", "monitor" };
 
 /* What the filtered call must do. UNREACH: a connect that the
  * unfiltered process makes is killed or fails. */
@@ -75,7 +76,8 @@ enum { KILL = 1, SAME, OK, E_PERM, E_NOSYS, UNREACH };
 struct check {
 	const char	*name;
 	long		(*call)(void);
-	int		 want[NROLES];	/* broker, child, probe, runtime, session */
+	int		 want[NROLES];	/* broker, child, probe, runtime, session,
+					   monitor */
 };
 
 struct outcome {
@@ -304,112 +306,113 @@ static long c_x32_getpid(void)
 #endif
 
 /*
- * Expectations per role: broker, child, probe, runtime, session. The allowlists
+ * Expectations per role: broker, child, probe, runtime, session, monitor.
+ * The allowlists
  * kill on anything not listed (and on a listed call whose argument check
  * fails); the runtime deny list answers EPERM, ENOSYS for keyrings, and
  * lets the rest through (podman needs mount, unshare, execve and more).
  */
 static const struct check checks[] = {
-	{ "execve",		c_execve,	{ K, K, K, S, K } },
-	{ "execveat",		c_execveat,	{ K, K, K, S, K } },
-	{ "ptrace",		c_ptrace,	{ K, K, K, E_PERM, K } },
-	{ "mount",		c_mount,	{ K, K, K, S, K } },
-	{ "umount2",		c_umount2,	{ K, K, K, S, K } },
-	{ "chroot",		c_chroot,	{ K, K, K, S, K } },
-	{ "open",		c_open,		{ K, K, K, OK, K } },
-	{ "openat",		c_openat,	{ K, K, K, OK, K } },
-	{ "setuid",		c_setuid,	{ K, K, K, OK, K } },
-	{ "setresuid",		c_setresuid,	{ K, K, K, OK, K } },
-	{ "setgid",		c_setgid,	{ K, K, K, OK, K } },
-	{ "capset",		c_capset,	{ K, K, K, S, K } },
-	{ "unshare",		c_unshare,	{ K, K, K, OK, K } },
-	{ "setns",		c_setns,	{ K, K, K, S, K } },
-	{ "clone(fork)",	c_fork,		{ OK, K, K, OK, K } },
-	{ "clone(NEWUSER)",	c_clone_userns,	{ K, K, K, OK, K } },
-	{ "clone(NEWNET)",	c_clone_netns,	{ K, K, K, OK, K } },
-	{ "clone3",		c_clone3,	{ E_NOSYS, E_NOSYS, E_NOSYS, S, E_NOSYS } },
-	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, K, OK, K } },
-	{ "socket(AF_INET6)",	c_sock_inet6,	{ K, K, K, OK, K } },
-	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, OK, OK, OK } },
-	{ "socket(AF_NETLINK)",	c_sock_netlink,	{ K, K, K, OK, K } },
-	{ "socketpair(AF_UNIX)", c_pair_unix,	{ OK, K, K, OK, K } },
-	{ "socketpair(AF_INET)", c_pair_inet,	{ K, K, K, S, K } },
-	{ "bind",		c_bind,		{ K, K, K, S, K } },
-	{ "listen",		c_listen,	{ K, K, K, S, K } },
-	{ "connect",		c_connect,	{ K, K, S, S, S } },
+	{ "execve",		c_execve,	{ K, K, K, S, K, K } },
+	{ "execveat",		c_execveat,	{ K, K, K, S, K, K } },
+	{ "ptrace",		c_ptrace,	{ K, K, K, E_PERM, K, K } },
+	{ "mount",		c_mount,	{ K, K, K, S, K, K } },
+	{ "umount2",		c_umount2,	{ K, K, K, S, K, K } },
+	{ "chroot",		c_chroot,	{ K, K, K, S, K, K } },
+	{ "open",		c_open,		{ K, K, K, OK, K, K } },
+	{ "openat",		c_openat,	{ K, K, K, OK, K, OK } },
+	{ "setuid",		c_setuid,	{ K, K, K, OK, K, K } },
+	{ "setresuid",		c_setresuid,	{ K, K, K, OK, K, K } },
+	{ "setgid",		c_setgid,	{ K, K, K, OK, K, K } },
+	{ "capset",		c_capset,	{ K, K, K, S, K, K } },
+	{ "unshare",		c_unshare,	{ K, K, K, OK, K, K } },
+	{ "setns",		c_setns,	{ K, K, K, S, K, K } },
+	{ "clone(fork)",	c_fork,		{ OK, K, K, OK, K, OK } },
+	{ "clone(NEWUSER)",	c_clone_userns,	{ K, K, K, OK, K, K } },
+	{ "clone(NEWNET)",	c_clone_netns,	{ K, K, K, OK, K, K } },
+	{ "clone3",		c_clone3,	{ E_NOSYS, E_NOSYS, E_NOSYS, S, E_NOSYS, E_NOSYS } },
+	{ "socket(AF_INET)",	c_sock_inet,	{ K, K, K, OK, K, OK } },
+	{ "socket(AF_INET6)",	c_sock_inet6,	{ K, K, K, OK, K, OK } },
+	{ "socket(AF_UNIX)",	c_sock_unix,	{ K, K, OK, OK, OK, OK } },
+	{ "socket(AF_NETLINK)",	c_sock_netlink,	{ K, K, K, OK, K, K } },
+	{ "socketpair(AF_UNIX)", c_pair_unix,	{ OK, K, K, OK, K, OK } },
+	{ "socketpair(AF_INET)", c_pair_inet,	{ K, K, K, S, K, K } },
+	{ "bind",		c_bind,		{ K, K, K, S, K, K } },
+	{ "listen",		c_listen,	{ K, K, K, S, K, K } },
+	{ "connect",		c_connect,	{ K, K, S, S, S, S } },
 	/* a prober and a session reach their own service alone: not
 	 * another port, not another Unix socket by path or in the abstract
 	 * namespace */
-	{ "connect(127.0.0.1)",	c_reach_inet,	{ K, K, U, OK, U } },
-	{ "connect(unix path)",	c_reach_path,	{ K, K, U, OK, U } },
-	{ "connect(abstract)",	c_reach_abstract, { K, K, U, OK, U } },
-	{ "prctl(NO_NEW_PRIVS)", c_prctl_nnp,	{ OK, K, K, OK, K } },
-	{ "prctl(SET_DUMPABLE)", c_prctl_dump,	{ K, K, K, OK, K } },
-	{ "kexec_load",		c_kexec_load,	{ K, K, K, E_PERM, K } },
-	{ "kexec_file_load",	c_kexec_file,	{ K, K, K, E_PERM, K } },
-	{ "bpf",		c_bpf,		{ K, K, K, E_PERM, K } },
-	{ "init_module",	c_init_module,	{ K, K, K, E_PERM, K } },
-	{ "finit_module",	c_finit_module,	{ K, K, K, E_PERM, K } },
-	{ "delete_module",	c_delete_module, { K, K, K, E_PERM, K } },
-	{ "create_module",	c_create_module, { K, K, K, E_PERM, K } },
-	{ "keyctl",		c_keyctl,	{ K, K, K, E_NOSYS, K } },
-	{ "add_key",		c_add_key,	{ K, K, K, E_NOSYS, K } },
-	{ "request_key",	c_request_key,	{ K, K, K, E_NOSYS, K } },
-	{ "reboot",		c_reboot,	{ K, K, K, E_PERM, K } },
-	{ "swapon",		c_swapon,	{ K, K, K, E_PERM, K } },
-	{ "swapoff",		c_swapoff,	{ K, K, K, E_PERM, K } },
-	{ "acct",		c_acct,		{ K, K, K, E_PERM, K } },
-	{ "settimeofday",	c_settimeofday,	{ K, K, K, E_PERM, K } },
-	{ "clock_settime",	c_clock_settime, { K, K, K, E_PERM, K } },
-	{ "adjtimex",		c_adjtimex,	{ K, K, K, E_PERM, K } },
-	{ "clock_adjtime",	c_clock_adjtime, { K, K, K, E_PERM, K } },
-	{ "ioperm",		c_ioperm,	{ K, K, K, E_PERM, K } },
-	{ "iopl",		c_iopl,		{ K, K, K, E_PERM, K } },
-	{ "kcmp",		c_kcmp,		{ K, K, K, E_PERM, K } },
-	{ "lookup_dcookie",	c_lookup_dcookie, { K, K, K, E_PERM, K } },
-	{ "nfsservctl",		c_nfsservctl,	{ K, K, K, E_PERM, K } },
-	{ "open_by_handle_at",	c_open_by_handle, { K, K, K, E_PERM, K } },
-	{ "perf_event_open",	c_perf_event_open, { K, K, K, E_PERM, K } },
-	{ "process_vm_readv",	c_vm_readv,	{ K, K, K, E_PERM, K } },
-	{ "process_vm_writev",	c_vm_writev,	{ K, K, K, E_PERM, K } },
-	{ "quotactl",		c_quotactl,	{ K, K, K, E_PERM, K } },
-	{ "syslog",		c_syslog,	{ K, K, K, E_PERM, K } },
-	{ "uselib",		c_uselib,	{ K, K, K, E_PERM, K } },
-	{ "userfaultfd",	c_userfaultfd,	{ K, K, K, E_PERM, K } },
-	{ "vhangup",		c_vhangup,	{ K, K, K, E_PERM, K } },
+	{ "connect(127.0.0.1)",	c_reach_inet,	{ K, K, U, OK, U, OK } },
+	{ "connect(unix path)",	c_reach_path,	{ K, K, U, OK, U, OK } },
+	{ "connect(abstract)",	c_reach_abstract, { K, K, U, OK, U, OK } },
+	{ "prctl(NO_NEW_PRIVS)", c_prctl_nnp,	{ OK, K, K, OK, K, OK } },
+	{ "prctl(SET_DUMPABLE)", c_prctl_dump,	{ K, K, K, OK, K, K } },
+	{ "kexec_load",		c_kexec_load,	{ K, K, K, E_PERM, K, K } },
+	{ "kexec_file_load",	c_kexec_file,	{ K, K, K, E_PERM, K, K } },
+	{ "bpf",		c_bpf,		{ K, K, K, E_PERM, K, K } },
+	{ "init_module",	c_init_module,	{ K, K, K, E_PERM, K, K } },
+	{ "finit_module",	c_finit_module,	{ K, K, K, E_PERM, K, K } },
+	{ "delete_module",	c_delete_module, { K, K, K, E_PERM, K, K } },
+	{ "create_module",	c_create_module, { K, K, K, E_PERM, K, K } },
+	{ "keyctl",		c_keyctl,	{ K, K, K, E_NOSYS, K, K } },
+	{ "add_key",		c_add_key,	{ K, K, K, E_NOSYS, K, K } },
+	{ "request_key",	c_request_key,	{ K, K, K, E_NOSYS, K, K } },
+	{ "reboot",		c_reboot,	{ K, K, K, E_PERM, K, K } },
+	{ "swapon",		c_swapon,	{ K, K, K, E_PERM, K, K } },
+	{ "swapoff",		c_swapoff,	{ K, K, K, E_PERM, K, K } },
+	{ "acct",		c_acct,		{ K, K, K, E_PERM, K, K } },
+	{ "settimeofday",	c_settimeofday,	{ K, K, K, E_PERM, K, K } },
+	{ "clock_settime",	c_clock_settime, { K, K, K, E_PERM, K, K } },
+	{ "adjtimex",		c_adjtimex,	{ K, K, K, E_PERM, K, K } },
+	{ "clock_adjtime",	c_clock_adjtime, { K, K, K, E_PERM, K, K } },
+	{ "ioperm",		c_ioperm,	{ K, K, K, E_PERM, K, K } },
+	{ "iopl",		c_iopl,		{ K, K, K, E_PERM, K, K } },
+	{ "kcmp",		c_kcmp,		{ K, K, K, E_PERM, K, K } },
+	{ "lookup_dcookie",	c_lookup_dcookie, { K, K, K, E_PERM, K, K } },
+	{ "nfsservctl",		c_nfsservctl,	{ K, K, K, E_PERM, K, K } },
+	{ "open_by_handle_at",	c_open_by_handle, { K, K, K, E_PERM, K, K } },
+	{ "perf_event_open",	c_perf_event_open, { K, K, K, E_PERM, K, K } },
+	{ "process_vm_readv",	c_vm_readv,	{ K, K, K, E_PERM, K, K } },
+	{ "process_vm_writev",	c_vm_writev,	{ K, K, K, E_PERM, K, K } },
+	{ "quotactl",		c_quotactl,	{ K, K, K, E_PERM, K, K } },
+	{ "syslog",		c_syslog,	{ K, K, K, E_PERM, K, K } },
+	{ "uselib",		c_uselib,	{ K, K, K, E_PERM, K, K } },
+	{ "userfaultfd",	c_userfaultfd,	{ K, K, K, E_PERM, K, K } },
+	{ "vhangup",		c_vhangup,	{ K, K, K, E_PERM, K, K } },
 	/* allowed */
-	{ "read+write(pipe)",	c_pipe_rw,	{ OK, OK, OK, OK, OK } },
-	{ "clock_gettime",	c_clock_gettime, { OK, OK, OK, OK, OK } },
-	{ "poll",		c_poll,		{ OK, OK, OK, OK, OK } },
-	{ "getpid",		c_getpid,	{ OK, OK, K, OK, OK } },
-	{ "brk",		c_brk,		{ OK, OK, OK, OK, OK } },
-	{ "mmap+munmap",	c_mmap,		{ OK, OK, OK, OK, OK } },
-	{ "nanosleep",		c_nanosleep,	{ K, K, OK, OK, OK } },
-	{ "close(bad fd)",	c_close_bad,	{ S, S, S, S, S } },
-	{ "fcntl",		c_fcntl,	{ S, S, K, S, S } },
-	{ "sendto",		c_sendto,	{ S, K, S, S, S } },
-	{ "recvfrom",		c_recvfrom,	{ K, K, S, S, S } },
-	{ "sendmsg",		c_sendmsg,	{ S, S, K, S, K } },
-	{ "recvmsg(fd 3)",	c_recvmsg_spare, { S, S, K, S, K } },
-	{ "recvmsg(other fd)",	c_recvmsg_other, { K, K, K, S, K } },
-	{ "setpriority(exit)",	c_nice_exit,	{ S, S, K, S, K } },
-	{ "setpriority(other)",	c_nice_other,	{ K, K, K, S, K } },
-	{ "shutdown",		c_shutdown,	{ S, S, K, S, K } },
-	{ "madvise",		c_madvise,	{ OK, OK, K, OK, OK } },
-	{ "rt_sigprocmask",	c_sigprocmask,	{ OK, OK, K, OK, K } },
-	{ "gettid",		c_gettid,	{ OK, OK, K, OK, K } },
-	{ "getsockopt(SO_ERROR)", c_getsockopt,	{ S, K, K, S, S } },
-	{ "getsockopt(SO_PEERCRED)", c_getsockopt_cred, { S, K, K, S, S } },
-	{ "getsockopt(SO_RCVBUF)", c_getsockopt_other, { K, K, K, S, K } },
+	{ "read+write(pipe)",	c_pipe_rw,	{ OK, OK, OK, OK, OK, OK } },
+	{ "clock_gettime",	c_clock_gettime, { OK, OK, OK, OK, OK, OK } },
+	{ "poll",		c_poll,		{ OK, OK, OK, OK, OK, OK } },
+	{ "getpid",		c_getpid,	{ OK, OK, K, OK, OK, OK } },
+	{ "brk",		c_brk,		{ OK, OK, OK, OK, OK, OK } },
+	{ "mmap+munmap",	c_mmap,		{ OK, OK, OK, OK, OK, OK } },
+	{ "nanosleep",		c_nanosleep,	{ K, K, OK, OK, OK, K } },
+	{ "close(bad fd)",	c_close_bad,	{ S, S, S, S, S, S } },
+	{ "fcntl",		c_fcntl,	{ S, S, K, S, S, S } },
+	{ "sendto",		c_sendto,	{ S, K, S, S, S, S } },
+	{ "recvfrom",		c_recvfrom,	{ K, K, S, S, S, S } },
+	{ "sendmsg",		c_sendmsg,	{ S, S, K, S, K, S } },
+	{ "recvmsg(fd 3)",	c_recvmsg_spare, { S, S, K, S, K, S } },
+	{ "recvmsg(other fd)",	c_recvmsg_other, { K, K, K, S, K, S } },
+	{ "setpriority(exit)",	c_nice_exit,	{ S, S, K, S, K, K } },
+	{ "setpriority(other)",	c_nice_other,	{ K, K, K, S, K, K } },
+	{ "shutdown",		c_shutdown,	{ S, S, K, S, K, S } },
+	{ "madvise",		c_madvise,	{ OK, OK, K, OK, OK, OK } },
+	{ "rt_sigprocmask",	c_sigprocmask,	{ OK, OK, K, OK, K, OK } },
+	{ "gettid",		c_gettid,	{ OK, OK, K, OK, K, OK } },
+	{ "getsockopt(SO_ERROR)", c_getsockopt,	{ S, K, K, S, S, S } },
+	{ "getsockopt(SO_PEERCRED)", c_getsockopt_cred, { S, K, K, S, S, S } },
+	{ "getsockopt(SO_RCVBUF)", c_getsockopt_other, { K, K, K, S, K, K } },
 	/* what the broker may do and its child may not */
-	{ "accept4",		c_accept4,	{ S, K, K, S, K } },
-	{ "wait4",		c_wait4,	{ S, K, K, S, K } },
-	{ "kill(self, 0)",	c_kill0,	{ OK, K, K, OK, K } },
-	{ "seccomp",		c_seccomp,	{ S, K, K, S, K } },
-	{ "prlimit64",		c_prlimit,	{ OK, K, K, OK, K } },
+	{ "accept4",		c_accept4,	{ S, K, K, S, K, K } },
+	{ "wait4",		c_wait4,	{ S, K, K, S, K, S } },
+	{ "kill(self, 0)",	c_kill0,	{ OK, K, K, OK, K, OK } },
+	{ "seccomp",		c_seccomp,	{ S, K, K, S, K, K } },
+	{ "prlimit64",		c_prlimit,	{ OK, K, K, OK, K, OK } },
 #if defined(__x86_64__)
-	{ "getpid(i386 ABI)",	c_i386_getpid,	{ K, K, K, K, K } },
-	{ "getpid(x32 ABI)",	c_x32_getpid,	{ K, K, K, K, K } },
+	{ "getpid(i386 ABI)",	c_i386_getpid,	{ K, K, K, K, K, K } },
+	{ "getpid(x32 ABI)",	c_x32_getpid,	{ K, K, K, K, K, K } },
 #endif
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
@@ -457,7 +460,8 @@ become(int role, int filtered)
 	uid_t uid;
 	gid_t gid;
 
-	if (role != RUNTIME && user_ids("nobody", &uid, &gid) == -1)
+	if (role != RUNTIME && role != MONITOR &&
+	    user_ids("nobody", &uid, &gid) == -1)
 		return -1;
 	/* a prober and a session child leave the host's network and file
 	 * system while root (probe.c, svc_session.c): part of their
@@ -465,7 +469,8 @@ become(int role, int filtered)
 	if ((role == PROBE || role == SESSION) && filtered &&
 	    drop_network(-1) == -1)
 		return -1;
-	if (role != RUNTIME && drop_to_ids(uid, gid, NULL) == -1)
+	if (role != RUNTIME && role != MONITOR &&
+	    drop_to_ids(uid, gid, NULL) == -1)
 		return -1;
 	if (!filtered)
 		return 0;
@@ -478,6 +483,8 @@ become(int role, int filtered)
 		return sc_load_allow("child");
 	case PROBE:
 		return sc_load_allow("probe");
+	case MONITOR:	/* root, its start done (start.c) */
+		return sc_load_allow("monitor");
 	case SESSION:	/* a worker's child: the runtime list, then its own */
 		if (sc_load_deny("runtime") == -1)
 			return -1;

@@ -40,16 +40,16 @@ has(const struct sc_list *l, const char *name)
 	return false;
 }
 
-Test(seccomp_lists, the_five_roles_exist)
+Test(seccomp_lists, the_six_roles_exist)
 {
-	static const char *const roles[] = { "broker", "child", "probe",
-	    "runtime", "session" };
+	static const char *const roles[] = { "broker", "child", "monitor",
+	    "probe", "runtime", "session" };
 	size_t i, n;
 
 	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
 		list(roles[i]);
 	sc_lists_all(&n);
-	cr_assert_eq(n, 5, "%zu lists compiled in, want 5", n);
+	cr_assert_eq(n, 6, "%zu lists compiled in, want 6", n);
 	cr_assert_null(sc_list_find("nobody"));
 	cr_assert_null(sc_list_find(""));
 	cr_assert_null(sc_list_find("broker.list"));
@@ -176,6 +176,24 @@ Test(seccomp_lists, child_is_a_subset_of_broker)
 		    "child allows %s, which broker.list does not",
 		    child->rules[i].name);
 	cr_assert_lt(child->n, broker->n, "the child is meant to be tighter");
+}
+
+/* The monitor keeps records and reaches services, so it opens and
+ * connects; it never executes, changes ids, mounts, binds or enters a
+ * namespace: the spawner does every exec for it. */
+Test(seccomp_lists, the_monitor_gives_up_exec_and_ids)
+{
+	static const char *const never[] = { "execve", "execveat", "ptrace",
+	    "setuid", "setresuid", "setgid", "setresgid", "setgroups",
+	    "capset", "chroot", "pivot_root", "mount", "umount2", "unshare",
+	    "setns", "bind", "listen", "accept4", "init_module",
+	    "finit_module", "kexec_load", "bpf", "process_vm_writev",
+	    "clone3", "open_by_handle_at" };
+	const struct sc_list *m = list("monitor");
+	size_t j;
+
+	for (j = 0; j < sizeof(never) / sizeof(never[0]); j++)
+		cr_assert_not(has(m, never[j]), "monitor allows %s", never[j]);
 }
 
 /* Allowlists never carry what would undo them. */
