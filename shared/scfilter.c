@@ -19,6 +19,7 @@
 #include <seccomp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -53,11 +54,14 @@ sc_list_find(const char *role)
 	return NULL;
 }
 
-/* The socket options the monitor reads, at SOL_SOCKET. */
+/* The socket options the monitor reads and sets, at SOL_SOCKET: its own
+ * checks of agents' sockets, and sd_notify's send buffer. */
 static const int monitor_reads[] = { SO_PEERCRED, SO_DOMAIN, SO_TYPE,
-	SO_ACCEPTCONN, SO_MARK, SO_ERROR };
+	SO_ACCEPTCONN, SO_MARK, SO_ERROR, SO_SNDBUF };
+static const int monitor_sets[] = { SO_MARK, SO_SNDBUF, SO_SNDBUFFORCE };
 
-/* getsockopt at SOL_SOCKET, for these options alone (rules OR). */
+/* get- or setsockopt at SOL_SOCKET, for these options alone (rules
+ * OR). */
 static int
 sockopts(scmp_filter_ctx ctx, int nr, const int *opt, size_t n)
 {
@@ -73,8 +77,8 @@ sockopts(scmp_filter_ctx ctx, int nr, const int *opt, size_t n)
 
 /*
  * The monitor's: sockets of the kinds it makes, descriptors from its
- * broker on any channel, the socket options it reads and the one it sets,
- * one ioctl; 1 when name is not one of these.
+ * broker on any channel, the socket options it reads and sets, one ioctl,
+ * and an unmount that only detaches; 1 when name is not one of these.
  */
 static int
 add_monitor(scmp_filter_ctx ctx, const char *name, int nr)
@@ -92,12 +96,14 @@ add_monitor(scmp_filter_ctx ctx, const char *name, int nr)
 		return sockopts(ctx, nr, monitor_reads,
 		    sizeof(monitor_reads) / sizeof(monitor_reads[0]));
 	if (!strcmp(name, "setsockopt"))
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
-		    SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
-		    SCMP_A2(SCMP_CMP_EQ, SO_MARK));
+		return sockopts(ctx, nr, monitor_sets,
+		    sizeof(monitor_sets) / sizeof(monitor_sets[0]));
 	if (!strcmp(name, "ioctl"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+	if (!strcmp(name, "umount2"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+		    SCMP_A1(SCMP_CMP_EQ, MNT_DETACH));
 	return 1;
 }
 

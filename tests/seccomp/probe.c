@@ -112,6 +112,8 @@ static long c_ptrace(void) { return syscall(SYS_ptrace, 0x7fff, 0, 0, 0); }
 static long c_mount(void)
 { return syscall(SYS_mount, "none", NOPE, "tmpfs", 0, NULL); }
 static long c_umount2(void) { return syscall(SYS_umount2, NOPE, 0); }
+static long c_umount2_detach(void)
+{ return syscall(SYS_umount2, NOPE, MNT_DETACH); }
 static long c_chroot(void) { return syscall(SYS_chroot, NOPE); }
 static long c_open(void) { return syscall(SYS_open, "/etc/passwd", O_RDONLY); }
 static long c_openat(void)
@@ -318,6 +320,7 @@ static const struct check checks[] = {
 	{ "ptrace",		c_ptrace,	{ K, K, K, E_PERM, K, K } },
 	{ "mount",		c_mount,	{ K, K, K, S, K, K } },
 	{ "umount2",		c_umount2,	{ K, K, K, S, K, K } },
+	{ "umount2(MNT_DETACH)", c_umount2_detach, { K, K, K, S, K, S } },
 	{ "chroot",		c_chroot,	{ K, K, K, S, K, K } },
 	{ "open",		c_open,		{ K, K, K, OK, K, K } },
 	{ "openat",		c_openat,	{ K, K, K, OK, K, OK } },
