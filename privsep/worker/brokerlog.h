@@ -1,6 +1,7 @@
 /*
  * brokerlog.h - the broker's log lines, logged for it (JOB_BROKERLOG).
- * runs in: sbx-worker's JOB_BROKERLOG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_BROKERLOG, after its drop to sbx-job (runtime
+ *   deny filter and job allowlist: jobuser.c)
  */
 #ifndef SBX_BROKERLOG_H
 #define SBX_BROKERLOG_H
