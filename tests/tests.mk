@@ -9,7 +9,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool lease data sockdir
+	     brokerlog spare child probe results pool lease data sockdir jobuser
 
 # The config's parsers, with the loaders that open by path (load.c).
 TEST_CONFIG_SRC = $(CONFIG_SRC) tests/unit/load.c
@@ -42,6 +42,7 @@ test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c priv
 		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
 		    privsep/monitor/jobpool.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(TEST_CONFIG_SRC)
+test_jobuser_SRC  = tests/unit/test_jobuser.c shared/job.c
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
@@ -59,6 +60,9 @@ $(O)/fake-worker: $(call objs,tests/unit/fake_worker.c,test)
 	$(CC) $(CFLAGS) $(XLDFLAGS) $(LDFLAGS) -o $@ $^
 $(O)/obj/test/tests/unit/test_pool.o: XCFLAGS += -DFAKE_WORKER='"$(O)/fake-worker"'
 $(O)/test_pool: | $(O)/fake-worker
+# test_jobuser runs the sbx-worker built beside it.
+$(O)/obj/test/tests/unit/test_jobuser.o: XCFLAGS += -DSBX_WORKER='"$(O)/sbx-worker"'
+$(O)/test_jobuser: | $(O)/sbx-worker
 
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.

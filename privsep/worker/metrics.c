@@ -67,6 +67,7 @@ metrics_body(int fd, const struct sbx_config *cfg, const void *job,
 	const struct metrics_snap *m = job;
 	char tmp[CFG_STR + 8];
 	uint32_t code = SBX_E_INTERNAL;
+	int rc;
 
 	(void)cfg;
 	(void)len;
@@ -81,13 +82,17 @@ metrics_body(int fd, const struct sbx_config *cfg, const void *job,
 		    0 ? 0 : 1;
 	}
 	/* The child's exit says whether all of it was written; only then
-	 * is it renamed into place. */
-	if (jobuser_fork(fd, format_out, &w) != 0 ||
-	    rename(tmp, m->path) == -1) {
+	 * is it renamed into place. A child that did not drop said why, and
+	 * the job fails. */
+	if ((rc = jobuser_fork(fd, format_out, &w)) != 0)
+		unlink(tmp);
+	else if (rename(tmp, m->path) == -1) {
 		log_warn("metrics: %s", m->path);
 		unlink(tmp);
 	} else
 		code = SBX_OK;
 	close(w.out);
-	return write_all(fd, &code, sizeof(code), now_ms() + 1000) == 0 ? 0 : 1;
+	if (write_all(fd, &code, sizeof(code), now_ms() + 1000) == -1)
+		return 1;
+	return rc != 0;
 }
