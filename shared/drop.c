@@ -2,7 +2,9 @@
  * drop.c - become an unprivileged uid for good, and prove it.
  * runs in: the broker (root until its drop, then broker user, unfiltered); in
  *   sbx-worker, the prober, a session child and a relay (root until their
- *   drop, then the sandbox's prober uid, runtime deny filter)
+ *   drop, then the sandbox's prober uid, runtime deny filter), and the
+ *   parsing jobs (root until their drop, then sbx-job, runtime deny filter:
+ *   privsep/worker/jobuser.c)
  *
  * Ids, not names: the broker is linked statically and must not need NSS;
  * the monitor resolves broker_user and passes the numbers (drop_user.c
