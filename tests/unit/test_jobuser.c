@@ -32,6 +32,15 @@
 #error "SBX_WORKER: the built sbx-worker's path, from tests.mk"
 #endif
 
+/* ASan's exit path makes calls (sigaltstack) no allowlist has: a job
+ * that gets past its drop is killed there. Failing closed needs no
+ * filter, and is tested anyway. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SKIP_UNDER_ASAN() cr_skip_test("the job allowlist kills ASan's exit")
+#else
+#define SKIP_UNDER_ASAN() ((void)0)
+#endif
+
 static char dir[64];
 static uid_t job_uid;
 
@@ -235,6 +244,8 @@ Test(jobuser, config_parsed_by_sbx_job)
 	int fifo;
 	FILE *f;
 
+	SKIP_UNDER_ASAN();
+
 	env_for(&e);
 	snprintf(j.path, sizeof(j.path), "%s/sbx.conf", dir);
 	cr_assert_eq(mkfifo(j.path, 0600), 0);
@@ -277,6 +288,8 @@ Test(jobuser, reload_reads_roots_files)
 	struct worker w;
 	char p[256], err[1024];
 
+	SKIP_UNDER_ASAN();
+
 	env_for(&e);
 	snprintf(p, sizeof(p), "%s/projects", dir);
 	cr_assert_eq(mkdir(p, 0700), 0);
@@ -310,6 +323,8 @@ Test(jobuser, metrics_written_through_roots_file)
 	uint32_t code = 0;
 	FILE *f;
 	int seen = 0;
+
+	SKIP_UNDER_ASAN();
 
 	env_for(&e);
 	cr_assert_not_null(m = calloc(1, sizeof(*m)));
