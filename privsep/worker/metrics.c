@@ -63,14 +63,16 @@ int
 metrics_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
-	struct format_work w = { .m = job, .out = -1 };
-	const struct metrics_snap *m = job;
+	static struct metrics_snap snap;
+	struct format_work w = { .m = &snap, .out = -1 };
+	const struct metrics_snap *m = &snap;
 	char tmp[CFG_STR + 8];
 	uint32_t code = SBX_E_INTERNAL;
 	int rc;
 
 	(void)cfg;
-	(void)len;
+	/* Aligned: the body follows the job's head and env in the memfd. */
+	memcpy(&snap, job, len);
 	/* Root writes in the collector's directory: PATH.tmp is made anew,
 	 * never followed if it is a link someone put there. */
 	if (!snap_valid(m) || snprintf(tmp, sizeof(tmp), "%s.tmp",
