@@ -14,11 +14,14 @@ wrapper() {
 	printf '#!/bin/sh\nfor a; do [ "$a" = run ] && { %s; }; done\nexec podman "$@"\n' "$2" > "$WORK/$1"
 	chmod 0755 "$WORK/$1"
 }
-# syslogd FILE: a syslog daemon of the test's own on /dev/log.
+# syslogd FILE: a syslog daemon of the test's own on /dev/log, which any
+# uid may write to, as rsyslog's and journald's: the monitor's log
+# workers connect again as sbx-job. Made 0666 before it is /dev/log.
 syslogd() {
 	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log.sbx-test")
+os.chmod("/dev/log.sbx-test", 0o666); os.rename("/dev/log.sbx-test", "/dev/log")
 f = open(sys.argv[1], "ab", 0)
 while True: f.write(s.recv(65536) + b"\n")' "$1" &
 	SYSLOGD=$!
