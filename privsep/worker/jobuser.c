@@ -33,7 +33,6 @@ jobuser_find(uid_t *uid, gid_t *gid)
 {
 	struct passwd *pw;
 
-	errno = 0;
 	if ((pw = getpwnam(JOB_USER)) == NULL) {
 		log_warnx("user %s does not exist: create it with `useradd "
 		    "--system --no-create-home --shell /usr/sbin/nologin %s`",
