@@ -42,7 +42,7 @@ test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c priv
 		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
 		    privsep/monitor/jobpool.c shared/record_fmt.c shared/proc.c \
 		    shared/job.c shared/scfilter.c $(TEST_CONFIG_SRC)
-test_jobuser_SRC  = tests/unit/test_jobuser.c shared/job.c
+test_jobuser_SRC  = tests/unit/test_jobuser.c shared/job.c $(TEST_CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \

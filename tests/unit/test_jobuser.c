@@ -4,8 +4,10 @@
  * root may open is caught mid-parse, and the process reading it is sbx-job,
  * filtered and without capabilities, while its parent stays root; a reload
  * reads a directory and files that only root may read; the metrics file is
- * made where only root may write. Without the user, or with a user sbx-job
- * of uid 0, a job fails with one line that says so and answers nothing.
+ * made where only root may write; the runtime's listing is parsed. Without
+ * the user, or with a user sbx-job of uid 0, a job fails with one line
+ * that says so and answers nothing. And sbx.conf keeps sbx-job's uid
+ * apart from the broker's and the sandboxes'.
  * runs in: the unit tests (root, unfiltered), and the sbx-worker they start
  */
 #include <criterion/criterion.h>
@@ -26,6 +28,7 @@
 
 #include "iox.h"
 #include "job.h"
+#include "load.h"
 #include "metrics_snap.h"
 
 #ifndef SBX_WORKER
@@ -473,4 +476,42 @@ Test(jobuser, the_listing_parsed_by_sbx_job)
 	    "%s", out);
 	cr_assert_not_null(strstr(out, "removed container sbx-pool-redis-1\n"),
 	    "%s", out);
+}
+
+/* policy/local.conf with its line starting with key replaced by line,
+ * checked by config_load: its error, or "" if it passes. */
+static const char *
+local_conf_with(const char *key, const char *line)
+{
+	static struct sbx_config cfg;
+	static char err[512];
+	char in[1024], path[128];
+	FILE *f, *out;
+
+	snprintf(path, sizeof(path), "%s/sbx.conf", dir);
+	cr_assert_not_null(f = fopen("policy/local.conf", "re"));
+	cr_assert_not_null(out = fopen(path, "we"));
+	while (fgets(in, sizeof(in), f) != NULL)
+		fputs(strncmp(in, key, strlen(key)) == 0 ? line : in, out);
+	fclose(f);
+	cr_assert_eq(fclose(out), 0);
+	if (config_load(path, &cfg, err, sizeof(err)) == 0)
+		err[0] = '\0';
+	return err;
+}
+
+/* The parsing jobs' uid is theirs alone: sbx.conf may give it neither to
+ * the broker nor to the sandboxes' ranges. */
+Test(jobuser, the_config_keeps_sbx_job_apart)
+{
+	char line[64];
+
+	cr_assert_str_empty(local_conf_with("broker_user", "broker_user = "
+	    "nobody\n"));
+	cr_assert_not_null(strstr(local_conf_with("broker_user",
+	    "broker_user = sbx-job\n"), "broker_user must not be sbx-job"));
+	snprintf(line, sizeof(line), "[sbx]\nuserns_base = %u\n",
+	    (unsigned)job_uid);
+	cr_assert_not_null(strstr(local_conf_with("[sbx]", line),
+	    "holds the uid of sbx-job"));
 }
