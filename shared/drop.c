@@ -94,7 +94,11 @@ drop_to_ids(uid_t uid, gid_t gid, const char *root_dir)
 		log_warn("drop: chroot %s", root_dir);
 		return -1;
 	}
-	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1 || drop_bounding_set() == -1)
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1) {
+		log_warn("drop: keepcaps");
+		return -1;
+	}
+	if (drop_bounding_set() == -1)
 		return -1;
 	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
 	    setresuid(uid, uid, uid) == -1) {

@@ -60,11 +60,8 @@ drop(pid_t parent)
 
 	if (jobuser_find(&uid, &gid) == -1)
 		return -1;
-	if (drop_to_ids(uid, gid, NULL) == -1) {
-		log_warnx("drop to %s: ids or capabilities did not change",
-		    JOB_USER);
-		return -1;
-	}
+	if (drop_to_ids(uid, gid, NULL) == -1)
+		return -1;	/* drop.c said which step */
 	/* Nothing of the same uid may read its memory: sbx-job runs every
 	 * parsing job, each with its own files. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
