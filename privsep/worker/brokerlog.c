@@ -104,23 +104,29 @@ brokerlog_read(struct brokerlog *l)
 	return 0;
 }
 
-/* The job: until the monitor, the pipe's last writer, is gone. */
 int
-brokerlog_body(int fd, const struct sbx_config *cfg, const void *job,
-    size_t len)
+brokerlog_until_eof(int fd)
 {
 	static struct brokerlog l;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
+	l.fd = fd;
+	while (poll(&pfd, 1, -1) != -1 || errno == EINTR)
+		if (brokerlog_read(&l) == -1)
+			break;
+	return 0;
+}
+
+/* The job: dropped to sbx-job, until the monitor is gone. */
+int
+brokerlog_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
+{
 	(void)cfg;
 	(void)job;
 	(void)len;
 	/* To syslog as the monitor's lines are (privsep/worker/logger.c). */
 	if (jobuser_drop_syslog(!log_foreground()) == -1)
 		return 1;
-	l.fd = fd;
-	while (poll(&pfd, 1, -1) != -1 || errno == EINTR)
-		if (brokerlog_read(&l) == -1)
-			break;
-	return 0;
+	return brokerlog_until_eof(fd);
 }

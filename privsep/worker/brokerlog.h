@@ -16,5 +16,8 @@ struct brokerlog {
 
 /* What the pipe holds now, logged; -1 once it is closed. */
 int	brokerlog_read(struct brokerlog *);
+/* All the pipe at fd will hold, logged, until the monitor, its last
+ * writer, is gone; 0. JOB_BROKERLOG's, once it dropped. */
+int	brokerlog_until_eof(int fd);
 
 #endif
