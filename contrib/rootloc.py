@@ -11,8 +11,9 @@ include, as the build's dependency files say (BUILD_DIR/obj/{mon,wrk,brk}/). A f
 as contrib/loc.sh does (no blanks, no comments). Whom a file of the
 worker runs as is what its "runs in:" line says: "root" on that line
 means some of its code runs as root there; a file of the worker without
-that word runs only in its children that dropped to another uid (the
-prober, a session child, the relay). A file without a "runs in:" line
+that word runs only as another uid: in its children that dropped to a
+sandbox's uid (the prober, a session child, the relay) or its parsing
+jobs, which drop to sbx-job (privsep/worker/jobuser.c). A file without a "runs in:" line
 is counted as root and named. The root total counts each file once,
 whether the monitor or the worker (or both) runs it.
 
@@ -149,7 +150,7 @@ def main(argv):
     rows = [
         ('sbx-monitor', 'root', sets['sbx-monitor']),
         ('sbx-worker', 'root', wrk_root),
-        ('sbx-worker', 'its children\'s uids', wrk_other),
+        ('sbx-worker', 'other uids', wrk_other),
         ('sbx-broker', 'the broker user', sets['sbx-broker']),
     ]
     print(f'{"process":<12} {"uid":<20} {"files":>5} {"lines":>7}'

@@ -22,7 +22,10 @@
 #     script with one line naming what is missing;
 #  5. hide every uid's processes from the others (/proc hidepid=invisible,
 #     now and in /etc/fstab): the runtime's and conmon's arguments name
-#     the uid and agent each sandbox serves (sbx-monitor(8), SECURITY).
+#     the uid and agent each sandbox serves (sbx-monitor(8), SECURITY);
+#  0. before all of these, even with --once: the system user sbx-job, the
+#     uid the monitor's parsing jobs drop to (privsep/worker/jobuser.c),
+#     made if it is missing.
 #
 #  setup-host.sh --once   skip everything when this version of the script
 #                         has already run here and every package is still
@@ -34,6 +37,13 @@ set -eu
 STAMP=/var/lib/sbx-setup/stamp
 die() { printf 'setup-host.sh: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "run me as root"
+
+# The parsing jobs' uid: a system user that owns no file and has no shell.
+if ! getent passwd sbx-job >/dev/null; then
+	useradd --system --no-create-home --shell /usr/sbin/nologin sbx-job ||
+	    die "cannot create the system user sbx-job (useradd)"
+	echo "setup-host.sh: created the system user sbx-job"
+fi
 
 PACKAGES='
 make gcc pkg-config clang libclang-rt-14-dev

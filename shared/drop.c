@@ -2,7 +2,9 @@
  * drop.c - become an unprivileged uid for good, and prove it.
  * runs in: the broker (root until its drop, then broker user, unfiltered); in
  *   sbx-worker, the prober, a session child and a relay (root until their
- *   drop, then the sandbox's prober uid, runtime deny filter)
+ *   drop, then the sandbox's prober uid, runtime deny filter), and the
+ *   parsing jobs (root until their drop, then sbx-job, runtime deny filter:
+ *   privsep/worker/jobuser.c)
  *
  * Ids, not names: the broker is linked statically and must not need NSS;
  * the monitor resolves broker_user and passes the numbers (drop_user.c
@@ -92,7 +94,11 @@ drop_to_ids(uid_t uid, gid_t gid, const char *root_dir)
 		log_warn("drop: chroot %s", root_dir);
 		return -1;
 	}
-	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1 || drop_bounding_set() == -1)
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1) {
+		log_warn("drop: keepcaps");
+		return -1;
+	}
+	if (drop_bounding_set() == -1)
 		return -1;
 	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
 	    setresuid(uid, uid, uid) == -1) {

@@ -2,7 +2,9 @@
  * drop.h - a one-way trip from root to an unprivileged uid.
  * runs in: the broker (root until its drop, then broker user, unfiltered); in
  *   sbx-worker, the prober, a session child and a relay (root until their
- *   drop, then the sandbox's prober uid, runtime deny filter)
+ *   drop, then the sandbox's prober uid, runtime deny filter), and the
+ *   parsing jobs (root until their drop, then sbx-job, runtime deny filter:
+ *   privsep/worker/jobuser.c)
  */
 #ifndef SBX_DROP_H
 #define SBX_DROP_H

@@ -29,6 +29,10 @@
 
 /* argv[0] of a worker; argv[1] is its job's name. */
 #define JOB_ARGV0	"sbx-worker"
+/* The uid the parsing jobs drop to (privsep/worker/jobuser.c): a system
+ * user of its own, resolved by name before any config is read, so a
+ * fixed name and not a setting. */
+#define JOB_USER	"sbx-job"
 #define JOB_MAGIC	0x73627877u	/* "sbxw" */
 #define JOB_MAX		(1u << 20)	/* a job's memfd, at most */
 /* The seals of a job's memfd (fcntl.h's F_SEAL_*): the monitor sets them,

@@ -5,7 +5,8 @@
  *   the broker (root, unfiltered) and of a worker (root, runtime deny filter)
  *   until their exec; sbx-worker jobs and their children (root, runtime deny
  *   filter), the prober and session children (root until their drop, then the
- *   sandbox's prober uid, probe or session allowlist); the broker (root until
+ *   sandbox's prober uid, probe or session allowlist), the parsing jobs (root
+ *   until their drop, then sbx-job, job allowlist); the broker (root until
  *   its drop, then broker user; unfiltered, then the broker allowlist) and
  *   its children (broker user, broker and child allowlists)
  *

@@ -4,8 +4,10 @@
  *   spawner (root, unfiltered); in sbx-worker, JOB_DATA, JOB_WARM_START and a
  *   provision's service children, which start sessions, and a listing's child
  *   (root, runtime deny filter), the prober and a session child after their
- *   drop (the sandbox's prober uid, runtime deny filter); the broker (broker
- *   user, unfiltered) and its children (broker user, broker allowlist)
+ *   drop (the sandbox's prober uid, runtime deny filter), the parsing jobs at
+ *   their drop (sbx-job, runtime deny filter: privsep/worker/jobuser.c); the
+ *   broker (broker user, unfiltered) and its children (broker user, broker
+ *   allowlist)
  *
  * The lists are compiled in from policy/seccomp/ (an admin reads them
  * there; nobody can swap them at run time). libseccomp checks the
@@ -125,8 +127,9 @@ add_allow(scmp_filter_ctx ctx, const char *role, const char *name, int nr)
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	/* A spare's agent socket, on its channel alone: no child can take
-	 * a descriptor its agent sends (and pass it off as the agent). */
-	if (!strcmp(name, "recvmsg"))
+	 * a descriptor its agent sends (and pass it off as the agent). A
+	 * parsing job's is nscd's answer, on the socket NSS made. */
+	if (!strcmp(name, "recvmsg") && strcmp(role, "job") != 0)
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 		    SCMP_A0(SCMP_CMP_EQ, SC_SPARE_FD));
 	/* A broker child lowers its own priority for its exit, nothing

@@ -4,8 +4,10 @@
  *   spawner (root, unfiltered); in sbx-worker, JOB_DATA, JOB_WARM_START and a
  *   provision's service children, which start sessions, and a listing's child
  *   (root, runtime deny filter), the prober and a session child after their
- *   drop (the sandbox's prober uid, runtime deny filter); the broker (broker
- *   user, unfiltered) and its children (broker user, broker allowlist)
+ *   drop (the sandbox's prober uid, runtime deny filter), the parsing jobs at
+ *   their drop (sbx-job, runtime deny filter: privsep/worker/jobuser.c); the
+ *   broker (broker user, unfiltered) and its children (broker user, broker
+ *   allowlist)
  */
 #ifndef SBX_SCFILTER_H
 #define SBX_SCFILTER_H

@@ -9,15 +9,19 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool spawner lease data sockdir
+	     brokerlog spare child probe results pool spawner lease data sockdir \
+	     jobuser
+
+# The config's parsers, with the loaders that open by path (load.c).
+TEST_CONFIG_SRC = $(CONFIG_SRC) tests/unit/load.c
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
 
-test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
-test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
-test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(CONFIG_SRC) $(RTDOUBLE_SRC)
-test_subuid_SRC   = tests/unit/test_subuid.c shared/subuid.c privsep/worker/subuid.c shared/subrange.c
+test_seed_SRC     = tests/unit/test_seed.c $(MON_CORE) $(TEST_CONFIG_SRC) $(RTDOUBLE_SRC)
+test_cache_SRC    = tests/unit/test_cache.c $(MON_CORE) $(TEST_CONFIG_SRC) $(RTDOUBLE_SRC)
+test_limits_SRC   = tests/unit/test_limits.c $(MON_CORE) $(TEST_CONFIG_SRC) $(RTDOUBLE_SRC)
+test_subuid_SRC   = tests/unit/test_subuid.c $(TEST_CONFIG_SRC)
 test_wire_SRC     = tests/unit/test_wire.c $(WIRE_SRC) privsep/monitor/answer.c shared/pack.c
 test_dispatch_SRC = tests/unit/test_dispatch.c privsep/monitor/dispatch.c privsep/monitor/answer.c \
 		    shared/pack.c tests/unit/handle_stub.c
@@ -27,8 +31,9 @@ test_seccomp_SRC  = tests/seccomp/test_seccomp.c shared/scfilter.c
 test_argv_SRC     = tests/unit/test_argv.c privsep/worker/runtime_argv.c privsep/monitor/idmap.c \
 		    shared/sockdir.c shared/rtname.c privsep/worker/rt_seen.c
 test_fair_SRC     = tests/unit/test_fair.c broker/conntab.c shared/ratelim.c \
-		    $(CONFIG_SRC)
-test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/worker/brokerlog.c
+		    $(TEST_CONFIG_SRC)
+test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/worker/brokerlog.c privsep/worker/jobuser.c \
+		    shared/drop.c shared/scfilter.c
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
@@ -38,12 +43,13 @@ test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c priv
 		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
 		    privsep/monitor/jobpool.c privsep/monitor/spawner.c \
 		    privsep/monitor/drop_user.c shared/record_fmt.c shared/proc.c \
-		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
+		    shared/job.c shared/scfilter.c $(TEST_CONFIG_SRC)
+test_jobuser_SRC  = tests/unit/test_jobuser.c shared/job.c $(TEST_CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
 		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
-		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
+		    shared/drop.c shared/sockdir.c shared/scfilter.c $(TEST_CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/jobpool.c shared/proc.c \
 		    privsep/monitor/spawner.c privsep/monitor/drop_user.c \
 		    shared/job.c shared/scfilter.c shared/service.c
@@ -59,6 +65,9 @@ $(O)/fake-worker: $(call objs,tests/unit/fake_worker.c,test)
 $(O)/obj/test/tests/unit/test_pool.o $(O)/obj/test/tests/unit/test_spawner.o: \
 	XCFLAGS += -DFAKE_WORKER='"$(O)/fake-worker"'
 $(O)/test_pool $(O)/test_spawner: | $(O)/fake-worker
+# test_jobuser runs the sbx-worker built beside it.
+$(O)/obj/test/tests/unit/test_jobuser.o: XCFLAGS += -DSBX_WORKER='"$(O)/sbx-worker"'
+$(O)/test_jobuser: | $(O)/sbx-worker
 
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.

@@ -1,6 +1,7 @@
 /*
  * brokerlog.c - JOB_BROKERLOG: the broker's log lines, logged for it.
- * runs in: sbx-worker's JOB_BROKERLOG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_BROKERLOG, from its first call, which drops it
+ *   to sbx-job (runtime deny filter and job allowlist: jobuser.c)
  *
  * Without -d, or with -d when stderr is the journal, the broker's stderr
  * is a pipe (log.c, LOG_TO_MONITOR) whose read end the monitor holds and
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "brokerlog.h"
+#include "jobuser.h"
 #include "log.h"
 #include "work.h"
 
@@ -102,29 +104,29 @@ brokerlog_read(struct brokerlog *l)
 	return 0;
 }
 
-/* The job: until the monitor, the pipe's last writer, is gone. */
 int
-brokerlog_body(int fd, const struct sbx_config *cfg, const void *job,
-    size_t len)
+brokerlog_until_eof(int fd)
 {
 	static struct brokerlog l;
-	static char ident[32];
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	(void)cfg;
-	(void)job;
-	(void)len;
-	/* To syslog as the monitor's lines are (privsep/worker/logger.c): under the
-	 * monitor's name and pid, which the broker's lines always had. */
-	if (!log_foreground()) {
-		snprintf(ident, sizeof(ident), "sbx-monitor[%ld]",
-		    (long)getppid());
-		closelog();
-		openlog(ident, LOG_NDELAY, LOG_DAEMON);
-	}
 	l.fd = fd;
 	while (poll(&pfd, 1, -1) != -1 || errno == EINTR)
 		if (brokerlog_read(&l) == -1)
 			break;
 	return 0;
+}
+
+/* The job: dropped to sbx-job, until the monitor is gone. */
+int
+brokerlog_body(int fd, const struct sbx_config *cfg, const void *job,
+    size_t len)
+{
+	(void)cfg;
+	(void)job;
+	(void)len;
+	/* To syslog as the monitor's lines are (privsep/worker/logger.c). */
+	if (jobuser_drop_syslog(!log_foreground()) == -1)
+		return 1;
+	return brokerlog_until_eof(fd);
 }

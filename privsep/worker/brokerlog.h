@@ -1,6 +1,7 @@
 /*
  * brokerlog.h - the broker's log lines, logged for it (JOB_BROKERLOG).
- * runs in: sbx-worker's JOB_BROKERLOG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_BROKERLOG, after its drop to sbx-job (runtime
+ *   deny filter and job allowlist: jobuser.c)
  */
 #ifndef SBX_BROKERLOG_H
 #define SBX_BROKERLOG_H
@@ -15,5 +16,8 @@ struct brokerlog {
 
 /* What the pipe holds now, logged; -1 once it is closed. */
 int	brokerlog_read(struct brokerlog *);
+/* All the pipe at fd will hold, logged, until the monitor, its last
+ * writer, is gone; 0. JOB_BROKERLOG's, once it dropped. */
+int	brokerlog_until_eof(int fd);
 
 #endif

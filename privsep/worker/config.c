@@ -1,9 +1,11 @@
 /*
  * config.c - read sbx.conf with libinih, then check every value once, for
  * the monitor's start (JOB_CONFIG) and for sbx-monitor -t, so the daemon
- * never meets a bad setting later.
- * runs in: sbx-worker's JOB_CONFIG, and JOB_RELOAD's project files (root,
- *   runtime deny filter)
+ * never meets a bad setting later. The file comes as the descriptor root
+ * opened (config_job.c).
+ * runs in: sbx-worker's JOB_CONFIG, and JOB_RELOAD's project files, in
+ *   their child that dropped to sbx-job (runtime deny filter and job
+ *   allowlist: jobuser.c)
  *
  * Unknown sections and keys are errors: a typo should not silently
  * change nothing. SIGHUP does not read sbx.conf again (only the projects
@@ -607,6 +609,31 @@ check_limits(struct parse *p)
 	return 1;
 }
 
+/* The parsing jobs' uid (jobuser.c) is theirs alone: not the broker's,
+ * not in a sandbox's range. A host without the user fails at the drop. */
+static int
+check_job_user(struct parse *p, uid_t broker)
+{
+	const struct sbx_config *c = p->cfg;
+	struct passwd *pw;
+	uint64_t end;
+
+	if (!strcmp(c->broker_user, JOB_USER))
+		return perr(p, "broker_user must not be %s, the parsing jobs' "
+		    "user", JOB_USER);
+	if ((pw = getpwnam(JOB_USER)) == NULL)
+		return 1;
+	if (pw->pw_uid == broker)
+		return perr(p, "broker_user %s has the uid of %s, the parsing "
+		    "jobs' user", c->broker_user, JOB_USER);
+	end = (uint64_t)c->userns_base + (uint64_t)c->userns_slots *
+	    (c->nservices ? c->nservices : 1) * 65536;
+	if (pw->pw_uid >= c->userns_base && pw->pw_uid < end)
+		return perr(p, "userns_base and userns_slots make a range that "
+		    "holds the uid of %s (%u)", JOB_USER, (unsigned)pw->pw_uid);
+	return 1;
+}
+
 static int
 check(struct parse *p)
 {
@@ -625,6 +652,8 @@ check(struct parse *p)
 		return perr(p, "broker_user %s does not exist", c->broker_user);
 	if (pw->pw_uid == 0)
 		return perr(p, "broker_user %s is root", c->broker_user);
+	if (!check_job_user(p, pw->pw_uid))
+		return 0;
 	if (c->max_children == 0 || c->max_workers == 0 ||
 	    c->request_timeout == 0 || c->runtime_timeout == 0)
 		return perr(p, "max_children, max_workers, request_timeout and "
@@ -658,19 +687,59 @@ check(struct parse *p)
 	return 1;
 }
 
+/* All of fd, at most CONFIG_MAX bytes, as a stream that rewinds. */
+#define CONFIG_MAX	(1u << 20)
+static FILE *
+slurp(int fd, char **buf, const char *path, char *err, size_t errlen)
+{
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+
+	if ((*buf = malloc(CONFIG_MAX + 1)) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	while (len <= CONFIG_MAX && (n = read(fd, *buf + len,
+	    CONFIG_MAX + 1 - len)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return NULL;
+		}
+		len += (size_t)n;
+	}
+	if (len > CONFIG_MAX) {
+		snprintf(err, errlen, "%s: larger than %u KiB", path,
+		    CONFIG_MAX >> 10);
+		return NULL;
+	}
+	/* fmemopen takes no empty buffer: an empty file is a blank line. */
+	if (len == 0)
+		(*buf)[len++] = '\n';
+	if ((f = fmemopen(*buf, len, "r")) == NULL)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return f;
+}
+
 int
-config_load(const char *path, struct sbx_config *cfg, char *err,
-    size_t errlen)
+config_parse(int fd, int open_errno, const char *path,
+    struct sbx_config *cfg, char *err, size_t errlen)
 {
 	struct parse p = { .cfg = cfg, .err = err, .errlen = errlen };
-	char first[CFG_STR * 2];
+	char first[CFG_STR * 2], *buf = NULL;
 	FILE *f;
 	int line;
 
 	err[0] = '\0';
 	defaults(cfg);
-	if ((f = fopen(path, "re")) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(open_errno));
+		return -1;
+	}
+	if ((f = slurp(fd, &buf, path, err, errlen)) == NULL) {
+		free(buf);
 		return -1;
 	}
 	/* First: what such a line would do to the parse is not its cause. */
@@ -679,6 +748,7 @@ config_load(const char *path, struct sbx_config *cfg, char *err,
 		line = ini_parse_file(f, on_entry, &p);
 	}
 	fclose(f);
+	free(buf);
 	if (line != 0 || p.failed) {
 		strlcpy(first, p.failed || err[0] != '\0' ? err :
 		    "syntax error", sizeof(first));

@@ -4,14 +4,32 @@
  * monitor, which checks the result it is sent (privsep/monitor/config_take.c); or,
  * for sbx-monitor -t, sbx.conf and every project file checked, each
  * problem said on stderr as file:line: cause.
- * runs in: sbx-worker's JOB_CONFIG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_CONFIG (root: the opens and the result; the
+ *   parse in a child that drops to sbx-job, jobuser.c), runtime deny filter
+ *
+ * Root opens sbx.conf and, for -t, what it names; each parse is a child
+ * that dropped to sbx-job first and leaves its answer in memory shared
+ * with us. Root only writes that answer to the monitor, which checks it.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "iox.h"
+#include "jobuser.h"
 #include "work.h"
+
+struct config_work {
+	const char		*path;
+	int			 fd, open_errno;
+	uint32_t		 check;
+	struct config_result	*r;	/* shared with the child */
+	struct job_files	 files;	/* -t: what sbx.conf names */
+};
 
 /* Does /proc hide every uid's processes from the others (hidepid=2,
  * invisible)? podman's and conmon's arguments name a sandbox's uid and
@@ -33,23 +51,41 @@ proc_hidden(void)
 	return hidden;
 }
 
-/* sbx-monitor -t: every file, every problem; 0 when there is none. */
+/* As sbx-job: sbx.conf into the shared result. */
 static int
-check_all(const struct sbx_config *cfg)
+parse_conf(void *arg)
 {
+	struct config_work *w = arg;
+	struct config_result *r = w->r;
+
+	r->ok = config_parse(w->fd, w->open_errno, w->path, &r->cfg, r->err,
+	    sizeof(r->err)) == 0;
+	r->proc_hidden = proc_hidden();
+	if (w->check && !r->ok)
+		fprintf(stderr, "%s\n", r->err);
+	return 0;
+}
+
+/* As sbx-job, for -t: every file, every problem; 0 when there is none. */
+static int
+check_all(void *arg)
+{
+	struct config_work *w = arg;
+	const struct sbx_config *cfg = &w->r->cfg;
 	struct project_table pt;
 	struct subuid_table st;
 	char err[256];
 	size_t i;
 	int rc = 0;
 
-	if (projects_load(cfg, &pt, true) == -1)
+	if (projects_parse(cfg, &w->files, &pt, true) == -1)
 		rc = 1;
 	for (i = 0; i < pt.n; i++)
 		if (!pt.v[i].valid)
 			rc = 1;
 	projects_free(&pt);
-	if (subuid_load(cfg->subuid_file, &st, err, sizeof(err)) == -1) {
+	if (subuid_parse(&w->files, cfg->subuid_file, &st, err,
+	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s\n", err);
 		rc = 1;
 	}
@@ -57,29 +93,57 @@ check_all(const struct sbx_config *cfg)
 	return rc;
 }
 
+/* -t, once sbx.conf is sound: what it names, opened here, parsed there.
+ * The paths come from sbx.conf, root's file, and only end and start at /
+ * here: the child that read them checked the rest. */
+static int
+check_files(int fd, struct config_work *w)
+{
+	struct sbx_config *cfg = &w->r->cfg;
+	int rc;
+
+	if (!memchr(cfg->projects, '\0', sizeof(cfg->projects)) ||
+	    !memchr(cfg->subuid_file, '\0', sizeof(cfg->subuid_file)) ||
+	    cfg->projects[0] != '/' || cfg->subuid_file[0] != '/')
+		return 1;
+	(void)job_files_open(cfg->projects, cfg->subuid_file, &w->files);
+	rc = jobuser_fork(fd, check_all, w);
+	job_files_close(&w->files);
+	return rc != 0;
+}
+
 int
 config_body(int fd, const struct sbx_config *env, const void *job,
     size_t len)
 {
 	struct job_config j;
-	struct config_result *r;
-	int rc;
+	struct config_work w = { .fd = -1 };
+	int rc = 1;
 
 	(void)env;
 	memcpy(&j, job, len);
-	if (memchr(j.path, '\0', sizeof(j.path)) == NULL ||
-	    (r = calloc(1, sizeof(*r))) == NULL)
+	if (memchr(j.path, '\0', sizeof(j.path)) == NULL)
 		return 1;
-	r->magic = CONFIG_MAGIC;
-	r->ok = config_load(j.path, &r->cfg, r->err, sizeof(r->err)) == 0;
-	r->proc_hidden = proc_hidden();
-	if (j.check) {
-		if (!r->ok)
-			fprintf(stderr, "%s\n", r->err);
-		rc = !r->ok || check_all(&r->cfg);
-	} else
-		rc = write_all(fd, r, sizeof(*r), now_ms() + 5000) == 0 ? 0 : 1;
-	explicit_bzero(r, sizeof(*r));
-	free(r);
+	w.path = j.path;
+	w.check = j.check;
+	if ((w.r = mmap(NULL, sizeof(*w.r), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return 1;
+	if ((w.fd = open(j.path, O_RDONLY | O_CLOEXEC)) == -1)
+		w.open_errno = errno;
+	/* A child that did not answer leaves a short result: the monitor
+	 * says so, and the child's line said why. */
+	if (jobuser_fork(fd, parse_conf, &w) == 0) {
+		w.r->magic = CONFIG_MAGIC;
+		if (j.check)
+			rc = !w.r->ok || check_files(fd, &w);
+		else
+			rc = write_all(fd, w.r, sizeof(*w.r), now_ms() +
+			    5000) == 0 ? 0 : 1;
+	}
+	if (w.fd != -1)
+		close(w.fd);
+	explicit_bzero(w.r, sizeof(*w.r));
+	munmap(w.r, sizeof(*w.r));
 	return rc;
 }

@@ -3,7 +3,8 @@
  * looks like "key = value" continues the previous value (inih's
  * multi-line values), so a key indented by mistake would end up inside
  * another key's value.
- * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG, in their child that
+ *   dropped to sbx-job (runtime deny filter and job allowlist: jobuser.c)
  *
  * sbx.conf and the project files keep their keys at column 0, and such a
  * line is an error with its number.

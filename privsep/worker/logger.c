@@ -1,6 +1,7 @@
 /*
  * logger.c - JOB_LOG: the monitor's syslog(3).
- * runs in: sbx-worker's JOB_LOG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_LOG, from its first call, which drops it to
+ *   sbx-job (runtime deny filter and job allowlist: jobuser.c)
  *
  * A syslog daemon that is slow, or gone, makes syslog(3) wait; the
  * monitor's loop must not, so its lines come here through a pipe it writes
@@ -15,6 +16,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "jobuser.h"
 #include "work.h"
 
 static void
@@ -35,7 +37,6 @@ line_out(char *line)
 int
 log_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 {
-	static char ident[32];
 	char buf[4096], *nl;
 	size_t have = 0;
 	ssize_t n;
@@ -43,9 +44,8 @@ log_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 	(void)cfg;
 	(void)job;
 	(void)len;
-	snprintf(ident, sizeof(ident), "sbx-monitor[%ld]", (long)getppid());
-	closelog();
-	openlog(ident, LOG_NDELAY, LOG_DAEMON);
+	if (jobuser_drop_syslog(true) == -1)
+		return 1;
 	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
 		have += (size_t)n;
 		buf[have] = '\0';

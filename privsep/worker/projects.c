@@ -1,8 +1,10 @@
 /*
  * projects.c - the project files: the opted-in services and the users of
  * each project, read for JOB_RELOAD (at start and on SIGHUP) and for the
- * check of sbx-monitor -t.
- * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
+ * check of sbx-monitor -t, from the descriptors root opened
+ * (jobfiles.c).
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG, in their child that
+ *   dropped to sbx-job (runtime deny filter and job allowlist: jobuser.c)
  *
  * Files are admin-owned policy: a file that is not owned by root or is
  * writable by others is refused (an agent must not be able to opt itself
@@ -13,7 +15,6 @@
  * postgres_seed names a file of the same directory, held to the same
  * rules (seeds.c); the reload copies it where provisions read it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -32,6 +33,7 @@
 
 struct pparse {
 	const struct sbx_config	*cfg;
+	const struct job_files	*files;
 	struct project		*p;
 	const char		*key;		/* the entry's, for the message */
 	bool			 services_seen;	/* sandbox_services parsed */
@@ -157,6 +159,39 @@ set_services(struct pparse *pp, const char *v)
 	return 1;
 }
 
+/* name's entry in jf, or NULL. */
+static const struct job_file *
+file_find(const struct job_files *jf, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < jf->n; i++)
+		if (!strcmp(jf->v[i].name, name))
+			return &jf->v[i];
+	return NULL;
+}
+
+/* A seed's descriptor in jf, or -1 with why (as an open would say). */
+static int
+seed_fd(const struct job_files *jf, const char *name, char *err,
+    size_t errlen)
+{
+	const struct job_file *f;
+
+	if (!seed_name_valid(name)) {
+		snprintf(err, errlen, "not a file name of the projects "
+		    "directory (a slug, not *.conf)");
+		return -1;
+	}
+	if ((f = file_find(jf, name)) == NULL || f->fd == -1) {
+		snprintf(err, errlen, "%s: %s", name, f == NULL ?
+		    strerror(ENOENT) : f->err == ELOOP ? "a symbolic link" :
+		    strerror(f->err));
+		return -1;
+	}
+	return f->fd;
+}
+
 /*
  * postgres_seed: a file of the projects directory, checked now so that
  * -t and the reload's log say what is wrong with it at this line; the
@@ -171,10 +206,9 @@ set_seed(struct pparse *pp, const char *v)
 
 	if (pp->p->seed[0] != '\0')
 		return pfail(pp, "given twice", NULL);
-	if ((fd = seed_open(pp->cfg->projects, v, &size, err,
-	    sizeof(err))) == -1)
+	if ((fd = seed_fd(pp->files, v, err, sizeof(err))) == -1 ||
+	    seed_check(fd, v, &size, err, sizeof(err)) == -1)
 		return pfail(pp, err, NULL);
-	close(fd);
 	strlcpy(pp->p->seed, v, sizeof(pp->p->seed));
 	/* sandbox_services before this line: its set must take the seed */
 	if (pp->services_seen && !offers_postgres(pp))
@@ -244,20 +278,20 @@ on_pentry(void *user, const char *section, const char *k, const char *v)
 }
 
 /*
- * The file, opened once: what is checked is what is parsed, whatever is
- * renamed over the path meanwhile. Non-blocking, so that a FIFO put there
- * does not hold us; it is refused as not a regular file.
+ * The file root opened once: what is checked is what is parsed, whatever
+ * is renamed over the path meanwhile. Opened non-blocking, so that a FIFO
+ * put there does not hold us; it is refused as not a regular file.
  */
 static FILE *
-open_trusted(const char *path, char *err, size_t errlen)
+open_trusted(const struct job_file *jf, char *err, size_t errlen)
 {
 	struct stat st;
 	FILE *f;
-	int fd;
+	int fd = -1;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &st) == -1) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	if (jf->fd == -1 || (fd = dup(jf->fd)) == -1 || fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s", strerror(jf->fd == -1 ? jf->err :
+		    errno));
 		if (fd != -1)
 			close(fd);
 		return NULL;
@@ -269,19 +303,22 @@ open_trusted(const char *path, char *err, size_t errlen)
 		close(fd);
 		return NULL;
 	}
-	if ((f = fdopen(fd, "r")) == NULL) {
+	if (lseek(fd, 0, SEEK_SET) == -1 || (f = fdopen(fd, "r")) == NULL) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		close(fd);
+		return NULL;
 	}
 	return f;
 }
 
 /* One file into p; -1 with err and *line (0: not a line's fault). */
 static int
-project_parse(const struct sbx_config *cfg, const char *path,
-    struct project *p, char *err, size_t errlen, int *line)
+project_parse(const struct sbx_config *cfg, const struct job_files *jf,
+    const struct job_file *file, struct project *p, char *err,
+    size_t errlen, int *line)
 {
-	struct pparse pp = { .cfg = cfg, .p = p, .err = err, .errlen = errlen };
+	struct pparse pp = { .cfg = cfg, .files = jf, .p = p, .err = err,
+	    .errlen = errlen };
 	FILE *f;
 
 	p->anyone = true;
@@ -289,7 +326,7 @@ project_parse(const struct sbx_config *cfg, const char *path,
 	p->seed[0] = '\0';
 	p->valid = false;
 	*line = 0;
-	if ((f = open_trusted(path, err, errlen)) == NULL)
+	if ((f = open_trusted(file, err, errlen)) == NULL)
 		return -1;
 	/* First: what such a line would do to the parse is not its cause. */
 	if ((*line = indented_key(f, err, errlen)) == 0) {
@@ -339,30 +376,27 @@ project_invalid(struct project *p, const char *dir, const char *file,
 }
 
 int
-projects_load(const struct sbx_config *cfg, struct project_table *t,
-    bool check)
+projects_parse(const struct sbx_config *cfg, const struct job_files *jf,
+    struct project_table *t, bool check)
 {
-	DIR *d;
-	struct dirent *de;
 	struct project *v = NULL, *nv;
-	size_t n = 0, cap = 0;
-	char path[CFG_STR * 2], err[SBX_MESSAGE_MAX];
+	size_t n = 0, cap = 0, i;
+	char err[SBX_MESSAGE_MAX], slug[SBX_SLUG_MAX];
 	int line;
 
 	t->n = 0;
 	t->v = NULL;
-	if ((d = opendir(cfg->projects)) == NULL) {
+	if (jf->dir_err != 0) {
 		if (check)
 			fprintf(stderr, "%s: %s\n", cfg->projects,
-			    strerror(errno));
+			    strerror(jf->dir_err));
 		else
-			log_warn("projects %s", cfg->projects);
+			log_warnx("projects %s: %s", cfg->projects,
+			    strerror(jf->dir_err));
 		return -1;
 	}
-	while ((de = readdir(d)) != NULL) {
-		char slug[SBX_SLUG_MAX];
-
-		if (conf_slug(de->d_name, slug) == NULL)
+	for (i = 0; i < jf->n; i++) {
+		if (conf_slug(jf->v[i].name, slug) == NULL)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -372,15 +406,13 @@ projects_load(const struct sbx_config *cfg, struct project_table *t,
 		}
 		memset(&v[n], 0, sizeof(v[n]));
 		strlcpy(v[n].slug, slug, sizeof(v[n].slug));
-		snprintf(path, sizeof(path), "%s/%s", cfg->projects, de->d_name);
 		err[0] = '\0';
-		if (project_parse(cfg, path, &v[n], err, sizeof(err),
+		if (project_parse(cfg, jf, &jf->v[i], &v[n], err, sizeof(err),
 		    &line) == -1)
-			project_invalid(&v[n], cfg->projects, de->d_name, line,
-			    err, check);
+			project_invalid(&v[n], cfg->projects, jf->v[i].name,
+			    line, err, check);
 		n++;
 	}
-	closedir(d);
 	if (n > 0)
 		qsort(v, n, sizeof(*v), project_slug_cmp);
 	t->n = n;

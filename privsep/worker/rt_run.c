@@ -5,8 +5,9 @@
  *   filter)
  *
  * JOB_LIST and JOB_REMOVE are adoption's, at the monitor's
- * start: the listing holds agents' names, so it is parsed here
- * (rt_seen.c) and the monitor only checks the fixed entries written.
+ * start: the listing holds agents' names, so it is parsed in a worker,
+ * by a child of it that dropped to sbx-job (rt_seen.c), and the monitor
+ * only checks the fixed entries written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "iox.h"
+#include "jobuser.h"
 #include "log.h"
 #include "proc.h"
 #include "runtime_argv.h"
@@ -307,6 +309,70 @@ docker_lines(const struct sbx_config *cfg, char *ids_text)
 	return text;
 }
 
+/*
+ * The listing holds agents' names: a child that dropped to sbx-job
+ * (jobuser.c) parses it (rt_seen.c) into memory shared with us, at most
+ * an entry a line. Root takes the entries whose strings end; what each
+ * may be, adoption and the monitor check.
+ */
+struct seen_out {
+	size_t		n;
+	struct rt_seen	v[];
+};
+struct seen_work {
+	char		*text;
+	size_t		 cap;
+	struct seen_out	*out;
+};
+
+static int
+seen_parse(void *arg)
+{
+	struct seen_work *w = arg;
+	struct rt_seen *v;
+	size_t n;
+
+	if (rt_seen_parse(w->text, &v, &n) == -1)
+		return 1;
+	if (n <= w->cap && n > 0)
+		memcpy(w->out->v, v, n * sizeof(*v));
+	w->out->n = n;
+	free(v);
+	return n <= w->cap ? 0 : 1;
+}
+
+static int
+seen_take(char *text, struct rt_seen **v, size_t *n)
+{
+	struct seen_work w = { .text = text, .cap = 1 };
+	const char *p;
+	size_t len, i;
+	int rc = -1;
+
+	for (p = text; *p != '\0'; p++)
+		w.cap += *p == '\n';
+	len = sizeof(*w.out) + w.cap * sizeof(w.out->v[0]);
+	if ((w.out = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return -1;
+	/* The job's result pipe, fd 3 (main.c), is not the child's. */
+	if (jobuser_fork(3, seen_parse, &w) == 0 && w.out->n <= w.cap &&
+	    (*v = reallocarray(NULL, w.out->n + 1, sizeof(**v))) != NULL) {
+		*n = w.out->n;
+		memcpy(*v, w.out->v, *n * sizeof(**v));
+		for (i = 0; i < *n; i++)
+			if (!memchr((*v)[i].name, '\0', sizeof((*v)[i].name)) ||
+			    !memchr((*v)[i].agent, '\0', sizeof((*v)[i].agent)))
+				break;
+		if (i == *n)
+			rc = 0;
+		else
+			free(*v);
+	}
+	munmap(w.out, len);
+	return rc;
+}
+
 int
 rt_list(const struct sbx_config *cfg, struct rt_seen **v, size_t *n)
 {
@@ -325,7 +391,7 @@ rt_list(const struct sbx_config *cfg, struct rt_seen **v, size_t *n)
 		free(text);
 		text = lines;
 	}
-	if (text != NULL && rt_seen_parse(text, v, n) == 0)
+	if (text != NULL && seen_take(text, v, n) == 0)
 		rc = 0;
 	free(text);
 	return rc;

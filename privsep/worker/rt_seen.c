@@ -1,11 +1,13 @@
 /*
  * rt_seen.c - the runtime's listing of sbx's containers, as fixed entries
  * (struct rt_seen, job.h).
- * runs in: sbx-worker's JOB_ADOPT and JOB_PURGE (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_ADOPT and JOB_PURGE, in their child that
+ *   dropped to sbx-job (runtime deny filter and job allowlist: jobuser.c)
  *
  * The listing names containers after agents, whose names tenants choose,
- * so the monitor does not parse it: the adoption job does (adopt.c), and
- * the monitor checks what that job concludes
+ * so the monitor does not parse it, nor root: the adoption job's child
+ * that dropped to sbx-job does (rt_run.c's rt_list), and the monitor
+ * checks what that job concludes
  * (privsep/monitor/adopt_check.c) as it would a message from the broker.
  */
 #include <errno.h>

@@ -27,6 +27,9 @@ bool	seed_name_valid(const char *name);
  * SEED_MAX bytes; its size in *size. -1 with one cause in err. */
 int	seed_open(const char *dir, const char *name, uint64_t *size,
 	    char *err, size_t errlen);
+/* The same rules on a file already open (fd), named name in err. */
+int	seed_check(int fd, const char *name, uint64_t *size, char *err,
+	    size_t errlen);
 /* The reload's copies: state_dir/seeds/<project>.sql for each valid
  * project with a seed, none for the others. A project whose seed cannot
  * be copied is made invalid, with why. 0, or -1 (the directory). */

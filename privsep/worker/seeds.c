@@ -1,8 +1,9 @@
 /*
  * seeds.c - postgres_seed files: their rules, and the copies that the
  * reload (JOB_RELOAD, at start and on SIGHUP) keeps in state_dir/seeds.
- * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG, and its runtime jobs
- *   (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_RELOAD (root: the copies; seed_check also in
+ *   its child that dropped to sbx-job, job allowlist), JOB_CONFIG's check
+ *   and its runtime jobs (root, runtime deny filter)
  *
  * A seed is admin's policy like the project file that names it, and is
  * held to the same rules: a regular file, not a link, root's, written by
@@ -39,11 +40,35 @@ seed_name_valid(const char *name)
 }
 
 int
+seed_check(int fd, const char *name, uint64_t *size, char *err,
+    size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen, "%s: not a root-owned file writable "
+		    "only by root", name);
+		return -1;
+	}
+	if ((uint64_t)st.st_size > SEED_MAX) {
+		snprintf(err, errlen, "%s: larger than %u MiB", name,
+		    SEED_MAX >> 20);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int
 seed_open(const char *dir, const char *name, uint64_t *size, char *err,
     size_t errlen)
 {
 	char path[CFG_STR + SBX_SLUG_MAX + 2];
-	struct stat st;
 	int fd;
 
 	if (!seed_name_valid(name)) {
@@ -58,27 +83,15 @@ seed_open(const char *dir, const char *name, uint64_t *size, char *err,
 	}
 	/* Non-blocking: a FIFO there must not hold the reload. */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+	    O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "%s: %s", name, errno == ELOOP ?
 		    "a symbolic link" : strerror(errno));
-		if (fd != -1)
-			close(fd);
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(err, errlen, "%s: not a root-owned file writable "
-		    "only by root", name);
+	if (seed_check(fd, name, size, err, errlen) == -1) {
 		close(fd);
 		return -1;
 	}
-	if ((uint64_t)st.st_size > SEED_MAX) {
-		snprintf(err, errlen, "%s: larger than %u MiB", name,
-		    SEED_MAX >> 20);
-		close(fd);
-		return -1;
-	}
-	*size = (uint64_t)st.st_size;
 	return fd;
 }
 

@@ -1,12 +1,14 @@
 /*
  * subuid.c - /etc/subuid: "owner:start:count" per line, owner a user name
  * or a uid (subuid(5)).
- * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
+ * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG, in their child that
+ *   dropped to sbx-job (runtime deny filter and job allowlist: jobuser.c)
  *
  * A user with a range can connect from a user namespace as any uid in
  * it; the monitor counts those uids toward the owner's quotas or refuses
  * them (sbx.conf(5), subuid). The file is read here for JOB_RELOAD, at
- * start and on SIGHUP; a request only looks its uid up (shared/subuid.c).
+ * start and on SIGHUP, from the descriptor root opened (jobfiles.c); a
+ * request only looks its uid up (shared/subuid.c).
  *
  * The file is root's (it must be root-owned and writable by root alone,
  * or it is not used); still, every line is checked, a bad one is skipped
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "work.h"
 
@@ -153,21 +156,27 @@ read_ranges(FILE *f, struct subuid_table *t, char *err, size_t errlen)
 }
 
 int
-subuid_load(const char *path, struct subuid_table *t, char *err,
-    size_t errlen)
+subuid_parse(const struct job_files *jf, const char *path,
+    struct subuid_table *t, char *err, size_t errlen)
 {
 	struct stat st;
 	FILE *f;
-	int rc;
+	int fd, rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((f = fopen(path, "re")) == NULL) {
-		if (errno == ENOENT)
+	if (jf->subuid_fd == -1) {
+		if (jf->subuid_err == ENOENT)
 			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", path, strerror(jf->subuid_err));
 		return -1;
 	}
-	if (fstat(fileno(f), &st) == -1 || !S_ISREG(st.st_mode) ||
+	if ((fd = dup(jf->subuid_fd)) == -1 || (f = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_uid != 0 || (st.st_mode & 022) != 0) {
 		snprintf(err, errlen, "%s must be a root-owned file that only "
 		    "root may write", path);

@@ -97,25 +97,50 @@ int	rt_seen_parse(char *text, struct rt_seen **, size_t *);
 /* rt_run.c: every container of sbx's that the runtime lists, parsed. */
 int	rt_list(const struct sbx_config *, struct rt_seen **, size_t *);
 
-/* config.c: sbx.conf, 0, or -1 with one line in err (file:line: cause). */
-int	config_load(const char *path, struct sbx_config *, char *err,
-	    size_t errlen);
+/* config.c: sbx.conf from fd, opened by root as path (fd -1: its open
+ * failed with open_errno); 0, or -1 with one line in err (file:line:
+ * cause). */
+int	config_parse(int fd, int open_errno, const char *path,
+	    struct sbx_config *, char *err, size_t errlen);
 size_t	split_words(char *s, char **out, size_t max);
 
-/* subuid.c: /etc/subuid (path), sorted, no overlap; a missing file is an
- * empty table; -1 with err otherwise. */
-int	subuid_load(const char *path, struct subuid_table *, char *err,
-	    size_t errlen);
+/* jobfiles.c: what JOB_RELOAD and -t parse, opened by root. */
+#define JOB_FILES_MAX	(2 * RELOAD_MAX_PROJECTS)
+struct job_files {
+	int		 dir_err;	/* the projects directory's, or 0 */
+	size_t		 n, cap;
+	struct job_file {
+		char	 name[256];
+		int	 fd;		/* -1: err says why */
+		int	 err;
+	}		*v;
+	int		 subuid_fd;	/* -1: subuid_err says why */
+	int		 subuid_err;
+};
+/* The projects directory's files and the subordinate uids' (subuid NULL:
+ * none); -1 if the directory cannot be listed (dir_err). */
+int	job_files_open(const char *projects, const char *subuid,
+	    struct job_files *);
+void	job_files_close(struct job_files *);
+
+/* subuid.c: /etc/subuid (path) from jf, sorted, no overlap; a missing
+ * file is an empty table; -1 with err otherwise. */
+int	subuid_parse(const struct job_files *, const char *path,
+	    struct subuid_table *, char *err, size_t errlen);
 
 /* ini_check.c: the number of the first line of f that is indented and
  * looks like a key (err says so), or 0. */
 int	indented_key(FILE *, char *err, size_t errlen);
 
-/* projects.c: every <slug>.conf of cfg->projects, an invalid file's
- * project kept as invalid with why; -1 if the directory is unreadable.
- * check: each problem on stderr as file:line: cause. */
-int	projects_load(const struct sbx_config *, struct project_table *,
-	    bool check);
+/* projects.c: every <slug>.conf of cfg->projects, from jf, an invalid
+ * file's project kept as invalid with why; -1 if the directory is
+ * unreadable. check: each problem on stderr as file:line: cause. */
+int	projects_parse(const struct sbx_config *, const struct job_files *,
+	    struct project_table *, bool check);
+
+/* metrics_fmt.c: the exposition of m to f; 0, or -1 if a write failed. */
+struct metrics_snap;
+int	metrics_format(FILE *f, const struct metrics_snap *m);
 
 /* The jobs: each writes its one result to fd; its return is its exit. */
 int	provision_body(int fd, const struct sbx_config *, const void *job,

@@ -14,11 +14,14 @@ wrapper() {
 	printf '#!/bin/sh\nfor a; do [ "$a" = run ] && { %s; }; done\nexec podman "$@"\n' "$2" > "$WORK/$1"
 	chmod 0755 "$WORK/$1"
 }
-# syslogd FILE: a syslog daemon of the test's own on /dev/log.
+# syslogd FILE: a syslog daemon of the test's own on /dev/log, which any
+# uid may write to, as rsyslog's and journald's: the monitor's log
+# workers connect again as sbx-job. Made 0666 before it is /dev/log.
 syslogd() {
 	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log.sbx-test")
+os.chmod("/dev/log.sbx-test", 0o666); os.rename("/dev/log.sbx-test", "/dev/log")
 f = open(sys.argv[1], "ab", 0)
 while True: f.write(s.recv(65536) + b"\n")' "$1" &
 	SYSLOGD=$!
@@ -227,13 +230,15 @@ if [ ! -e /dev/log ]; then
 	check "an unframed line at LOG_WARNING, marked as the broker's, made printable" wait_until 5 'grep -q "^<28>.* sbx-monitor\[$dpid\]: sbx-broker\[?\]: audit event=provision uid=0 agent=forged2 ?\[2J$" "$WORK/syslog2"'
 	check "and neither passes for the monitor's own audit line" bash -c "! grep -q 'sbx-monitor\[[0-9]*\]: audit event=provision uid=0 agent=forged' '$WORK/syslog2'"
 	# A syslog daemon that reads nothing: syslog(3) would wait for it.
+	# Its /dev/log is 0666 too: the logger connects again as sbx-job.
 	# The loop's lines go through a pipe it never waits on, to a logger
 	# that does; what the pipe does not take is counted and said later.
 	kill "$SYSLOGD"; wait "$SYSLOGD" 2>/dev/null; rm -f /dev/log
 	qlen=$(cat /proc/sys/net/unix/max_dgram_qlen)
 	echo 4 > /proc/sys/net/unix/max_dgram_qlen
-	python3 -c 'import socket, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+	python3 -c 'import os, socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log.sbx-test")
+os.chmod("/dev/log.sbx-test", 0o666); os.rename("/dev/log.sbx-test", "/dev/log")
 time.sleep(60)' &
 	SYSLOGD=$!
 	wait_for 5 test -S /dev/log

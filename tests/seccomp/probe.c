@@ -20,6 +20,10 @@
  *            sc_load_allow("session") (a worker's session child); its
  *            unfiltered column is the uid drop alone
  *   monitor  root, sc_load_allow("monitor") (monitor_confine)
+ *   job      drop_to_ids(nobody's ids), the worker's deny list, then
+ *            sc_load_allow("job") (a parsing job after its drop to
+ *            sbx-job, privsep/worker/jobuser.c); its expectations are a
+ *            table of their own, job_want, by check name
  *
  * Each check is a raw syscall(2) with harmless arguments (a libc wrapper
  * may make another syscall than the one named). The filtered process must
@@ -60,11 +64,11 @@
 #include "scfilter.h"
 
 #define NOPE	"/nonexistent-sbx-probe"
-#define NROLES	6
+#define NROLES	7
 
-enum { BROKER, CHILD, PROBE, RUNTIME, SESSION, MONITOR };
+enum { BROKER, CHILD, PROBE, RUNTIME, SESSION, MONITOR, JOB };
 static const char *const role_name[NROLES] = { "broker", "child", "probe",
-    "runtime", "session", "monitor" };
+    "runtime", "session", "monitor", "job" };
 
 /* What the filtered call must do. UNREACH: a connect that the
  * unfiltered process makes is killed or fails. */
@@ -420,6 +424,67 @@ static const struct check checks[] = {
 };
 #define NCHECKS	(sizeof(checks) / sizeof(checks[0]))
 
+/*
+ * The job role's, for every check above. It keeps a Unix socket and
+ * connect (syslog(3) after a daemon restart, nscd, sssd) and openat (NSS
+ * reads /etc/passwd and /etc/group as sbx-job): it reaches what sbx-job
+ * may reach on the host's file system, and no inet socket at all.
+ */
+static const struct {
+	const char	*name;
+	int		 want;
+} job_want[] = {
+	{ "execve", K }, { "execveat", K }, { "ptrace", K }, { "mount", K },
+	{ "umount2", K }, { "umount2(MNT_DETACH)", K }, { "chroot", K }, { "open", K }, { "openat", OK },
+	{ "setuid", K }, { "setresuid", K }, { "setgid", K }, { "capset", K },
+	{ "unshare", K }, { "setns", K }, { "clone(fork)", K },
+	{ "clone(NEWUSER)", K }, { "clone(NEWNET)", K }, { "clone3", E_NOSYS },
+	{ "socket(AF_INET)", K }, { "socket(AF_INET6)", K },
+	{ "socket(AF_UNIX)", OK }, { "socket(AF_NETLINK)", K },
+	{ "socketpair(AF_UNIX)", K }, { "socketpair(AF_INET)", K },
+	{ "bind", K }, { "listen", K }, { "connect", S },
+	{ "connect(127.0.0.1)", U }, { "connect(unix path)", OK },
+	{ "connect(abstract)", OK }, { "prctl(NO_NEW_PRIVS)", OK },
+	{ "prctl(SET_DUMPABLE)", K }, { "kexec_load", K },
+	{ "kexec_file_load", K }, { "bpf", K }, { "init_module", K },
+	{ "finit_module", K }, { "delete_module", K }, { "create_module", K },
+	{ "keyctl", K }, { "add_key", K }, { "request_key", K },
+	{ "reboot", K }, { "swapon", K }, { "swapoff", K }, { "acct", K },
+	{ "settimeofday", K }, { "clock_settime", K }, { "adjtimex", K },
+	{ "clock_adjtime", K }, { "ioperm", K }, { "iopl", K }, { "kcmp", K },
+	{ "lookup_dcookie", K }, { "nfsservctl", K },
+	{ "open_by_handle_at", K }, { "perf_event_open", K },
+	{ "process_vm_readv", K }, { "process_vm_writev", K },
+	{ "quotactl", K }, { "syslog", K }, { "uselib", K },
+	{ "userfaultfd", K }, { "vhangup", K },
+	{ "read+write(pipe)", OK }, { "clock_gettime", OK }, { "poll", OK },
+	{ "getpid", OK }, { "brk", OK }, { "mmap+munmap", OK },
+	{ "nanosleep", K }, { "close(bad fd)", S }, { "fcntl", S },
+	{ "sendto", S }, { "recvfrom", S }, { "sendmsg", S },
+	{ "recvmsg(fd 3)", S }, { "recvmsg(other fd)", S },	/* nscd's */
+	{ "setpriority(exit)", K }, { "setpriority(other)", K },
+	{ "shutdown", K }, { "madvise", OK }, { "rt_sigprocmask", OK },
+	{ "gettid", K }, { "getsockopt(SO_ERROR)", K },
+	{ "getsockopt(SO_PEERCRED)", K }, { "getsockopt(SO_RCVBUF)", K },
+	{ "accept4", K }, { "wait4", K }, { "kill(self, 0)", K },
+	{ "seccomp", K }, { "prlimit64", K },
+	{ "getpid(i386 ABI)", K }, { "getpid(x32 ABI)", K },
+};
+
+/* What role must get for c; 0 (a mismatch) if no table says. */
+static int
+want_of(int role, const struct check *c)
+{
+	size_t i;
+
+	if (role != JOB)
+		return c->want[role];
+	for (i = 0; i < sizeof(job_want) / sizeof(job_want[0]); i++)
+		if (!strcmp(job_want[i].name, c->name))
+			return job_want[i].want;
+	return 0;
+}
+
 /* The runner's listeners, which the unfiltered roles reach and the
  * prober and the session do not (the broker's and its child's have no
  * socket at all). */
@@ -492,6 +557,10 @@ become(int role, int filtered)
 		if (sc_load_deny("runtime") == -1)
 			return -1;
 		return sc_load_allow("session");
+	case JOB:	/* a worker's parsing child: the same */
+		if (sc_load_deny("runtime") == -1)
+			return -1;
+		return sc_load_allow("job");
 	default:
 		return sc_load_deny("runtime");
 	}
@@ -657,7 +726,7 @@ main(int argc, char *argv[])
 			continue;
 		for (i = 0; i < NCHECKS; i++) {
 			const struct check *c = &checks[i];
-			int w = c->want[role];
+			int w = want_of(role, c);
 
 			if (argc > 2 && strcmp(argv[2], c->name) != 0)
 				continue;
@@ -670,7 +739,7 @@ main(int argc, char *argv[])
 				absent++;
 				continue;
 			}
-			ok = matches(w, &got, &free_);
+			ok = w != 0 && matches(w, &got, &free_);
 			describe(&got, g, sizeof(g));
 			describe(&free_, u, sizeof(u));
 			/* an errno the kernel gives anyway proves less */

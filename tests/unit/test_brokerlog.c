@@ -157,7 +157,9 @@ Test(brokerlog, the_job_logs_what_is_left_and_ends_at_eof)
 	cr_assert_eq(write(w, lines, sizeof(lines) - 1),
 	    (ssize_t)sizeof(lines) - 1);
 	close(w);
-	cr_assert_eq(brokerlog_body(bl.fd, NULL, NULL, 0), 0);
+	/* The job's loop; brokerlog_body drops to sbx-job first, which a
+	 * test process does not (test_jobuser runs the real worker). */
+	cr_assert_eq(brokerlog_until_eof(bl.fd), 0);
 	fflush(stderr);
 	cr_assert_stderr_eq_str("t: sbx-broker[31]: last words\n"
 	    "t: sbx-broker[31]: cut\n");

@@ -22,6 +22,7 @@
 #include "seed.h"
 #include "session.h"
 #include "work.h"
+#include "load.h"
 
 /* ---- the statement position's line ---- */
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "work.h"
+#include "load.h"
 #include "config.h"
 #include "conntab.h"
 #include "ratelim.h"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "work.h"
+#include "load.h"
 #include "cache.h"
 #include "config.h"
 #include "dispatch.h"

@@ -33,6 +33,7 @@
 #include "results.h"
 #include "runtime.h"
 #include "work.h"
+#include "load.h"
 
 static struct sbx_config cfg;
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "work.h"
+#include "load.h"
 #include "subuid.h"
 
 static char path[64];
