@@ -44,7 +44,6 @@ Test(seccomp_lists, the_seven_roles_exist)
 {
 	static const char *const roles[] = { "broker", "child", "job",
 	    "monitor", "probe", "runtime", "session" };
-	    "probe", "runtime", "session" };
 	size_t i, n;
 
 	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
