@@ -4,6 +4,7 @@
 #   make bench         every figure, as a ratio against a baseline
 #                      measured in the same run; prints the table
 #   make bench-smoke   a short run that fails only on errors, not ratios
+#   make bench-density figure 10 alone: memory per idle sandbox
 #
 # Built into $(O)/bench/: the client (sbx-bench), a monitor with the unit
 # tests' runtime double (tests/unit/rtdouble.c, behind bench/rt_double.c)
@@ -63,6 +64,10 @@ bench: bench-bins
 bench-smoke: bench-bins
 	BENCH_SMOKE=1 $(LOCKED) bench/run.sh $(O)
 
+# Figure 10 alone: the host's memory per idle sandbox (bench/density.sh).
+bench-density: all
+	$(LOCKED) bench/density.sh $(O)
+
 EXTRA_TESTS += bench-smoke
 
-.PHONY: bench bench-bins bench-smoke
+.PHONY: bench bench-bins bench-smoke bench-density

@@ -529,6 +529,7 @@ if start_monitor "$TOP/$O/sbx-monitor" "$WORK/seedpool"; then
 fi
 fig_double "$WORK/base.sock" "$BASE_PID"
 BENCH_SMOKE=$SMOKE BENCH_TABLE=$TABLE BENCH_RATIOS=$WORK/ratios bench/burst.sh "$O" || err "bursts and leases (bench/burst.sh)"
+BENCH_SMOKE=$SMOKE BENCH_TABLE=$TABLE BENCH_RATIOS=$WORK/ratios bench/density.sh "$O" || err "memory per idle sandbox (bench/density.sh)"
 issue_check
 echo "# $((SECONDS)) s; $(grep -v "^#" "$TABLE" 2>/dev/null | grep -c PASS) PASS, $(grep -v "^#" "$TABLE" 2>/dev/null | grep -c MISS) MISS, $errors errors"
 [ "$errors" -eq 0 ]

@@ -273,15 +273,23 @@ postgres_template() {
 	password_encryption = scram-sha-256
 	max_connections = 50
 	shared_buffers = 64MB
+	# The default (1/32 of shared_buffers, 2MB) is zeroed at start: idle
+	# memory. Fuller buffers mean more write()s of WAL to the tmpfs.
+	wal_buffers = 256kB
 	huge_pages = off
-	# mmap: files under PGDATA (the tmpfs); there is no /dev/shm (--ipc=none)
-	dynamic_shared_memory_type = mmap
+	# sysv: segments of the container's own IPC namespace (--ipc=none: no
+	# /dev/shm for posix), gone with it, their pages taken as touched;
+	# mmap would zero-fill files on the tmpfs (1MB for the stats at start).
+	dynamic_shared_memory_type = sysv
 	jit = off
 	fsync = off
 	synchronous_commit = off
 	full_page_writes = off
 	wal_level = minimal
 	max_wal_senders = 0
+	# No logical replication launcher (a process): with wal_level minimal
+	# nothing publishes, and only a superuser subscribes.
+	max_logical_replication_workers = 0
 	max_wal_size = 256MB
 	min_wal_size = 16MB
 	logging_collector = off
@@ -294,6 +302,17 @@ postgres_template() {
 	    'local all all scram-sha-256' \
 	    'host all all 0.0.0.0/0 scram-sha-256' \
 	    'host all all ::/0      scram-sha-256' > "$root$tmpl/pg_hba.conf"
+	# Each database is a copy on every sandbox's tmpfs: initdb's catalogs
+	# rewritten without their dead space, free space maps and visibility
+	# maps (postgres makes these again as it needs them; the rows are the
+	# same, frozen, as initdb's VACUUM FREEZE left them); sbx is then
+	# copied from template1. A single-user session may connect to
+	# template0.
+	for db in template1 template0 postgres; do
+		printf 'VACUUM (FULL, FREEZE);\n' |
+		    as_pg "$PGBIN/postgres" --single -D $tmpl -c exit_on_error=on \
+		    $db >>"$pglog" 2>&1 || { cat "$pglog" >&2; die "VACUUM FULL $db failed"; }
+	done
 	# The default database; the entrypoint renames it to SBX_DATABASE.
 	printf 'CREATE DATABASE sbx STRATEGY FILE_COPY;\n' |
 	    as_pg "$PGBIN/postgres" --single -D $tmpl -c exit_on_error=on \

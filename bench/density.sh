@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# density.sh O - figure 10, the host's memory per idle sandbox
+# (bench/README.md, "Density"); run.sh calls it last, under the same lock
+# (`make bench-density` runs it alone, locked). Rows in run.sh's format,
+# appended to $BENCH_TABLE (and $BENCH_RATIOS) when set. Exits non-zero
+# when something errors, never on a ratio.
+#
+# N agents of project both (postgres + redis, transport unix, warm = 0)
+# through a real monitor; IDLE seconds after the last reply, for each
+# sandbox, as the host sees it:
+#   - the PSS (/proc/PID/smaps_rollup) of every process in its containers'
+#     cgroups: a page shared by k processes counts 1/k to each, so the
+#     servers' code, shared by the N sandboxes, counts once in all;
+#   - the used space (statfs through /proc/PID/root) of every tmpfs its
+#     containers have that the host's mount namespace has not: its data;
+#   - less the PSS of the files of those tmpfs the processes map (counted
+#     in the tmpfs already).
+# Their sum over the N sandboxes, divided by N, against the issue's bound
+# (30 MiB). Reported beside it: the parts, and the runtime's own process
+# per container (conmon), which is outside the containers.
+#
+# BENCH_DENSITY_BEFORE="PG_IMAGE REDIS_IMAGE": the same N sandboxes, of
+# those images (e.g. the build before a change, imported under another
+# tag), in the same monitor (services pgbefore and rdbefore, copies of
+# postgres and redis but for the image), requested alternately with the
+# others and measured at the same moment: one more row, this run's
+# images against those.
+# BENCH_DENSITY_IMAGES="PG_IMAGE REDIS_IMAGE": measure those instead of
+# policy/local.conf's (a build under other tags, before it replaces them).
+# BENCH_SMOKE=1: N = 1, IDLE = 2. BENCH_DENSITY_N, BENCH_DENSITY_IDLE.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+TOP=$PWD
+O=${1:-build}
+SBX=$TOP/$O/sbx
+RT=podman
+SMOKE=${BENCH_SMOKE:-0}
+if [ "$SMOKE" = 1 ]; then N=1 IDLE=2
+else N=${BENCH_DENSITY_N:-8} IDLE=${BENCH_DENSITY_IDLE:-10}; fi
+BEFORE=${BENCH_DENSITY_BEFORE:-}
+IMAGES=${BENCH_DENSITY_IMAGES:-}
+GOAL=30720	# KiB: the bound bench/README.md's "Density" holds it to
+W=$(mktemp -d /tmp/sbd.XXXXXX)	# run_dir under it: at most 24 characters
+chmod 0755 "$W"
+mount -t tmpfs -o mode=0755,size=16m sbx-density "$W" 2>/dev/null && W_TMPFS=1
+TABLE=${BENCH_TABLE:-/dev/null}
+RATIOS=${BENCH_RATIOS:-/dev/null}
+errors=0 MON=
+
+err() { errors=$((errors + 1)); echo "bench: ERROR: density: $*" >&2; }
+
+cleanup() {
+	local i
+	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
+	for i in $(seq 1 600); do
+		pgrep -x sbx-worker >/dev/null || break
+		sleep 0.1
+	done
+	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
+	    xargs -r -d '\n' umount -l 2>/dev/null
+	[ -n "${W_TMPFS:-}" ] && umount "$W"
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+# run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL.
+row() {
+	awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" -v g="$6" -v rf="$RATIOS" "BEGIN {
+		r = b > 0 ? s / b : 0; ok = ($5);
+		printf \"%-36s %12s %12s %7.2f  %-18s %s\n\", n, s u, b u, r, g,
+		    ok ? \"PASS\" : \"MISS\";
+		printf \"%s\t%.4f\n\", n, r >> rf }" | tee -a "$TABLE"
+}
+
+# [service FROM] of policy/local.conf as [service TO] with image IMAGE.
+section_as() {  # from to image
+	awk -v from="[service $1]" -v to="[service $2]" -v img="$3" '
+	    /^\[/ { on = ($0 == from); if (on) { print to; next } }
+	    on && /^image *=/ { print "image = " img; next }
+	    on' policy/local.conf
+}
+
+# stdin's [service postgres] and [service redis] with images PG and REDIS
+# (none: as they are).
+images_as() {  # [pg redis]
+	awk -v pg="${1:-}" -v rd="${2:-}" '
+	    /^\[/ { s = $0 }
+	    /^image *=/ && s == "[service postgres]" && pg != "" { print "image = " pg; next }
+	    /^image *=/ && s == "[service redis]" && rd != "" { print "image = " rd; next }
+	    { print }'
+}
+
+write_conf() {  # dir
+	local d=$1
+	mkdir -p "$d/projects"
+	# shellcheck disable=SC2086 # two words, or none
+	sed -e "s|^socket *=.*|socket = $d/sbx.sock|" \
+	    -e "s|^projects *=.*|projects = $d/projects|" \
+	    -e "s|^state_dir *=.*|state_dir = $d/state|" \
+	    -e "s|^run_dir *=.*|run_dir = $d/r|" \
+	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
+	    -e "s|^warm *=.*|warm = 0|" \
+	    -e "s|^transport *=.*|transport = unix|" \
+	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
+	    -e "s|^max_sandboxes *=.*|max_sandboxes = 0|" \
+	    policy/local.conf |
+	    images_as $IMAGES > "$d/sbx.conf"
+	printf '[project]\nsandbox_services = postgres redis\n' > "$d/projects/both.conf"
+	[ -n "$BEFORE" ] || return 0
+	# shellcheck disable=SC2086 # two words
+	set -- $BEFORE
+	{ echo; section_as postgres pgbefore "$1"; echo; section_as redis rdbefore "$2"; } |
+	    sed -e "s|^warm *=.*|warm = 0|" -e "s|^transport *=.*|transport = unix|" \
+	    >> "$d/sbx.conf"
+	printf '[project]\nsandbox_services = pgbefore rdbefore\n' > "$d/projects/before.conf"
+}
+
+start_monitor() {  # dir
+	"$TOP/$O/sbx-monitor" -d -f "$1/sbx.conf" >>"$1/monitor.log" 2>&1 &
+	MON=$!
+	for _ in $(seq 200); do
+		[ -S "$1/sbx.sock" ] && "$SBX" -S "$1/sbx.sock" ping >/dev/null 2>&1 && return 0
+		kill -0 "$MON" 2>/dev/null || break
+		sleep 0.05
+	done
+	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
+}
+
+# The processes of a container: its cgroup's (v1 memory, or v2).
+procs() {  # pid
+	local p
+	p=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$1/cgroup")
+	if [ -n "$p" ]; then cat "/sys/fs/cgroup/memory$p/cgroup.procs"
+	else cat "/sys/fs/cgroup$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")/cgroup.procs"; fi
+}
+
+# cmem CONTAINER: "PSS TMPFS CONMON", KiB (see the head of this file).
+cmem() {
+	local pid cm x dev mnt pss=0 tmp=0 seen=" " devs=()
+	read -r pid cm < <($RT inspect --format '{{.State.Pid}} {{.State.ConmonPid}}' "$1") &&
+	    [ "${pid:-0}" -gt 0 ] || return 1
+	while read -r dev mnt; do
+		case $seen in *" $dev "*) continue ;; esac
+		seen="$seen$dev "
+		grep -q "^[0-9]* [0-9]* $dev " "/proc/$$/mountinfo" && continue
+		x=$(stat -fc '%b %f %S' "/proc/$pid/root$mnt") || return 1
+		tmp=$((tmp + $(awk '{ print int(($1 - $2) * $3 / 1024) }' <<<"$x")))
+		# As smaps says it: hex, two digits at least.
+		devs+=("$(printf '%02x:%02x' "${dev%%:*}" "${dev#*:}")")
+	done < <(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "tmpfs") print $3, $5 }' \
+	    "/proc/$pid/mountinfo")
+	for x in $(procs "$pid"); do
+		# Its PSS, less that of the mappings of files on those tmpfs
+		# (by device: the shared memory of /dev/zero is not /dev's).
+		pss=$((pss + $(awk -v m="${devs[*]}" '
+		    BEGIN { n = split(m, dv, " ") }
+		    /^[0-9a-f]+-[0-9a-f]+ / { on = 0
+			for (i = 1; i <= n; i++) if ($4 == dv[i] && $5 != 0) on = 1
+			next }
+		    /^Pss:/ { t += $2; if (on) d += $2 }
+		    END { print t - d + 0 }' "/proc/$x/smaps" 2>/dev/null || echo 0)))
+	done
+	x=$(awk '/^Pss:/ { print $2 }' "/proc/$cm/smaps_rollup" 2>/dev/null)
+	echo "$pss $tmp ${x:-0}"
+}
+
+# measure PREFIX: "TOTAL PG_PSS RD_PSS TMPFS CONMON" per sandbox, KiB,
+# over the agents PREFIX0 .. PREFIX(N-1).
+measure() {
+	local i c svc pss tmp cm
+	: > "$W/m.$1"
+	for i in $(seq 0 $((N - 1))); do
+		for c in $($RT ps -q --filter "label=sbx.agent=$1$i"); do
+			svc=$($RT inspect --format '{{index .Config.Labels "sbx.service"}}' "$c")
+			if ! read -r pss tmp cm < <(cmem "$c"); then
+				err "$1$i: cannot measure container $c"; continue
+			fi
+			echo "$svc $pss $tmp $cm" >> "$W/m.$1"
+		done
+	done
+	[ "$(wc -l < "$W/m.$1")" -eq $((2 * N)) ] ||
+	    err "$1: $(wc -l < "$W/m.$1") containers, not $((2 * N))"
+	awk -v n="$N" '{ tot += $2 + $3; cm += $4; tmp += $3
+		if ($1 ~ /^(postgres|pgbefore)$/) pg += $2; else rd += $2 }
+	    END { printf "%d %d %d %d %d\n", tot / n, pg / n, rd / n, tmp / n, cm / n }' "$W/m.$1"
+}
+
+D=$W/d
+write_conf "$D"
+$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
+if start_monitor "$D"; then
+	for i in $(seq 0 $((N - 1))); do
+		"$SBX" -S "$D/sbx.sock" request -a "a$i" -p both postgres redis >/dev/null 2>"$W/req.err" ||
+		    err "request a$i: $(cat "$W/req.err")"
+		[ -z "$BEFORE" ] && continue
+		"$SBX" -S "$D/sbx.sock" request -a "b$i" -p before pgbefore rdbefore >/dev/null 2>"$W/req.err" ||
+		    err "request b$i: $(cat "$W/req.err")"
+	done
+	sleep "$IDLE"
+	# Other containers of the same images would share their code's pages
+	# and lower the PSS: said, not hidden.
+	others=$(( $($RT ps -q | wc -l) - $($RT ps -q --filter label=sbx.agent | wc -l) ))
+	read -r a apg ard atmp acm < <(measure a)
+	[ -n "$BEFORE" ] && read -r b bpg brd btmp bcm < <(measure b)
+	echo "# density: $N idle sandboxes (postgres + redis, unix), ${IDLE} s after the last reply; per sandbox, KiB: postgres processes $apg, redis $ard, tmpfs $atmp; conmon $acm (outside); $others other containers running" |
+	    tee -a "$TABLE"
+	row "10 idle sandbox, host memory" "$a" "$GOAL" KiB "s <= $GOAL" "<= 30 MiB"
+	row "10 idle sandbox + conmon" "$((a + acm))" "$GOAL" KiB "1" "(report)"
+	if [ -n "$BEFORE" ]; then
+		echo "# density: before ($BEFORE), per sandbox, KiB: postgres processes $bpg, redis $brd, tmpfs $btmp; conmon $bcm" |
+		    tee -a "$TABLE"
+		row "10 idle sandbox vs before" "$a" "$b" KiB "r < 1" "< 1x"
+	fi
+	kill -TERM "$MON" 2>/dev/null; wait "$MON" 2>/dev/null || err "monitor exited $? on SIGTERM"
+	MON=
+fi
+[ "$errors" -eq 0 ]
