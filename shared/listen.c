@@ -17,11 +17,26 @@
 
 #include "listen.h"
 
+/* Was a connect that said EINPROGRESS refused already? A loopback SYN
+ * is answered within the call, but the refusal can reach the socket
+ * after the call chose its answer (seen on Linux 6.18): its error says
+ * so. */
+static bool
+refused(int fd)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+	    err != 0;
+}
+
 /*
  * Does something listen there? A non-blocking connect, from the loop: it
  * either completes (loopback and Unix connects are made in the call),
- * is refused, or is still pending because the backlog is full, which
- * says that a listener is there. Nothing a tenant does makes it wait.
+ * is refused (at once, or by the time the call returns: refused()), or
+ * is still pending because the backlog is full, which says that a
+ * listener is there. Nothing a tenant does makes it wait.
  */
 bool
 rt_listening(const struct sbx_conn *c)
@@ -46,7 +61,7 @@ rt_listening(const struct sbx_conn *c)
 	} else
 		rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
 	if (rc == -1 && (errno == EINPROGRESS || errno == EAGAIN))
-		rc = 0;
+		rc = refused(fd) ? -1 : 0;
 	close(fd);
 	return rc == 0;
 }

@@ -10,7 +10,7 @@ UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
 	     brokerlog spare child probe results pool spawner lease data sockdir \
-	     jobuser
+	     jobuser audit liveness
 
 # The config's parsers, with the loaders that open by path (load.c).
 TEST_CONFIG_SRC = $(CONFIG_SRC) tests/unit/load.c
@@ -46,6 +46,11 @@ test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c priv
 		    shared/job.c shared/scfilter.c $(TEST_CONFIG_SRC)
 test_jobuser_SRC  = tests/unit/test_jobuser.c shared/job.c $(TEST_CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
+test_audit_SRC    = tests/unit/test_audit.c privsep/monitor/audit.c \
+		    privsep/monitor/metrics.c shared/ratelim.c \
+		    $(test_pool_SRC:tests/unit/test_pool.c=)
+test_liveness_SRC = tests/unit/test_liveness.c privsep/monitor/liveness.c \
+		    shared/listen.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
 		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bitstring.h>	/* libbsd */
@@ -423,39 +422,6 @@ prune_dirs(struct adoption *ad)
 	free(k.path);
 }
 
-/* The worker's answer, mapped; every entry checked. NULL otherwise. */
-static const struct adopt_head *
-found_take(int fd, size_t *len)
-{
-	const struct adopt_head *h;
-	const struct adopt_found *f;
-	const struct adopt_gone *g;
-	struct stat st;
-	uint32_t i;
-
-	if (fstat(fd, &st) == -1 || st.st_size < (off_t)sizeof(*h) ||
-	    (h = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-	    0)) == MAP_FAILED)
-		return NULL;
-	*len = (size_t)st.st_size;
-	f = (const void *)(h + 1);
-	g = (const void *)(f + h->nfound);
-	if (h->magic != ADOPT_MAGIC || h->nfound > ADOPT_MAX ||
-	    h->ngone > ADOPT_MAX || *len != sizeof(*h) + h->nfound *
-	    sizeof(*f) + h->ngone * sizeof(*g))
-		goto bad;
-	for (i = 0; i < h->nfound; i++)
-		if (!adopt_found_valid(&f[i]))
-			goto bad;
-	for (i = 0; i < h->ngone; i++)
-		if (!adopt_gone_valid(&g[i]))
-			goto bad;
-	return h;
-bad:
-	munmap((void *)(uintptr_t)h, *len);
-	return NULL;
-}
-
 int
 adopt_sandboxes(const struct sbx_config *cfg,
     const struct project_table *projects, struct cache *cache,
@@ -474,7 +440,7 @@ adopt_sandboxes(const struct sbx_config *cfg,
 	if (worker_spawn_wait(JOB_ADOPT, UINT32_MAX, NULL, 0, fd, now_ms() +
 	    ADOPT_DEADLINE_MS(cfg)) == -1)
 		log_warnx("adoption: its worker failed (see above)");
-	else if ((h = found_take(fd, &len)) == NULL)
+	else if ((h = adopt_answer_take(fd, &len)) == NULL)
 		log_warnx("adoption: its worker answered what no adoption is");
 	close(fd);
 	if (h == NULL) {

@@ -18,5 +18,8 @@ int	adopt_sandboxes(const struct sbx_config *, const struct project_table *,
 /* An entry of JOB_ADOPT's answer, checked as hostile (unit tests too). */
 bool	adopt_found_valid(const struct adopt_found *);
 bool	adopt_gone_valid(const struct adopt_gone *);
+/* JOB_ADOPT's whole answer in the memfd fd, mapped, its size exact and
+ * every entry valid; *len is the mapping's (munmap it). NULL otherwise. */
+const struct adopt_head *adopt_answer_take(int fd, size_t *len);
 
 #endif

@@ -5,7 +5,8 @@
  *
  * Values are re-checked here even though dispatch validated every slug:
  * a byte outside the slug alphabet is written as '?', so no value can
- * ever forge a key or a line.
+ * ever forge a key or a line. What follows result= is the caller's
+ * format; a byte of it outside printable ASCII is written as '?' too.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,10 +110,14 @@ vaudit(enum audit_event ev, uid_t uid, const char *agent, const char *project,
 	put_key(&l, "result", sbx_code_name(code));
 	put_byte(&l, ' ');
 	if (l.len < sizeof(l.buf) - 1) {
-		int m = vsnprintf(l.buf + l.len, sizeof(l.buf) - l.len, fmt, ap);
+		char *p = l.buf + l.len;
 
-		if (m > 0)
-			l.len += (size_t)m;
+		(void)vsnprintf(p, sizeof(l.buf) - l.len, fmt, ap);
+		/* A value a caller formats (a container's name) is one line
+		 * of printable bytes too. */
+		for (; *p != '\0'; p++)
+			if (*p < 0x20 || *p > 0x7e)
+				*p = '?';
 	}
 	log_info("%s", l.buf);
 }

@@ -13,7 +13,7 @@ FUZZ_CI_TIME	?= 40
 FUZZ_TIME	?= 600
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS	 = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
-FUZZ_HARNESSES	 = wire dispatch results
+FUZZ_HARNESSES	 = wire dispatch results pool
 
 # What each harness links: the code under test and no more.
 fuzz_wire_SRC	  = tests/fuzz/fuzz_wire.c $(WIRE_SRC) privsep/monitor/answer.c \
@@ -26,16 +26,27 @@ fuzz_dispatch_PKGS = libbsd-overlay
 fuzz_results_SRC  = tests/fuzz/fuzz_results.c tests/fuzz/jobpool_stub.c \
 		    privsep/monitor/results.c \
 		    privsep/monitor/config_take.c privsep/monitor/reload.c \
-		    privsep/monitor/adopt_check.c \
+		    privsep/monitor/adopt_check.c privsep/monitor/bind.c \
+		    privsep/monitor/audit.c privsep/monitor/metrics.c \
 		    shared/record_fmt.c shared/service.c shared/project.c \
 		    shared/subrange.c shared/slug.c shared/code.c shared/log.c \
-		    shared/iox.c
+		    shared/iox.c shared/fdpass.c shared/ratelim.c \
+		    tests/fuzz/spawn_check.c privsep/monitor/spawner.c \
+		    privsep/monitor/drop_user.c shared/proc.c shared/job.c
 fuzz_results_PKGS = libbsd-overlay
+fuzz_pool_SRC	  = tests/fuzz/fuzz_pool.c privsep/monitor/jobpool.c \
+		    privsep/monitor/liveness.c shared/listen.c shared/proc.c \
+		    shared/job.c shared/service.c shared/slug.c shared/code.c \
+		    shared/log.c shared/iox.c
+fuzz_pool_PKGS	  = libbsd-overlay
 
 # fuzz_wire is the broker's decoder and the replies (the monitor's
 # answer_pack, the child's pack_error), fuzz_dispatch the monitor's check
-# of the broker's messages, fuzz_results its checks of its workers'.
-FUZZ_INC = -Ibroker -Iprivsep/monitor -Ishared -I$(O)/gen
+# of the broker's messages, fuzz_results its checks of its workers' (and
+# its reading of the answers of jobs waited for at start, its audit
+# lines), fuzz_pool its loop's readers of descriptors: a worker's result
+# pipe, a hit's liveness check.
+FUZZ_INC = -Ibroker -Iprivsep/monitor -Ishared -Itests/fuzz -I$(O)/gen
 
 FUZZ_BINS = $(foreach h,$(FUZZ_HARNESSES),$(FUZZ_O)/fuzz_$(h))
 

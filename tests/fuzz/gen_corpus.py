@@ -8,6 +8,11 @@ shapes no packer produces, and it needs no python3-msgpack.
 wire seeds:     one chunking-mode byte (see fuzz_wire.c), then the request.
 dispatch seeds: fd count, one kind byte per fd (see fuzz_dispatch.c), then
                 the fixed-form message of shared/msg.h.
+results seeds:  the check's number (see fuzz_results.c), then its input:
+                the worker's bytes, or for the jobs at start and the audit
+                lines the layout fuzz_results.c gives each.
+pool seeds:     even: a result pipe's size and script; odd: a sandbox's
+                services for a liveness check (see fuzz_pool.c).
 """
 import os
 import shutil
@@ -286,6 +291,296 @@ def dispatch_seeds():
     return s
 
 
+# ---- results seeds ----------------------------------------------------------
+
+def le16(v):
+    return struct.pack("<H", v)
+
+
+def edit(anchor, off, data):
+    """One edit over a sound answer (fuzz_results.c, edit())."""
+    out = b""
+    while True:
+        chunk, data = data[:255], data[255:]
+        out += bytes([anchor]) + le16(off) + bytes([len(chunk)]) + chunk
+        off += len(chunk)
+        if not data:
+            return out
+
+
+# config_read's anchors, in check_config_read's order
+(C_MAGIC, C_OK, C_HIDDEN, C_ERR, C_SOCKET, C_MODE, C_RUNTIME, C_NRTARGS,
+ C_STATE, C_RUN, C_MAXCHILD, C_USERNS, C_SUBUID, C_NSVC, C_SVC0, C_PORT0,
+ C_NENV0, C_TRANSPORT0, C_SVC1, C_SVC2) = range(20)
+# bind's descriptor kinds, as fuzz_results.c's enum
+(K_GOOD, K_ELSEWHERE, K_NOLISTEN, K_SEQ, K_DGRAM, K_ABSTRACT, K_UNBOUND,
+ K_PAIR_, K_PIPE_, K_DEVNULL_, K_TCP) = range(11)
+ADOPT_MAGIC = 0x73627861
+GONE_WHY_AT = 4 + 64 + 64 + 192        # struct adopt_gone: after its rt_gone
+
+
+def config_read(mode, *edits, k=0):
+    return bytes([11, mode]) + le16(k) + b"".join(edits)
+
+
+def bind(mode, path, kinds, msg=b""):
+    return bytes([12, mode << 1, path, len(kinds)] + list(kinds)) + msg
+
+
+def adopt(nf, ng, size=0, k=0, edits=b""):
+    return bytes([13, nf | ng << 2 | size << 5]) + le16(k) + edits
+
+
+def audit(fn, op, ev, uid, agent, project, services, container=b"",
+          n=None):
+    head = bytes([14, fn + 3 * op, ev, 0]) + struct.pack("<I", uid)
+    return (head + bytes([len(services) if n is None else n]) +
+            slug(agent) + slug(project) + b"".join(slug(x) for x in
+                                                   services) + container)
+
+
+def results_seeds():
+    s = {"check-%02d" % i: bytes([i]) + b"\0" * 8 for i in range(11)}
+    s.update({
+        "config-read-sound": config_read(0),
+        "config-read-worker-failed": config_read(1),
+        "config-read-short": config_read(2),
+        "config-read-long": config_read(4),
+        "config-read-long-page": config_read(4, k=4095),
+        "config-read-bad-magic": config_read(0, edit(C_MAGIC, 0, b"\0")),
+        "config-read-refusal": config_read(
+            0, edit(C_OK, 0, b"\0" * 4),
+            edit(C_ERR, 0, b"/etc/sbx/sbx.conf:3: unknown key\0")),
+        "config-read-refusal-empty": config_read(0, edit(C_OK, 0, b"\0" * 4)),
+        "config-read-refusal-unended": config_read(
+            0, edit(C_OK, 0, b"\0" * 4), edit(C_ERR, 0, b"x" * 1024)),
+        "config-read-refusal-newline": config_read(
+            0, edit(C_OK, 0, b"\0" * 4),
+            edit(C_ERR, 0, b"x\nsbx-monitor: started\0")),
+        "config-read-hidepid-off": config_read(0, edit(C_HIDDEN, 0, b"\0" * 4)),
+        "config-read-socket-relative": config_read(
+            0, edit(C_SOCKET, 0, b"run/sbx.sock\0")),
+        "config-read-socket-unended": config_read(
+            0, edit(C_SOCKET, 0, b"/" * 108)),
+        "config-read-mode": config_read(0, edit(C_MODE, 0, b"\xff\xff")),
+        "config-read-rtargs": config_read(0, edit(C_NRTARGS, 0, b"\xff" * 8)),
+        "config-read-run-dir": config_read(0, edit(C_RUN, 0, b"x\0")),
+        "config-read-no-children": config_read(
+            0, edit(C_MAXCHILD, 0, b"\0" * 4)),
+        "config-read-userns-overflow": config_read(
+            0, edit(C_USERNS, 0, b"\x00\xff\xff\xff")),
+        "config-read-subuid": config_read(0, edit(C_SUBUID, 0, b"\x09")),
+        "config-read-nservices-huge": config_read(
+            0, edit(C_NSVC, 0, b"\xff" * 8)),
+        "config-read-nservices-17": config_read(0, edit(C_NSVC, 0, b"\x11")),
+        "config-read-nservices-3": config_read(0, edit(C_NSVC, 0, b"\x03")),
+        "config-read-service-upper": config_read(
+            0, edit(C_SVC0, 0, b"Postgres\0")),
+        "config-read-service-twice": config_read(
+            0, edit(C_SVC1, 0, b"postgres\0")),
+        "config-read-service-unended": config_read(
+            0, edit(C_SVC0, 0, b"p" * 64)),
+        "config-read-port-zero": config_read(0, edit(C_PORT0, 0, b"\0" * 4)),
+        "config-read-port-big": config_read(
+            0, edit(C_PORT0, 0, b"\x00\x00\x01\x00")),
+        "config-read-nenv": config_read(0, edit(C_NENV0, 0, b"\xff" * 8)),
+        "config-read-transport": config_read(
+            0, edit(C_TRANSPORT0, 0, b"\x04")),
+        "config-read-runtime-relative": config_read(
+            0, edit(C_RUNTIME, 0, b"podman\0")),
+        "config-read-state-dir": config_read(0, edit(C_STATE, 0, b"\0")),
+        # JOB_BIND: mode 1 is the answer's exact size
+        "bind-taken": bind(1, 0, [K_GOOD]),
+        "bind-taken-elsewhere-named": bind(1, 1, [K_ELSEWHERE]),
+        "bind-wrong-path": bind(1, 0, [K_ELSEWHERE]),
+        "bind-not-listening": bind(1, 2, [K_NOLISTEN]),
+        "bind-seqpacket": bind(1, 3, [K_SEQ]),
+        "bind-dgram": bind(1, 4, [K_DGRAM]),
+        "bind-abstract": bind(1, 0, [K_ABSTRACT]),
+        "bind-unbound": bind(1, 0, [K_UNBOUND]),
+        "bind-pair": bind(1, 0, [K_PAIR_]),
+        "bind-pipe": bind(1, 0, [K_PIPE_]),
+        "bind-devnull": bind(1, 0, [K_DEVNULL_]),
+        "bind-tcp": bind(1, 0, [K_TCP]),
+        "bind-no-fd": bind(1, 0, []),
+        "bind-two-fds": bind(1, 0, [K_GOOD, K_GOOD]),
+        "bind-five-fds": bind(1, 0, [K_GOOD, K_PIPE_, K_PIPE_, K_PIPE_,
+                                     K_PIPE_]),
+        "bind-seven-fds": bind(1, 0, [K_GOOD] * 7),
+        "bind-sentence": bind(1, 0, [], b"cannot bind /run/sbx.sock: "
+                              b"Address already in use\0"),
+        "bind-sentence-and-fd": bind(1, 0, [K_GOOD], b"no\0"),
+        "bind-sentence-unended": bind(1, 0, [], b"x" * 512),
+        "bind-sentence-newline": bind(1, 0, [], b"x\nforged\0"),
+        "bind-short": bind(2, 0, [K_GOOD]),
+        "bind-long": bind(3, 0, [K_GOOD]),
+        "bind-as-given": bind(0, 0, [K_GOOD], b"\0" * 16),
+        "bind-as-given-empty": bind(0, 0, [K_GOOD]),
+        "bind-worker-failed": bytes([12, 3, 0, 1, K_GOOD]),
+        # JOB_ADOPT: records, orphans, their edits; anchors for (1, 1):
+        # head, nfound, ngone, found[0], its record, gone[0], its container
+        "adopt-empty": adopt(0, 0),
+        "adopt-one-each": adopt(1, 1),
+        "adopt-three-each": adopt(3, 3),
+        "adopt-short": adopt(1, 1, size=1),
+        "adopt-long": adopt(1, 1, size=2),
+        "adopt-long-one-orphan": adopt(1, 1, size=2, k=523),
+        "adopt-short-head": adopt(0, 0, size=1, k=0),
+        "adopt-raw-head": bytes([13, 0x10, 0, 0]) +
+        struct.pack("<IIII", ADOPT_MAGIC, 0, 0, 1),
+        "adopt-raw-counts-lie": bytes([13, 0x10, 0, 0]) +
+        struct.pack("<IIII", ADOPT_MAGIC, 0xffffffff, 0xffffffff, 1),
+        "adopt-raw-one-short": bytes([13, 0x10, 0, 0]) +
+        struct.pack("<IIII", ADOPT_MAGIC, 0, 1, 1) + b"\0" * 100,
+        "adopt-bad-magic": adopt(1, 1, edits=edit(0, 0, b"\0")),
+        "adopt-nfound-lies": adopt(1, 1, edits=edit(1, 0, b"\x02")),
+        "adopt-ngone-lies": adopt(1, 1, edits=edit(2, 0, b"\0")),
+        "adopt-file-dot": adopt(1, 1, edits=edit(3, 0, b".x\0")),
+        "adopt-file-slash": adopt(1, 1, edits=edit(3, 0, b"../x\0")),
+        "adopt-record-magic": adopt(1, 1, edits=edit(4, 0, b"\0")),
+        "adopt-record-nservices": adopt(1, 1, edits=edit(4, 12, b"\xff")),
+        "adopt-gone-why-whole": adopt(
+            1, 1, edits=edit(5, GONE_WHY_AT, b"\0\0\0\0")),
+        "adopt-gone-why-huge": adopt(
+            1, 1, edits=edit(5, GONE_WHY_AT, b"\xff\xff\xff\xff")),
+        "adopt-gone-agent": adopt(1, 1, edits=edit(5, 4, b"A\0")),
+        "adopt-container-newline": adopt(
+            1, 1, edits=edit(6, 0, b"sbx\naudit event=adopt\0")),
+        "adopt-container-space": adopt(1, 1, edits=edit(6, 0, b"a b\0")),
+        "adopt-container-unended": adopt(1, 1, edits=edit(6, 0, b"c" * 192)),
+        "adopt-container-upper": adopt(1, 1, edits=edit(6, 0, b"Sbx-A_1.b\0")),
+        # audit lines: (fn, op, event, uid, agent, project, services, tail)
+        "audit-provision": audit(0, 0, 0, 1000, "dev-1", "demo",
+                                 ["postgres", "redis"],
+                                 b"sbx-1000-dev-1-redis"),
+        "audit-none": audit(0, 0, 2, 0, "", "", []),
+        "audit-agent-newline": audit(0, 0, 1, 1000,
+                                     b"dev\naudit event=hit uid=0", "demo",
+                                     []),
+        "audit-unended": audit(0, 0, 1, 1000, b"a" * 64, b"b" * 64,
+                               [b"c" * 64] * 16),
+        "audit-spaces-and-equals": audit(0, 0, 1, 1000, b"a b=c", b"d e",
+                                         [b"x,y", b"z w"]),
+        "audit-high-bytes": audit(0, 0, 1, 1000, bytes(range(0x80, 0xc0)),
+                                  bytes(range(0xc0, 0x100)), []),
+        "audit-container-newline": audit(
+            0, 0, 7, 1000, "a1", "demo", [],
+            b"x\naudit event=adopt uid=0 agent=root"),
+        "audit-container-controls": audit(0, 0, 7, 1000, "a1", "demo", [],
+                                          bytes(range(1, 32)) + b"\x7f"),
+        "audit-sandbox": audit(1, 0, 0, 1000, "dev-1", "demo",
+                               ["postgres", "redis"]),
+        "audit-sandbox-16": audit(1, 0, 1, 1000, "a" * 63, "b" * 63,
+                                  ["s%02d" % i for i in range(16)]),
+        "audit-sandbox-17": audit(1, 0, 1, 1000, "a", "b",
+                                  ["s%02d" % i for i in range(17)]),
+        "audit-sandbox-255": audit(1, 0, 1, 1000, "a", "b", ["s"] * 20,
+                                   n=255),
+        "audit-sandbox-newline": audit(1, 0, 4, 1000, b"a\nb", b"c\rd",
+                                       [b"e\tf"]),
+        "audit-refuse": audit(2, 3, 5, 1000, "dev-1", "demo", ["redis"]),
+        "audit-refuse-255": audit(2, 3, 5, 1000, "dev-1", "demo",
+                                  ["redis"] * 16, n=255),
+        "audit-refuse-uid-max": audit(2, 5, 5, 0xffffffff, "x", "", []),
+        # the spawner: (request what, type, foreground, flags, nfds, kinds,
+        # answer pid, flags, pid choice); kinds as spawn_check.c's enum
+        "spawn-worker": spawn(1, 1, 0, 0, 2, (0, 4)),
+        "spawn-worker-one-fd": spawn(1, 1, 0, 0, 1, (0,)),
+        "spawn-worker-unsealed": spawn(1, 1, 0, 0, 2, (3, 4)),
+        "spawn-worker-fd3-dir": spawn(1, 1, 0, 0, 2, (0, 10)),
+        "spawn-worker-type-0": spawn(1, 0, 0, 0, 2, (0, 4)),
+        "spawn-broker": spawn(2, 0, 0, 0, 4, (6, 7, 1, 5), choice=2),
+        "spawn-broker-fg": spawn(2, 0, 1, 0, 3, (6, 7, 1), choice=1),
+        "spawn-broker-stream-chan": spawn(2, 0, 0, 0, 4, (6, 8, 1, 5)),
+        "spawn-short": spawn(1, 1, 0, 0x30, 2, (0, 4)),
+        "spawn-answer-errno": spawn(1, 1, 0, 0, 2, (0, 4), choice=13),
+        "spawn-answer-short": spawn(1, 1, 0, 0, 2, (0, 4), aflags=6),
+    })
+    return s
+
+
+def spawn(what, typ, fg, flags, nfds, kinds, pid=0, aflags=0, choice=0):
+    """check_spawn's input (spawn_check.c): a request, its descriptors'
+    kinds, an answer and which pid it names."""
+    kinds = tuple(kinds) + (9,) * (4 - len(kinds))
+    return (bytes([15]) + struct.pack("<IIII", 0x73627873, what, typ, fg) +
+            bytes([flags, nfds]) + bytes(kinds) +
+            struct.pack("<Ii", 0x73627873, pid) + bytes([aflags, choice]))
+
+
+# ---- pool seeds -------------------------------------------------------------
+
+def pipe(mode, *steps, k=0):
+    """A result pipe: the size's mode (0 an outcome, 1 a code, 2 a data
+    job's result, 3 1 + k), then steps: ("w", bytes), "loop", "close",
+    "expire"."""
+    out = bytes([0, mode]) + le16(k)
+    for st in steps:
+        if isinstance(st, tuple):
+            out += bytes([0, len(st[1])]) + st[1]
+        else:
+            out += bytes([{"loop": 1, "close": 2, "expire": 3}[st]])
+    return out
+
+
+(AT_LISTEN, AT_FULL, AT_BOUND, AT_DGRAM, AT_SEQPACKET, AT_FILE, AT_FIFO,
+ AT_DIR, AT_NOTHING, AT_LINK, AT_LOOP, AT_TCP_LISTEN, AT_TCP_CLOSED) = \
+    range(13)
+AT_NAMES = ["listen", "full", "bound", "dgram", "seqpacket", "file", "fifo",
+            "dir", "nothing", "link", "loop", "tcp-listen", "tcp-closed"]
+F_EXITED, F_NO_PIDFD, F_LOGIN_FAILED, F_FRESH = 1, 2, 4, 8
+
+
+def live(*svcs):
+    return bytes([1, len(svcs)] + [b for at, f in svcs for b in (at, f)])
+
+
+def pool_seeds():
+    code = b"\0\0\0\0"
+    s = {
+        "pipe-code": pipe(1, ("w", code), "loop"),
+        "pipe-code-in-two": pipe(1, ("w", code[:2]), "loop", ("w", code[2:]),
+                                 "loop"),
+        "pipe-code-byte-by-byte": pipe(1, *[x for b in code for x in
+                                            (("w", bytes([b])), "loop")]),
+        "pipe-code-then-more": pipe(1, ("w", code + b"\1\2\3\4"), "loop",
+                                    ("w", b"more"), "loop"),
+        "pipe-code-short-eof": pipe(1, ("w", code[:3]), "close", "loop"),
+        "pipe-code-eof-first": pipe(1, "close", "loop"),
+        "pipe-code-nothing": pipe(1),
+        "pipe-code-late": pipe(1, ("w", code[:2]), "loop", "expire",
+                               ("w", code[2:]), "loop"),
+        "pipe-code-expire-first": pipe(1, "expire"),
+        "pipe-code-expire-after": pipe(1, ("w", code), "loop", "expire",
+                                       "loop"),
+        "pipe-code-close-then-loop": pipe(1, ("w", code), "close", "loop"),
+        "pipe-outcome": pipe(0, ("w", b"\0" * 255), ("w", b"\1" * 45),
+                             "loop"),
+        "pipe-outcome-short": pipe(0, ("w", b"\0" * 255), "close", "loop"),
+        "pipe-data": pipe(2, ("w", b"\0" * 255), "loop", ("w", b"\0" * 255),
+                          "loop", ("w", b"\0" * 255), "loop"),
+        "pipe-big": pipe(3, *[("w", bytes([i]) * 255) for i in range(16)],
+                         "loop", k=4095),
+        "pipe-one-byte": pipe(3, ("w", b"x"), "loop", k=0),
+    }
+    for at, name in enumerate(AT_NAMES):
+        s["live-" + name] = live((at, 0))
+        s["live-" + name + "-fresh"] = live((at, F_FRESH))
+    s.update({
+        "live-none": live(),
+        "live-exited": live((AT_LISTEN, F_EXITED)),
+        "live-no-pidfd": live((AT_LISTEN, F_NO_PIDFD)),
+        "live-login-failed": live((AT_TCP_LISTEN, F_LOGIN_FAILED)),
+        "live-four": live((AT_LISTEN, 0), (AT_TCP_LISTEN, 0), (AT_FULL, 0),
+                          (AT_LINK, F_FRESH)),
+        "live-four-last-gone": live((AT_LISTEN, 0), (AT_TCP_LISTEN, 0),
+                                    (AT_FULL, 0), (AT_NOTHING, 0)),
+        "live-four-last-exited": live((AT_LISTEN, 0), (AT_TCP_LISTEN, 0),
+                                      (AT_FULL, 0), (AT_LISTEN, F_EXITED)),
+    })
+    return s
+
+
 def write(harness, seeds):
     d = os.path.join(TOP, harness)
     shutil.rmtree(d, ignore_errors=True)
@@ -298,3 +593,5 @@ def write(harness, seeds):
 
 write("wire", wire_seeds())
 write("dispatch", dispatch_seeds())
+write("results", results_seeds())
+write("pool", pool_seeds())

@@ -16,12 +16,14 @@
  *   adopt_gone_valid      JOB_ADOPT's orphans (adopt_check.c)
  *   record_valid          a record (shared/record_fmt.c)
  *   bind_result_take      JOB_BIND's agent socket (bind.c)
+ *   adopt_answer_take     JOB_ADOPT's whole answer (adopt_check.c)
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -463,6 +465,102 @@ Test(results, gone_checked)
 	g.g.key.uid = (uid_t)-1;
 	strlcpy(g.g.name, "sbx-pool-redis-3", sizeof(g.g.name));
 	cr_assert(adopt_gone_valid(&g));
+}
+
+/* adopt.c writes the container's name in an audit line as it is. */
+Test(results, gone_named_outside_the_runtimes_alphabet_is_refused)
+{
+	static const char *bad[] = { "sbx\naudit event=adopt", "a b",
+	    "a=b", "a/b", "\x7f", "\xc3\xa9" };
+	struct adopt_gone g;
+	size_t i;
+
+	gone_good(&g);
+	strlcpy(g.container, "Sbx-1000_a1.redis", sizeof(g.container));
+	cr_assert(adopt_gone_valid(&g), "podman's alphabet");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		gone_good(&g);
+		strlcpy(g.container, bad[i], sizeof(g.container));
+		cr_assert_not(adopt_gone_valid(&g), "%zu", i);
+	}
+}
+
+/* ---- adopt_answer_take -------------------------------------------------- */
+
+/* JOB_ADOPT's answer as its worker writes it: a head, nf records, ng
+ * orphans, in a memfd of n bytes (n 0: the exact size). */
+static int
+adopt_answer(uint32_t magic, uint32_t nf, uint32_t ng, size_t n)
+{
+	struct adopt_head h = { magic, nf, ng, 1 };
+	struct adopt_found f;
+	struct adopt_gone g;
+	size_t exact = sizeof(h) + nf * sizeof(f) + ng * sizeof(g);
+	int fd = memfd_create("test-adopt", MFD_CLOEXEC);
+	uint32_t i;
+
+	cr_assert_geq(fd, 0);
+	found_good(&f);
+	gone_good(&g);
+	cr_assert_eq(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	for (i = 0; i < nf && i < 4; i++)
+		cr_assert_eq(write(fd, &f, sizeof(f)), (ssize_t)sizeof(f));
+	for (i = 0; i < ng && i < 4; i++)
+		cr_assert_eq(write(fd, &g, sizeof(g)), (ssize_t)sizeof(g));
+	cr_assert_eq(ftruncate(fd, (off_t)(n ? n : exact)), 0);
+	return fd;
+}
+
+static bool
+adopt_taken(int fd)
+{
+	const struct adopt_head *h;
+	size_t len = 0;
+
+	h = adopt_answer_take(fd, &len);
+	close(fd);
+	if (h != NULL)
+		munmap((void *)(uintptr_t)h, len);
+	return h != NULL;
+}
+
+Test(results, adopt_answer_of_its_exact_size_alone_is_taken)
+{
+	size_t one = sizeof(struct adopt_head) + sizeof(struct adopt_found) +
+	    sizeof(struct adopt_gone);
+
+	cr_assert(adopt_taken(adopt_answer(ADOPT_MAGIC, 0, 0, 0)));
+	cr_assert(adopt_taken(adopt_answer(ADOPT_MAGIC, 1, 1, 0)));
+	cr_assert(adopt_taken(adopt_answer(ADOPT_MAGIC, 2, 3, 0)));
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC, 1, 1, one - 1)),
+	    "short");
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC, 1, 1, one + 1)),
+	    "long");
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC, 0, 0, 8)),
+	    "shorter than its head");
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC ^ 1, 0, 0, 0)),
+	    "magic");
+	/* counts that lie: past ADOPT_MAX, and sizes that wrap */
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC, ADOPT_MAX + 1, 0,
+	    sizeof(struct adopt_head))));
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC, UINT32_MAX,
+	    UINT32_MAX, sizeof(struct adopt_head))));
+	cr_assert_not(adopt_taken(adopt_answer(ADOPT_MAGIC, 2, 0, one)),
+	    "two records said, one and an orphan's size there");
+}
+
+Test(results, adopt_answer_with_one_bad_entry_is_refused)
+{
+	struct adopt_gone g;
+	int fd = adopt_answer(ADOPT_MAGIC, 1, 2, 0);
+
+	gone_good(&g);
+	strlcpy(g.container, "x\ny", sizeof(g.container));
+	cr_assert_eq(pwrite(fd, &g, sizeof(g), sizeof(struct adopt_head) +
+	    sizeof(struct adopt_found) + sizeof(g)), (ssize_t)sizeof(g));
+	cr_assert_not(adopt_taken(fd), "the second orphan");
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cr_assert_not(adopt_taken(fd), "not a file of any size");
 }
 
 /* ---- login_result_valid ---------------------------------------------------- */
