@@ -9,7 +9,7 @@ TEST_PKGS = criterion libseccomp libcap msgpack libbsd-overlay inih libacl \
 UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
-	     brokerlog spare child probe results pool lease data sockdir
+	     brokerlog spare child probe results pool lease data sockdir demand
 
 # The runtime double: the unit tests' and the bench monitor's (bench.mk).
 RTDOUBLE_SRC = tests/unit/rtdouble.c
@@ -40,6 +40,7 @@ test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c priv
 		    shared/job.c shared/scfilter.c $(CONFIG_SRC)
 test_lease_SRC    = tests/unit/test_lease.c privsep/monitor/lease.c shared/proc.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
+test_demand_SRC   = tests/unit/test_demand.c privsep/monitor/demand.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
 		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(CONFIG_SRC)
