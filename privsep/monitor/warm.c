@@ -688,6 +688,18 @@ targets_set(struct rt_cli *rt, int64_t now)
 			rt->warm.pool[i].want = target[i];
 }
 
+/* What a pool is refilled to now: its floor while a tenant's provision
+ * runs, its target once none does. Growing it beside a burst's
+ * provisions would start its containers twice on the same cores, and
+ * slow the burst that asked for it; its queued requests are served by
+ * their own provisions. */
+static unsigned
+fill_to(const struct warm_pool *p, size_t provisions)
+{
+	return provisions == 0 || p->want < p->bounds.floor ? p->want :
+	    p->bounds.floor;
+}
+
 /* A pool above its target: a few ready members go, each with a worker
  * no tenant needs, by a dead one's removal (discard). */
 static void
@@ -726,7 +738,8 @@ warm_work(struct rt_cli *rt, size_t provisions)
 		if (pool_used(rt, p))
 			shrink(rt, p, provisions, &gone);
 	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
-		while (pool_used(rt, p) && p->nready + p->nstarting < p->want &&
+		while (pool_used(rt, p) &&
+		    p->nready + p->nstarting < fill_to(p, provisions) &&
 		    now >= p->retry_at && rt->warm.starting < WARM_STARTS &&
 		    provisions + rt->warm.starting < cfg->max_provisions &&
 		    spare(rt, provisions) && start_one(rt, p) == 0)
