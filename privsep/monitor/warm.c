@@ -108,9 +108,10 @@ warm_init(struct rt_cli *rt, const struct project_table *pt)
 		if (cfg->services[i].warm_max == 0)
 			continue;
 		if (!rt_is_podman(cfg)) {
-			log_warnx("warm = %u for %s: warm containers need "
-			    "podman (rm --ignore, uid ranges per container); "
-			    "none is started", cfg->services[i].warm,
+			log_warnx("warm = %u, warm_max = %u for %s: warm "
+			    "containers need podman (rm --ignore, uid ranges "
+			    "per container); none is started",
+			    cfg->services[i].warm, cfg->services[i].warm_max,
 			    cfg->services[i].name);
 			continue;
 		}
@@ -221,12 +222,13 @@ trim(struct rt_cli *rt, struct warm_pool *p, bool all)
 			discard(rt, p, &p->m[i]);
 }
 
-/* A project's pool that wants none is given up once its last member
- * went (one still starting comes back to it). */
+/* A project's pool that may hold none (its project dropped, or its
+ * warm_max 0) is given up once its last member went (one still
+ * starting comes back to it). One of floor 0 keeps its demand. */
 static void
 pool_drop(struct rt_cli *rt, struct warm_pool *p)
 {
-	if (p->want == 0 && p->nready + p->nstarting == 0 &&
+	if (p->bounds.max == 0 && p->nready + p->nstarting == 0 &&
 	    p >= rt->warm.pool + rt->cfg->nservices && p->project[0] != '\0') {
 		free(p->m);
 		memset(p, 0, sizeof(*p));
@@ -302,14 +304,14 @@ warm_projects(struct rt_cli *rt, const struct project_table *pt)
 	size_t i;
 
 	for (i = 0; pt != NULL && i < pt->n; i++) {
-		if (!pt->v[i].valid || pt->v[i].warm == 0)
+		if (!pt->v[i].valid || pt->v[i].warm_max == 0)
 			continue;
 		if (rt_is_podman(rt->cfg))
 			left -= project_pools(rt, &pt->v[i], left, kept);
 		else
-			log_warnx("warm = %u of project %s: warm containers "
-			    "need podman; none is started", pt->v[i].warm,
-			    pt->v[i].slug);
+			log_warnx("warm = %u, warm_max = %u of project %s: "
+			    "warm containers need podman; none is started",
+			    pt->v[i].warm, pt->v[i].warm_max, pt->v[i].slug);
 	}
 	for (p = rt->warm.pool + rt->cfg->nservices;
 	    p < rt->warm.pool + WARM_POOLS; p++)
