@@ -48,7 +48,7 @@
 #define WARM_STARTS	2		/* at once, all services */
 #define RETRY_MIN_MS	2000		/* after a failed start */
 #define RETRY_MAX_MS	300000
-#define WARM_SHRINK	2		/* removals at once, a pool above its target */
+#define WARM_SHRINK	2		/* removals a pass starts, pools above target */
 
 /* A service's own pool, or a project's (no project: unused). */
 static bool
