@@ -299,7 +299,7 @@ autopool() {  # name transport|""
 		# The pool grows to the burst with workers no tenant needs.
 		if wait_quiet "$D" "$N" 3000; then
 			fill=$(( $(now_ms) - t1 ))
-			echo "# burst: the pool grew to $N of each service in $fill ms after the first burst's end (its releases included)" | tee -a "$TABLE"
+			echo "# burst: the pool grew to $N of each service $fill ms after the first burst's releases ended (it grows from its last provision's end)" | tee -a "$TABLE"
 		fi
 		while [ $(( $(now_ms) - t1 )) -lt $((AP_GAP * 1000)) ]; do sleep 1; done
 		fresh_metrics "$D"
