@@ -25,7 +25,7 @@
 #      (BENCH_AUTOPOOL_TRANSPORTS: either, or both in turn).
 #      BENCH_AUTOPOOL_ONLY=1: D alone (tests/stress/autopool.sh).
 # BENCH_SMOKE=1: 4 agents, 3 leases; D with 4 agents, warm = 1,
-# warm_max = 4, no gap beyond the refill, warm_idle = 15, both alone.
+# warm_max = 4, no gap beyond the refill, warm_idle = 30 (the pool must have grown before), both alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -36,7 +36,7 @@ SMOKE=${BENCH_SMOKE:-0}
 PY=/usr/bin/python3	# Debian's, which has python3-msgpack
 PYPATH=$TOP/client/python/src
 if [ "$SMOKE" = 1 ]; then N=4 LEASES=3; else N=${BENCH_BURST_N:-32} LEASES=20; fi
-if [ "$SMOKE" = 1 ]; then AP_FLOOR=1 AP_GAP=0 AP_IDLE=15 AP_TRS=both
+if [ "$SMOKE" = 1 ]; then AP_FLOOR=1 AP_GAP=0 AP_IDLE=30 AP_TRS=both
 else AP_FLOOR=2 AP_GAP=${BENCH_AUTOPOOL_GAP:-60} AP_IDLE=${BENCH_AUTOPOOL_IDLE:-120} AP_TRS="both unix"; fi
 AP_TRS=${BENCH_AUTOPOOL_TRANSPORTS:-$AP_TRS}
 AP_ONLY=${BENCH_AUTOPOOL_ONLY:-0}
