@@ -25,7 +25,8 @@
 #      (BENCH_AUTOPOOL_TRANSPORTS: either, or both in turn).
 #      BENCH_AUTOPOOL_ONLY=1: D alone (tests/stress/autopool.sh).
 # BENCH_SMOKE=1: 4 agents, 3 leases; D with 4 agents, warm = 1,
-# warm_max = 4, no gap beyond the refill, warm_idle = 30 (the pool must have grown before), both alone.
+# warm_max = 4, no gap beyond the refill, warm_idle = 30 (the pool must
+# have grown before its peak is forgotten), both transports alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
