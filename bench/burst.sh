@@ -15,7 +15,18 @@
 #   B. Every limit at its default: a burst of max_connections_per_uid.
 #   C. 20 leases: a sandbox bound to a process, the process killed, the
 #      time until its containers are gone; p99.
-# BENCH_SMOKE=1: 4 agents, 3 leases.
+#   D. A pool that follows demand: warm = 2, warm_max = 32, two bursts
+#      of 32 new agents of one uid, the second once the pool has grown
+#      and BENCH_AUTOPOOL_GAP seconds (default 60) after the first; the
+#      second's p50 against the first's (goal <= 0.05), then the time
+#      until the pool is back at its floor (warm_idle =
+#      BENCH_AUTOPOOL_IDLE, default 120; goal: within warm_idle + 90 s).
+#      On local.conf's transports (both), then on Unix sockets alone
+#      (BENCH_AUTOPOOL_TRANSPORTS: either, or both in turn).
+#      BENCH_AUTOPOOL_ONLY=1: D alone (tests/stress/autopool.sh).
+# BENCH_SMOKE=1: 4 agents, 3 leases; D with 4 agents, warm = 1,
+# warm_max = 4, no gap beyond the refill, warm_idle = 30 (the pool must
+# have grown before its peak is forgotten), both transports alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -26,6 +37,10 @@ SMOKE=${BENCH_SMOKE:-0}
 PY=/usr/bin/python3	# Debian's, which has python3-msgpack
 PYPATH=$TOP/client/python/src
 if [ "$SMOKE" = 1 ]; then N=4 LEASES=3; else N=${BENCH_BURST_N:-32} LEASES=20; fi
+if [ "$SMOKE" = 1 ]; then AP_FLOOR=1 AP_GAP=0 AP_IDLE=30 AP_TRS=both
+else AP_FLOOR=2 AP_GAP=${BENCH_AUTOPOOL_GAP:-60} AP_IDLE=${BENCH_AUTOPOOL_IDLE:-120} AP_TRS="both unix"; fi
+AP_TRS=${BENCH_AUTOPOOL_TRANSPORTS:-$AP_TRS}
+AP_ONLY=${BENCH_AUTOPOOL_ONLY:-0}
 W=$(mktemp -d /tmp/sbb.XXXXXX)	# run_dir under it: at most 24 characters
 chmod 0755 "$W"
 mount -t tmpfs -o mode=0755,size=64m sbx-burst "$W" 2>/dev/null && W_TMPFS=1
@@ -82,9 +97,14 @@ write_conf() {  # dir KEY=VALUE...
 	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
 	    policy/local.conf > "$d/sbx.conf"
 	for kv; do
-		# [sbx] keys at their first occurrence; warm in every service.
+		# [sbx] keys at their first occurrence; warm and transport
+		# in every service.
 		case ${kv%%=*} in
-		warm) sed -i "s|^warm *=.*|warm = ${kv#*=}|" "$d/sbx.conf" ;;
+		warm|transport) sed -i "s|^${kv%%=*} *=.*|${kv%%=*} = ${kv#*=}|" "$d/sbx.conf" ;;
+		# The pool's other keys after warm, in every service.
+		warm_*) sed -i "s|^warm *=.*|&\n${kv%%=*} = ${kv#*=}|" "$d/sbx.conf" ;;
+		# [sbx] keys the file has not: at the section's start.
+		metrics_file) sed -i "0,/^\[sbx\]/s||&\n${kv%%=*} = ${kv#*=}|" "$d/sbx.conf" ;;
 		*) sed -i "0,/^${kv%%=*} *=/s|^${kv%%=*} *=.*|${kv%%=*} = ${kv#*=}|" "$d/sbx.conf" ;;
 		esac
 	done
@@ -114,9 +134,9 @@ quiet() {  # dir warm
 	[ "$($RT ps -aq --filter label=sbx.pool | wc -l)" -eq $((2 * $2)) ] &&
 	[ "$($RT ps -aq --filter label=sbx.uid | wc -l)" -eq 0 ]
 }
-wait_quiet() {  # dir warm
+wait_quiet() {  # dir warm [tenths of a second, 1800]
 	local i
-	for i in $(seq 1800); do quiet "$@" && return 0; sleep 0.1; done
+	for i in $(seq "${3:-1800}"); do quiet "$1" "$2" && return 0; sleep 0.1; done
 	err "not quiet: $(ls "$1/state/sandboxes" | grep -c '^pool-') pool records, $($RT ps -aq --filter label=sbx.pool | wc -l) pool and $($RT ps -aq --filter label=sbx.uid | wc -l) sandbox containers"
 	return 1
 }
@@ -175,6 +195,7 @@ served() {
 	row "9 $4: busy" "${busy:-0}" 1 "" "s == 0" "0"
 }
 
+if [ "$AP_ONLY" != 1 ]; then
 echo "# burst: $N new agents of one uid at once, warm = 2, 64 sandboxes and connections per uid"
 D=$W/a
 write_conf "$D" warm=2 max_sandboxes_per_uid=64 max_connections_per_uid=64
@@ -241,4 +262,72 @@ if start_monitor "$D"; then
 	row "9 lease: gone after exit, p50" "$(pct 50 < "$W/lease.out")" 2000 ms "1" "(report)"
 	stop_monitor
 fi
+fi	# AP_ONLY
+
+# The pools' series in the metrics file: "size target claims misses" of
+# a service's own pool.
+pool_metrics() {  # dir service
+	awk -v s="service=\"$2\",pool=\"service\"" '
+	    index($0, s) && /^sbx_warm_pool_size/ { z = $2 }
+	    index($0, s) && /^sbx_warm_pool_target/ { t = $2 }
+	    index($0, s) && /^sbx_warm_claims_total/ { c = $2 }
+	    index($0, s) && /^sbx_warm_misses_total/ { m = $2 }
+	    END { print z + 0, t + 0, c + 0, m + 0 }' "$1/sbx.prom" 2>/dev/null
+}
+# Every METRICS_EVERY_MS (5 s) the monitor writes it: wait for one more.
+fresh_metrics() {  # dir
+	local t
+	t=$(stat -c %Y "$1/sbx.prom" 2>/dev/null || echo 0)
+	for _ in $(seq 100); do
+		[ "$(stat -c %Y "$1/sbx.prom" 2>/dev/null || echo 0)" -gt "$t" ] && return 0
+		sleep 0.1
+	done
+}
+
+# D. A pool that follows demand (sbx.conf(5), warm_max): two bursts of
+# N new agents, the second from the grown pool; then back to the floor.
+# On local.conf's transports (both: a claim hands its ports over in a
+# worker), and on Unix sockets alone (a claim is no runtime call).
+autopool() {  # name transport|""
+	local D=$W/p$1 tr=${2:+transport=$2} t1 t2 p1 p2 fill back
+	write_conf "$D" warm=$AP_FLOOR warm_max=$N warm_idle=$AP_IDLE $tr \
+	    max_sandboxes_per_uid=64 max_connections_per_uid=64 metrics_file="$D/sbx.prom"
+	echo "# burst: a pool that follows demand ($1): warm = $AP_FLOOR, warm_max = $N, warm_idle = $AP_IDLE s; two bursts of $N new agents of one uid, the second >= $AP_GAP s after the first"
+	start_monitor "$D" || return
+	if wait_quiet "$D" "$AP_FLOOR"; then
+		served "$D" "$N" f "autopool $1, first burst"
+		p1=$(field p50 <<<"$out"); t1=$(now_ms)
+		# The pool grows to the burst with workers no tenant needs.
+		if wait_quiet "$D" "$N" 3000; then
+			fill=$(( $(now_ms) - t1 ))
+			echo "# burst: the pool grew to $N of each service $fill ms after the first burst's releases ended (it grows from its last provision's end)" | tee -a "$TABLE"
+		fi
+		while [ $(( $(now_ms) - t1 )) -lt $((AP_GAP * 1000)) ]; do sleep 1; done
+		fresh_metrics "$D"
+		echo "# burst: postgres pool before the second (size target claims misses): $(pool_metrics "$D" postgres)" | tee -a "$TABLE"
+		t2=$(now_ms)	# the last demand the pool saw
+		served "$D" "$N" s "autopool $1, second burst"
+		p2=$(field p50 <<<"$out")
+		row "9 autopool $1: 2nd burst p50 vs 1st" "$p2" "$p1" ms "r <= 0.05" "<= 0.05"
+		fresh_metrics "$D"
+		echo "# burst: postgres pool after the second (size target claims misses): $(pool_metrics "$D" postgres)" | tee -a "$TABLE"
+		# Back at the floor: warm_idle after the last burst's start,
+		# then the surplus removed a few at a time.
+		if wait_quiet "$D" "$AP_FLOOR" $(( (AP_IDLE + 180) * 10 )); then
+			back=$(( $(now_ms) - t2 ))
+			row "9 autopool $1: back at floor after" "$back" $((AP_IDLE * 1000)) ms \
+			    "s >= b && s <= b + 90000" "idle..idle+90 s"
+			fresh_metrics "$D"
+			echo "# burst: postgres pool at the floor (size target claims misses): $(pool_metrics "$D" postgres)" | tee -a "$TABLE"
+		fi
+	fi
+	stop_monitor
+	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
+}
+for tr in $AP_TRS; do
+	case $tr in
+	both) autopool both "" ;;	# local.conf's
+	*) autopool "$tr" "$tr" ;;
+	esac
+done
 [ "$errors" -eq 0 ]

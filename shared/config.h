@@ -25,6 +25,10 @@
  * has a database for each (privsep/worker/redis_data.c). */
 #define SBX_MAX_SNAPSHOTS	16
 #define POOL_MAX_WARM	64	/* warm containers of one service */
+#define WARM_IDLE_MAX	86400	/* warm_idle: a day */
+#define WARM_MIB_MAX	65536	/* warm_mib: 64 GiB a container */
+#define WARM_MEMORY_MAX	16777216	/* warm_memory: 16 TiB */
+#define WARM_MAX_UNSET	(~0U)	/* config.c: warm_max not said: warm */
 
 enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
 
@@ -72,6 +76,11 @@ struct service_cfg {
 	 * 2 and older hold (the bytes above, as laid out since then). */
 	uint64_t	hash;
 	uint64_t	hash_v2;
+	/* The pool following demand (warm.c, demand.c): after the hashes,
+	 * which hash_v2 hashes the bytes before. */
+	unsigned	warm_max;		/* its ceiling; warm: fixed */
+	unsigned	warm_idle;		/* seconds a peak is kept */
+	unsigned	warm_mib;		/* counted per member (budget) */
 };
 
 struct sbx_config {
@@ -106,6 +115,7 @@ struct sbx_config {
 	unsigned	max_snapshots;		/* per sandbox */
 	enum subuid_mode subuid;		/* subordinate uids: count, refuse */
 	char		subuid_file[CFG_STR];
+	unsigned	warm_memory;		/* MiB for pools above floors, 0 any */
 	size_t		nservices;
 	struct service_cfg services[SBX_MAX_SERVICES];
 };

@@ -22,6 +22,14 @@
 /* The histogram's upper bounds, in seconds. */
 #define METRICS_BUCKETS_S	{ 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120 }
 
+/* A service's warm pools of one kind: its own, or its projects' summed. */
+struct metrics_pool {
+	uint32_t	ready;		/* members ready now */
+	uint32_t	target;		/* what demand asks (demand.c) */
+	uint64_t	claims;		/* new agents served from it */
+	uint64_t	misses;		/* new agents it had none for */
+};
+
 struct metrics_svc {
 	char		name[SBX_SLUG_MAX];
 	uint64_t	result[SBX_CODE_MAX];
@@ -30,6 +38,7 @@ struct metrics_svc {
 	uint64_t	sum_ms;
 	uint32_t	warm;		/* ready now */
 	uint32_t	pad;
+	struct metrics_pool pool[2];	/* its own, its projects' */
 };
 
 struct metrics_snap {

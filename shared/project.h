@@ -28,6 +28,8 @@ struct project {
 	char		seed[SBX_SLUG_MAX];
 	uint64_t	seed_sum;	/* its copy's content, for pools */
 	unsigned	warm;		/* sandboxes of the full set kept ready */
+	unsigned	warm_max;	/* up to which demand grows it */
+	unsigned	warm_idle;	/* seconds a peak of demand is kept */
 	bool		anyone;		/* no allow_users / allow_groups */
 	size_t		nuids;		/* allowed uids */
 	uid_t		uids[PROJECT_MAX_UIDS];

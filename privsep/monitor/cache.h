@@ -108,6 +108,8 @@ struct sbx_sandbox {
 	uint64_t	generation;	/* bumps on every provision */
 	unsigned	idmap;		/* the runtime's uid range slot, 0 none */
 	int64_t		touched_ms;	/* the runtime's: record's mtime set */
+	uint64_t	demand_gen;	/* the runtime's: generation + 1 whose
+					 * request warm.c counted */
 	TAILQ_HEAD(, sbx_waiter) waiters;
 	struct sbx_lease lease;
 	struct cache	*cache;

@@ -49,7 +49,10 @@ service_valid(const struct service_cfg *s)
 	    strings_end(s->tmpfs, s->ntmpfs, CFG_MAX_TMPFS) &&
 	    strings_end(s->args, s->nargs, CFG_MAX_ARGS) &&
 	    s->transport >= TRANSPORT_UNIX && s->transport <= TRANSPORT_BOTH &&
-	    s->warm <= POOL_MAX_WARM && s->ready_timeout > 0;
+	    s->warm <= s->warm_max && s->warm_max <= POOL_MAX_WARM &&
+	    s->warm_idle > 0 && s->warm_idle <= WARM_IDLE_MAX &&
+	    s->warm_mib > 0 && s->warm_mib <= WARM_MIB_MAX &&
+	    s->ready_timeout > 0;
 }
 
 bool
@@ -67,6 +70,7 @@ config_valid(const struct sbx_config *c)
 	    c->nservices > SBX_MAX_SERVICES || c->max_children == 0 ||
 	    c->max_workers == 0 || c->runtime_timeout == 0 ||
 	    c->userns_base == 0 || c->userns_slots == 0 ||
+	    c->warm_memory > WARM_MEMORY_MAX ||
 	    (uint64_t)c->userns_base + (uint64_t)c->userns_slots *
 	    (c->nservices ? c->nservices : 1) * 65536 > UINT32_MAX)
 		return false;

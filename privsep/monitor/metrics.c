@@ -83,6 +83,7 @@ metrics_write(struct worker_pool *pool, const struct sbx_config *cfg,
     struct metrics_snap *g)
 {
 	const struct metrics_svc *s;
+	struct metrics_pool pools[2];
 	uint32_t warm;
 	size_t i;
 
@@ -94,9 +95,11 @@ metrics_write(struct worker_pool *pool, const struct sbx_config *cfg,
 	g->nservices = (uint32_t)cfg->nservices;
 	for (i = 0; i < cfg->nservices; i++) {
 		warm = g->svc[i].warm;
+		memcpy(pools, g->svc[i].pool, sizeof(pools));
 		if ((s = svc_slot(cfg->services[i].name)) != NULL)
 			g->svc[i] = *s;
 		g->svc[i].warm = warm;
+		memcpy(g->svc[i].pool, pools, sizeof(pools));
 	}
 	if (worker_spawn(pool, JOB_METRICS, 0, g, sizeof(*g), sizeof(uint32_t),
 	    now_ms() + 10000, written, NULL) == 0)

@@ -427,7 +427,7 @@ write_metrics(struct monitor *m, int64_t now)
 	g.uid_ranges = m->rt.idmap.inuse;
 	g.uid_ranges_max = m->rt.idmap.nslots;
 	for (i = 0; i < m->cfg.nservices; i++)
-		g.svc[i].warm = warm_ready(&m->rt, i);
+		warm_metrics(&m->rt, i, &g.svc[i]);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		g.fds_limit = (uint64_t)rl.rlim_cur;
 	metrics_write(&m->pool, &m->cfg, &g);

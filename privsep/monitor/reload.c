@@ -41,6 +41,9 @@ project_valid(const struct sbx_config *cfg, const struct project *p,
 	    (memcmp(p->seed, none, sizeof(none)) != 0 &&
 	    !slug_field_valid(p->seed, sizeof(p->seed))) ||
 	    p->nservices > SBX_MAX_SERVICES || p->nuids > PROJECT_MAX_UIDS ||
+	    (p->valid && (p->warm > p->warm_max ||
+	    p->warm_max > POOL_MAX_WARM || p->warm_idle == 0 ||
+	    p->warm_idle > WARM_IDLE_MAX)) ||
 	    (prev != NULL && strcmp(prev->slug, p->slug) >= 0))
 		return false;	/* project_find() needs them sorted */
 	for (i = 0; i < p->nservices; i++)

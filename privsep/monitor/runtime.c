@@ -187,6 +187,21 @@ claims_port(const struct rt_cli *rt, const struct sbx_sandbox *sb)
 static int start_job(struct rt_cli *, struct sbx_sandbox *, enum job_type,
     worker_done, int64_t);
 
+/* A new agent's request, met by the pools or not: counted once, however
+ * often its turn comes back before its provision (warm.c follows it). */
+static void
+demand(struct rt_cli *rt, struct sbx_sandbox *sb, bool seeded, bool claimed)
+{
+	size_t i;
+
+	if (sb->demand_gen == sb->generation + 1)
+		return;
+	sb->demand_gen = sb->generation + 1;
+	for (i = 0; i < sb->nservices; i++)
+		warm_demand(rt, sb->svc[i].conn.name, sb->project, seeded,
+		    claimed);
+}
+
 static int
 rt_claim(void *impl, struct sbx_sandbox *sb)
 {
@@ -204,7 +219,10 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	for (i = 0; i < sb->nservices; i++)
 		if ((m[i] = warm_take(rt, sb->svc[i].conn.name, sb->project,
 		    seeded)) == NULL)
-			return -1;
+			break;
+	demand(rt, sb, seeded, i == sb->nservices);
+	if (i < sb->nservices)
+		return -1;
 	memset(&o, 0, sizeof(o));
 	if (key_dir(rt, sb) == -1)
 		return -1;

@@ -118,7 +118,7 @@ warm_total(const struct monitor *m)
 	size_t i;
 
 	for (i = 0; i < m->cfg.nservices; i++)
-		n += m->cfg.services[i].warm;
+		n += m->cfg.services[i].warm_max;	/* a pool may grow to it */
 	return n;
 }
 

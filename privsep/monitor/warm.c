@@ -21,6 +21,13 @@
  * with the project's seed and labelled sbx.project. Those have no record:
  * their seed may change while no monitor runs, so a restart removes them
  * (adoption: no record) and starts them anew.
+ *
+ * With warm_max above warm, a pool follows its new agents: each request
+ * is noted on the pool it would take from, and its target is the recent
+ * peak of that demand between warm and warm_max (demand.c), all pools'
+ * within warm_memory. A pool above its target loses a few ready members
+ * at a time, by the same removal as a dead one's, when no tenant needs
+ * the worker.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +49,7 @@
 #define WARM_STARTS	2		/* at once, all services */
 #define RETRY_MIN_MS	2000		/* after a failed start */
 #define RETRY_MAX_MS	300000
+#define WARM_SHRINK	2		/* removals a pass starts, pools above target */
 
 /* A service's own pool, or a project's (no project: unused). */
 static bool
@@ -50,24 +58,24 @@ pool_used(const struct rt_cli *rt, const struct warm_pool *p)
 	return p < rt->warm.pool + rt->cfg->nservices || p->project[0] != '\0';
 }
 
+/* Room for n members (its warm_max); its target is bounds_set's. */
 static int
-pool_size(struct warm_pool *p, unsigned want)
+pool_size(struct warm_pool *p, unsigned n)
 {
 	struct warm_member *m;
 
-	if (want > p->cap) {
-		if ((m = reallocarray(p->m, want, sizeof(*m))) == NULL)
+	if (n > p->cap) {
+		if ((m = reallocarray(p->m, n, sizeof(*m))) == NULL)
 			return -1;
-		memset(m + p->cap, 0, (want - p->cap) * sizeof(*m));
+		memset(m + p->cap, 0, (n - p->cap) * sizeof(*m));
 		p->m = m;
-		p->cap = want;
+		p->cap = n;
 	}
-	p->want = want;
 	return 0;
 }
 
 /* Members of projects' pools the descriptor budget was made for: what
- * the projects ask at start (a SIGHUP may not ask for more). */
+ * the projects may grow to at start (a SIGHUP may not ask for more). */
 static unsigned
 projects_want(const struct rt_cli *rt, const struct project_table *pt)
 {
@@ -76,8 +84,18 @@ projects_want(const struct rt_cli *rt, const struct project_table *pt)
 
 	for (i = 0; pt != NULL && i < pt->n; i++)
 		if (pt->v[i].valid)
-			n += pt->v[i].warm * (unsigned)pt->v[i].nservices;
+			n += pt->v[i].warm_max * (unsigned)pt->v[i].nservices;
 	return rt_is_podman(rt->cfg) ? n : 0;
+}
+
+/* A pool's floor and ceiling; its target, within them. */
+static void
+bounds_set(struct warm_pool *p, unsigned floor, unsigned max, unsigned idle_s,
+    unsigned mib)
+{
+	p->bounds = (struct demand_bounds){ .floor = floor, .max = max,
+	    .idle_s = idle_s, .mib = mib };
+	p->want = p->want < floor ? floor : p->want > max ? max : p->want;
 }
 
 int
@@ -88,17 +106,22 @@ warm_init(struct rt_cli *rt, const struct project_table *pt)
 
 	for (i = 0; i < cfg->nservices; i++) {
 		rt->warm.pool[i].svc = i;
-		if (cfg->services[i].warm == 0)
+		if (cfg->services[i].warm_max == 0)
 			continue;
 		if (!rt_is_podman(cfg)) {
-			log_warnx("warm = %u for %s: warm containers need "
-			    "podman (rm --ignore, uid ranges per container); "
-			    "none is started", cfg->services[i].warm,
+			log_warnx("warm = %u, warm_max = %u for %s: warm "
+			    "containers need podman (rm --ignore, uid ranges "
+			    "per container); none is started",
+			    cfg->services[i].warm, cfg->services[i].warm_max,
 			    cfg->services[i].name);
 			continue;
 		}
-		if (pool_size(&rt->warm.pool[i], cfg->services[i].warm) == -1)
+		if (pool_size(&rt->warm.pool[i], cfg->services[i].warm_max) ==
+		    -1)
 			return -1;
+		bounds_set(&rt->warm.pool[i], cfg->services[i].warm,
+		    cfg->services[i].warm_max, cfg->services[i].warm_idle,
+		    cfg->services[i].warm_mib);
 	}
 	rt->warm.project_cap = projects_want(rt, pt);
 	warm_projects(rt, pt);
@@ -200,12 +223,13 @@ trim(struct rt_cli *rt, struct warm_pool *p, bool all)
 			discard(rt, p, &p->m[i]);
 }
 
-/* A project's pool that wants none is given up once its last member
- * went (one still starting comes back to it). */
+/* A project's pool that may hold none (its project dropped, or its
+ * warm_max 0) is given up once its last member went (one still
+ * starting comes back to it). One of floor 0 keeps its demand. */
 static void
 pool_drop(struct rt_cli *rt, struct warm_pool *p)
 {
-	if (p->want == 0 && p->nready + p->nstarting == 0 &&
+	if (p->bounds.max == 0 && p->nready + p->nstarting == 0 &&
 	    p >= rt->warm.pool + rt->cfg->nservices && p->project[0] != '\0') {
 		free(p->m);
 		memset(p, 0, sizeof(*p));
@@ -234,13 +258,14 @@ project_pool(struct rt_cli *rt, size_t svc, const char *project)
 	return free_one;
 }
 
-/* One project's pools (want: its file's warm, within the cap left). */
+/* One project's pools (up to its file's warm_max, within the cap left;
+ * its floor warm, within that too). */
 static unsigned
 project_pools(struct rt_cli *rt, const struct project *pr, unsigned left,
     bool *kept)
 {
 	struct warm_pool *p;
-	unsigned want = pr->warm, used = 0;
+	unsigned want = pr->warm_max, used = 0, max;
 	ssize_t svc;
 	size_t i;
 
@@ -249,9 +274,9 @@ project_pools(struct rt_cli *rt, const struct project *pr, unsigned left,
 		    (p = project_pool(rt, (size_t)svc, pr->slug)) == NULL)
 			continue;
 		if (want > left - used)
-			log_warnx("warm = %u of project %s: only %u more warm "
-			    "containers than at start fit the descriptor budget "
-			    "(restart the monitor for more)", pr->warm,
+			log_warnx("warm_max = %u of project %s: only %u more "
+			    "warm containers than at start fit the descriptor "
+			    "budget (restart the monitor for more)", want,
 			    pr->slug, left - used);
 		if (strcmp(p->seed, pr->seed) != 0 ||
 		    p->seed_sum != pr->seed_sum) {
@@ -259,8 +284,12 @@ project_pools(struct rt_cli *rt, const struct project *pr, unsigned left,
 			strlcpy(p->seed, pr->seed, sizeof(p->seed));
 			p->seed_sum = pr->seed_sum;
 		}
-		if (pool_size(p, want < left - used ? want : left - used) == 0)
-			used += p->want;
+		max = want < left - used ? want : left - used;
+		if (pool_size(p, max) == 0) {
+			used += max;
+			bounds_set(p, pr->warm < max ? pr->warm : max, max,
+			    pr->warm_idle, rt->cfg->services[svc].warm_mib);
+		}
 		trim(rt, p, false);
 		kept[p - rt->warm.pool] = true;
 	}
@@ -276,18 +305,19 @@ warm_projects(struct rt_cli *rt, const struct project_table *pt)
 	size_t i;
 
 	for (i = 0; pt != NULL && i < pt->n; i++) {
-		if (!pt->v[i].valid || pt->v[i].warm == 0)
+		if (!pt->v[i].valid || pt->v[i].warm_max == 0)
 			continue;
 		if (rt_is_podman(rt->cfg))
 			left -= project_pools(rt, &pt->v[i], left, kept);
 		else
-			log_warnx("warm = %u of project %s: warm containers "
-			    "need podman; none is started", pt->v[i].warm,
-			    pt->v[i].slug);
+			log_warnx("warm = %u, warm_max = %u of project %s: "
+			    "warm containers need podman; none is started",
+			    pt->v[i].warm, pt->v[i].warm_max, pt->v[i].slug);
 	}
 	for (p = rt->warm.pool + rt->cfg->nservices;
 	    p < rt->warm.pool + WARM_POOLS; p++)
 		if (p->project[0] != '\0' && !kept[p - rt->warm.pool]) {
+			memset(&p->bounds, 0, sizeof(p->bounds));
 			p->want = 0;
 			trim(rt, p, true);
 			pool_drop(rt, p);
@@ -460,6 +490,34 @@ warm_take(struct rt_cli *rt, const char *service, const char *project,
 	return m;
 }
 
+/* The pool a new agent's service would take from first: its project's,
+ * else the service's own unless that lacks the project's seed. */
+static struct warm_pool *
+pool_for(struct rt_cli *rt, size_t svc, const char *project, bool seeded)
+{
+	struct warm_pool *p;
+
+	for (p = rt->warm.pool + rt->cfg->nservices;
+	    p < rt->warm.pool + WARM_POOLS; p++)
+		if (p->project[0] != '\0' && p->svc == svc &&
+		    strcmp(p->project, project) == 0)
+			return p;
+	if (seeded && rt->cfg->services[svc].probe == PROBE_POSTGRES)
+		return NULL;
+	return &rt->warm.pool[svc];
+}
+
+void
+warm_demand(struct rt_cli *rt, const char *service, const char *project,
+    bool seeded, bool claimed)
+{
+	ssize_t svc = config_index(rt, service);
+	struct warm_pool *p;
+
+	if (svc >= 0 && (p = pool_for(rt, (size_t)svc, project, seeded)) != NULL)
+		demand_note(&p->demand, now_ms(), p->bounds.idle_s, claimed);
+}
+
 /* Claimed: the sandbox holds its slot and pidfd now. */
 void
 warm_taken(struct rt_cli *rt, struct warm_member *m)
@@ -612,9 +670,59 @@ rename_work(struct rt_cli *rt, size_t provisions)
 	}
 }
 
+/* Each pool's target from its demand, all of them within warm_memory. */
+static void
+targets_set(struct rt_cli *rt, int64_t now)
+{
+	struct demand_bounds b[WARM_POOLS];
+	unsigned want[WARM_POOLS], target[WARM_POOLS];
+	struct warm_pool *p;
+	size_t i;
+
+	for (i = 0; i < WARM_POOLS; i++) {
+		p = &rt->warm.pool[i];
+		b[i] = p->bounds;
+		want[i] = pool_used(rt, p) ?
+		    demand_target(&p->demand, now, &p->bounds) : 0;
+	}
+	demand_budget(target, want, b, WARM_POOLS, rt->cfg->warm_memory);
+	for (i = 0; i < WARM_POOLS; i++)
+		if (pool_used(rt, &rt->warm.pool[i]))
+			rt->warm.pool[i].want = target[i];
+}
+
+/* What a pool is refilled to now: its floor while a tenant's provision
+ * runs, its target once none does. Growing it beside a burst's
+ * provisions would start its containers twice on the same cores, and
+ * slow the burst that asked for it; its queued requests are served by
+ * their own provisions. */
+static unsigned
+fill_to(const struct warm_pool *p, size_t provisions)
+{
+	return provisions == 0 || p->want < p->bounds.floor ? p->want :
+	    p->bounds.floor;
+}
+
+/* A pool above its target: a few ready members go, each with a worker
+ * no tenant needs, by a dead one's removal (discard). */
+static void
+shrink(struct rt_cli *rt, struct warm_pool *p, size_t provisions,
+    unsigned *gone)
+{
+	unsigned i;
+
+	for (i = p->cap; i-- > 0 && *gone < WARM_SHRINK &&
+	    p->nready + p->nstarting > p->want; )
+		if (p->m[i].slot != 0 && p->m[i].ready && spare(rt, provisions)) {
+			discard(rt, p, &p->m[i]);
+			(*gone)++;
+		}
+}
+
 void
 warm_work(struct rt_cli *rt, size_t provisions)
 {
+	unsigned gone = 0;
 	const struct sbx_config *cfg = rt->cfg;
 	int64_t now = now_ms();
 	struct warm_pool *p;
@@ -628,8 +736,13 @@ warm_work(struct rt_cli *rt, size_t provisions)
 		return;
 	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
 		pool_drop(rt, p);
+	targets_set(rt, now);
 	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
-		while (pool_used(rt, p) && p->nready + p->nstarting < p->want &&
+		if (pool_used(rt, p))
+			shrink(rt, p, provisions, &gone);
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++)
+		while (pool_used(rt, p) &&
+		    p->nready + p->nstarting < fill_to(p, provisions) &&
 		    now >= p->retry_at && rt->warm.starting < WARM_STARTS &&
 		    provisions + rt->warm.starting < cfg->max_provisions &&
 		    spare(rt, provisions) && start_one(rt, p) == 0)
@@ -648,7 +761,7 @@ warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
 	if (svc < 0)
 		return -1;
 	p = &rt->warm.pool[svc];
-	for (i = 0; i < p->want; i++) {
+	for (i = 0; i < p->cap; i++) {	/* above its target: shrunk later */
 		if (p->m[i].slot != 0)
 			continue;
 		p->m[i].slot = slot;
@@ -660,7 +773,7 @@ warm_adopt(struct rt_cli *rt, const char *service, unsigned slot,
 		p->nready++;
 		return 0;
 	}
-	return -1;	/* warm was lowered: this one goes */
+	return -1;	/* warm_max was lowered: this one goes */
 }
 
 bool
@@ -685,4 +798,24 @@ unsigned
 warm_ready(const struct rt_cli *rt, size_t svc)
 {
 	return rt->warm.pool[svc].nready;
+}
+
+/* Service svc's own pool, and its projects' pools summed (no label may
+ * name a project: metrics_snap.h). */
+void
+warm_metrics(const struct rt_cli *rt, size_t svc, struct metrics_svc *m)
+{
+	const struct warm_pool *p;
+	struct metrics_pool *mp;
+
+	m->warm = rt->warm.pool[svc].nready;
+	for (p = rt->warm.pool; p < rt->warm.pool + WARM_POOLS; p++) {
+		if (p->svc != svc || !pool_used(rt, p))
+			continue;
+		mp = &m->pool[p >= rt->warm.pool + rt->cfg->nservices];
+		mp->ready += p->nready;
+		mp->target += p->want;
+		mp->claims += p->demand.claims;
+		mp->misses += p->demand.misses;
+	}
 }

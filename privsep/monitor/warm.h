@@ -13,7 +13,9 @@
 
 #include "cache.h"
 #include "config.h"
+#include "demand.h"
 #include "job.h"
+#include "metrics_snap.h"
 
 struct rt_cli;
 
@@ -35,7 +37,9 @@ struct warm_pool {
 	char		project[SBX_SLUG_MAX];
 	char		seed[SBX_SLUG_MAX];	/* its seed file, "" none */
 	uint64_t	seed_sum;
-	unsigned	want;		/* members kept ready */
+	unsigned	want;		/* members kept ready: its target */
+	struct demand_bounds bounds;	/* warm, warm_max, warm_idle, mib */
+	struct demand	demand;		/* its new agents (demand.c) */
 	unsigned	cap;		/* m[] */
 	struct warm_member *m;
 	unsigned	nready, nstarting;
@@ -72,7 +76,8 @@ struct warm {
 	unsigned	claiming;
 };
 
-/* The services' pools, and projects' within project_cap members. */
+/* The services' pools, and projects' within project_cap members (each
+ * pool's warm_max: its descriptors are budgeted at start). */
 int	warm_init(struct rt_cli *, const struct project_table *);
 /* At start and after a SIGHUP: the projects' pools as their files say;
  * a pool whose project or seed changed is emptied. */
@@ -87,6 +92,10 @@ void	warm_projects(struct rt_cli *, const struct project_table *);
 struct warm_member *warm_take(struct rt_cli *, const char *service,
 	    const char *project, bool seeded);
 void	warm_taken(struct rt_cli *, struct warm_member *);
+/* A new agent's request for service met its pool: claimed or missed
+ * (once per request: runtime.c). */
+void	warm_demand(struct rt_cli *, const char *service, const char *project,
+	    bool seeded, bool claimed);
 /* After the reply: rename a claimed container for the admin's ps. */
 void	warm_rename_later(struct rt_cli *, const char *from, const char *to,
 	    unsigned slot);
@@ -99,9 +108,11 @@ void	warm_rename_cancel(struct rt_cli *, unsigned slot);
  * job in flight). */
 void	warm_slot_free(struct rt_cli *, unsigned slot);
 /*
- * From the monitor's loop, after the replies are out: start the renames,
- * and containers until each service has warm, within what tenants'
- * provisions (running) leave of max_provisions and the workers.
+ * From the monitor's loop, after the replies are out: start the renames;
+ * set each pool's target from its demand (demand.c) within warm_memory;
+ * start containers until each pool has its target, within what tenants'
+ * provisions (running) leave of max_provisions and the workers, and
+ * remove a few of a pool above it, with a worker no tenant needs.
  */
 void	warm_work(struct rt_cli *, size_t provisions);
 /* The claimed ones' pool records: removed (warm_work; at the end). */
@@ -112,5 +123,7 @@ int	warm_adopt(struct rt_cli *, const char *service, unsigned slot,
 /* Its socket directory (sockdir_prune's keep). */
 bool	warm_owns_dir(const struct rt_cli *, const char *path);
 unsigned warm_ready(const struct rt_cli *, size_t svc);
+/* Service svc's pools for the metrics: its own, and its projects' summed. */
+void	warm_metrics(const struct rt_cli *, size_t svc, struct metrics_svc *);
 
 #endif

@@ -108,6 +108,23 @@ set_uint(struct parse *p, const char *k, const char *v, unsigned max,
 }
 
 static int
+set_warm_idle(struct parse *p, const char *k, const char *v, unsigned *out)
+{
+	if (parse_uint(v, 10, WARM_IDLE_MAX, out) == -1 || *out == 0)
+		return perr(p, "%s must be seconds from 1 to %u", k,
+		    WARM_IDLE_MAX);
+	return 1;
+}
+
+static int
+set_warm_mib(struct parse *p, const char *k, const char *v, unsigned *out)
+{
+	if (parse_uint(v, 10, WARM_MIB_MAX, out) == -1 || *out == 0)
+		return perr(p, "%s must be MiB from 1 to %u", k, WARM_MIB_MAX);
+	return 1;
+}
+
+static int
 set_str(struct parse *p, const char *k, const char *v, char *dst, size_t n)
 {
 	if (copy(dst, n, v) == -1)
@@ -236,6 +253,8 @@ sbx_key(struct parse *p, const char *k, const char *v)
 		return set_uint(p, k, v, UINT32_MAX, &c->userns_base);
 	if (!strcmp(k, "userns_slots"))
 		return set_uint(p, k, v, 65535, &c->userns_slots);
+	if (!strcmp(k, "warm_memory"))
+		return set_uint(p, k, v, WARM_MEMORY_MAX, &c->warm_memory);
 	return limit_key(p, k, v);
 }
 
@@ -254,6 +273,9 @@ service_for(struct parse *p, const char *name)
 	strlcpy(c->services[c->nservices].name, name, SBX_SLUG_MAX);
 	c->services[c->nservices].ready_timeout = 30;
 	c->services[c->nservices].pids = 512;
+	c->services[c->nservices].warm_max = WARM_MAX_UNSET;
+	c->services[c->nservices].warm_idle = 300;
+	c->services[c->nservices].warm_mib = 64;
 	c->services[c->nservices].transport = TRANSPORT_UNIX;
 	strlcpy(c->services[c->nservices].log_size, "1m",
 	    sizeof(c->services[0].log_size));
@@ -359,6 +381,12 @@ service_key(struct parse *p, struct service_cfg *s, const char *k,
 		return set_uint(p, k, v, 3600, &s->ready_timeout);
 	if (!strcmp(k, "warm"))
 		return set_uint(p, k, v, POOL_MAX_WARM, &s->warm);
+	if (!strcmp(k, "warm_max"))
+		return set_uint(p, k, v, POOL_MAX_WARM, &s->warm_max);
+	if (!strcmp(k, "warm_idle"))
+		return set_warm_idle(p, k, v, &s->warm_idle);
+	if (!strcmp(k, "warm_mib"))
+		return set_warm_mib(p, k, v, &s->warm_mib);
 	if (!strcmp(k, "args"))
 		return set_args(p, s, v);
 	if (!strcmp(k, "env")) {
@@ -551,6 +579,11 @@ check_service(struct parse *p, struct service_cfg *s)
 		return perr(p, "[service %s] needs port (1-65535)", s->name);
 	if (s->ready_timeout == 0)
 		return perr(p, "[service %s] ready_timeout must be > 0", s->name);
+	if (s->warm_max == WARM_MAX_UNSET)
+		s->warm_max = s->warm;	/* a fixed pool */
+	if (s->warm_max < s->warm)
+		return perr(p, "[service %s] warm_max (%u) is below warm (%u)",
+		    s->name, s->warm_max, s->warm);
 	return 1;
 }
 
@@ -639,7 +672,7 @@ check(struct parse *p)
 {
 	struct sbx_config *c = p->cfg;
 	struct passwd *pw;
-	unsigned warm;
+	unsigned warm, floors;
 	size_t i;
 
 	if (c->socket[0] != '/')
@@ -665,14 +698,21 @@ check(struct parse *p)
 	    (c->nservices ? c->nservices : 1) * 65536 > UINT32_MAX)
 		return perr(p, "userns_base and userns_slots must be > 0 and "
 		    "userns_base + userns_slots * services * 65536 below 2^32");
-	for (i = 0, warm = 0; i < c->nservices; i++) {
+	for (i = 0, warm = floors = 0; i < c->nservices; i++) {
 		if (!check_service(p, &c->services[i]))
 			return 0;
-		warm += c->services[i].warm;
+		warm += c->services[i].warm_max;
+		floors += c->services[i].warm * c->services[i].warm_mib;
 	}
+	/* A pool never goes below its floor: the budget holds them. */
+	if (c->warm_memory != 0 && floors > c->warm_memory)
+		return perr(p, "warm_memory (%u MiB) is below the services' "
+		    "warm containers at warm_mib (%u MiB)", c->warm_memory,
+		    floors);
 	/* Each warm container holds a uid range (userns_slots) of its own. */
 	if (warm > c->userns_slots / 2)
-		return perr(p, "the services' warm containers (%u) may take "
+		return perr(p, "the services' warm containers (%u, at "
+		    "warm_max) may take "
 		    "at most half of userns_slots (%u)", warm, c->userns_slots);
 	/* A warm start waits for a worker beyond every provision and one
 	 * teardown (warm.c): with no such worker the pool never fills. */

@@ -76,6 +76,41 @@ write_provisions(FILE *f, const struct metrics_snap *m)
 	}
 }
 
+/* One series per service and kind of pool: its own, its projects'. */
+static void
+pool_series(FILE *f, const struct metrics_snap *m, const char *name,
+    const char *help, const char *type, int field)
+{
+	static const char *const kind[2] = { "service", "projects" };
+	const struct metrics_pool *p;
+	uint32_t i, k;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	for (i = 0; i < m->nservices; i++)
+		for (k = 0; k < 2; k++) {
+			p = &m->svc[i].pool[k];
+			fprintf(f, "%s{service=\"%s\",pool=\"%s\"} %llu\n",
+			    name, m->svc[i].name, kind[k], (unsigned long long)
+			    (field == 0 ? p->ready : field == 1 ? p->target :
+			    field == 2 ? p->claims : p->misses));
+		}
+}
+
+/* The warm pools: size, target, and the new agents they met. */
+static void
+write_pools(FILE *f, const struct metrics_snap *m)
+{
+	pool_series(f, m, "sbx_warm_pool_size", "Warm containers ready, per "
+	    "service and pool (its own; its projects' summed).", "gauge", 0);
+	pool_series(f, m, "sbx_warm_pool_target", "Warm containers the pool "
+	    "keeps now: the recent peak of new agents, within warm and "
+	    "warm_max and warm_memory.", "gauge", 1);
+	pool_series(f, m, "sbx_warm_claims_total", "New agents' requests "
+	    "served from the pool.", "counter", 2);
+	pool_series(f, m, "sbx_warm_misses_total", "New agents' requests "
+	    "the pool had no container for.", "counter", 3);
+}
+
 static void
 write_gauges(FILE *f, const struct metrics_snap *m)
 {
@@ -89,6 +124,7 @@ write_gauges(FILE *f, const struct metrics_snap *m)
 	for (i = 0; i < m->nservices; i++)
 		fprintf(f, "sbx_warm_containers{service=\"%s\"} %u\n",
 		    m->svc[i].name, m->svc[i].warm);
+	write_pools(f, m);
 	fprintf(f, "# HELP sbx_open_fds Descriptors the monitor has open.\n"
 	    "# TYPE sbx_open_fds gauge\nsbx_open_fds %llu\n"
 	    "# HELP sbx_max_fds The monitor's descriptor limit.\n"

@@ -217,19 +217,43 @@ set_seed(struct pparse *pp, const char *v)
 	return 1;
 }
 
-/* warm: sandboxes of the whole set kept ready (privsep/monitor/warm.c). */
-static int
-set_warm(struct pparse *pp, const char *v)
+/* A whole number from lo to hi, or -1. */
+static long
+whole(const char *v, unsigned long lo, unsigned long hi)
 {
 	char *end;
 	unsigned long n;
 
 	errno = 0;
 	n = strtoul(v, &end, 10);
-	if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 ||
-	    n > POOL_MAX_WARM)
+	if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n < lo ||
+	    n > hi)
+		return -1;
+	return (long)n;
+}
+
+/* warm, warm_max: sandboxes of the whole set kept ready, and up to
+ * which demand grows them (privsep/monitor/warm.c). */
+static int
+set_warm(struct pparse *pp, const char *v, unsigned *out)
+{
+	long n;
+
+	if ((n = whole(v, 0, POOL_MAX_WARM)) == -1)
 		return pfail(pp, "must be a whole number up to 64", NULL);
-	pp->p->warm = (unsigned)n;
+	*out = (unsigned)n;
+	return 1;
+}
+
+/* warm_idle: seconds a peak of demand keeps the pool grown. */
+static int
+set_warm_idle(struct pparse *pp, const char *v)
+{
+	long n;
+
+	if ((n = whole(v, 1, WARM_IDLE_MAX)) == -1)
+		return pfail(pp, "must be seconds from 1 to 86400", NULL);
+	pp->p->warm_idle = (unsigned)n;
 	return 1;
 }
 
@@ -272,7 +296,11 @@ on_pentry(void *user, const char *section, const char *k, const char *v)
 	if (!strcmp(k, "postgres_seed"))
 		return set_seed(pp, v);
 	if (!strcmp(k, "warm"))
-		return set_warm(pp, v);
+		return set_warm(pp, v, &pp->p->warm);
+	if (!strcmp(k, "warm_max"))
+		return set_warm(pp, v, &pp->p->warm_max);
+	if (!strcmp(k, "warm_idle"))
+		return set_warm_idle(pp, v);
 	pp->key = NULL;
 	return pfail(pp, "unknown key", k);
 }
@@ -324,6 +352,8 @@ project_parse(const struct sbx_config *cfg, const struct job_files *jf,
 	p->anyone = true;
 	p->nservices = p->nuids = 0;
 	p->seed[0] = '\0';
+	p->warm_max = WARM_MAX_UNSET;
+	p->warm_idle = 300;
 	p->valid = false;
 	*line = 0;
 	if ((f = open_trusted(file, err, errlen)) == NULL)
@@ -337,6 +367,13 @@ project_parse(const struct sbx_config *cfg, const struct job_files *jf,
 	if (*line != 0 || pp.failed) {
 		if (!pp.failed && err[0] == '\0')
 			snprintf(err, errlen, "syntax error");
+		return -1;
+	}
+	if (p->warm_max == WARM_MAX_UNSET)
+		p->warm_max = p->warm;	/* a fixed pool */
+	if (p->warm_max < p->warm) {
+		snprintf(err, errlen, "warm_max (%u) is below warm (%u)",
+		    p->warm_max, p->warm);
 		return -1;
 	}
 	p->valid = true;

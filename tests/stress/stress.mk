@@ -9,6 +9,9 @@
 #   make warm        tests/stress/warm.sh (warm containers)
 #   make guard       tests/stress/guard.sh (tcp ports: warm, claims, restarts)
 #   make burst       tests/stress/burst.sh (a burst of one uid queued, another's hits)
+#   make autopool    tests/stress/autopool.sh (a pool that follows demand: two
+#                    bursts of 32; ~4 min, so not in test-all: bench-smoke runs
+#                    the same part of bench/burst.sh with 4 agents)
 
 $(O)/stress-load: tests/stress/load.c
 	@mkdir -p $(@D)
@@ -30,7 +33,9 @@ guard: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/guard.sh
 burst: all
 	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/burst.sh
+autopool: all
+	SBX_BUILD=$(abspath $(O)) $(LOCKED) tests/stress/autopool.sh
 
 EXTRA_TESTS += faults load isolation warm guard burst
 
-.PHONY: faults load isolation warm guard burst
+.PHONY: faults load isolation warm guard burst autopool

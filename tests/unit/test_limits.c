@@ -689,6 +689,78 @@ Test(limits, config_defaults_and_refusals)
 	    "a typo is an error");
 }
 
+#define WARM_SECTION	"[service r]\nimage = i\nport = 1\nprobe = redis\n"
+
+/* warm_max, warm_idle, warm_mib, warm_memory: defaults, ranges, and the
+ * checks between keys, each error naming the file and, for a value out
+ * of range, its line. */
+Test(limits, config_warm_keys)
+{
+	static struct sbx_config c;
+	char err[512];
+
+	cr_assert_eq(load(WARM_SECTION "warm = 2", &c, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_eq(c.services[0].warm_max, 2, "unset: a fixed pool");
+	cr_assert_eq(c.services[0].warm_idle, 300);
+	cr_assert_eq(c.services[0].warm_mib, 64);
+	cr_assert_eq(c.warm_memory, 0);
+	/* Either order of warm and warm_max. */
+	cr_assert_eq(load(WARM_SECTION "warm_max = 32\nwarm = 2\n"
+	    "warm_idle = 30\nwarm_mib = 60", &c, err, sizeof(err)), 0, "%s",
+	    err);
+	cr_assert_eq(c.services[0].warm_max, 32);
+	cr_assert_eq(c.services[0].warm, 2);
+	cr_assert_eq(c.services[0].warm_idle, 30);
+	cr_assert_eq(c.services[0].warm_mib, 60);
+	cr_assert_eq(load("warm_memory = 2048\n" WARM_SECTION "warm = 1\n"
+	    "warm_max = 64", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.warm_memory, 2048);
+
+	cr_assert_eq(load(WARM_SECTION "warm = 4\nwarm_max = 2", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "warm_max (2) is below warm (4)"), "%s",
+	    err);
+	cr_assert_not_null(strstr(err, "/tmp/sbx-limits-conf."), "the file: %s",
+	    err);
+	cr_assert_eq(load(WARM_SECTION "warm_max = 65", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_not_null(strstr(err, ":7: warm_max must be a whole number "
+	    "up to 64"), "the file and line: %s", err);
+	cr_assert_eq(load(WARM_SECTION "warm_max = -1", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_eq(load(WARM_SECTION "warm_max = 4294967295", &c, err,
+	    sizeof(err)), -1, "not the unset mark");
+	cr_assert_eq(load(WARM_SECTION "warm_max = 0x10", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load(WARM_SECTION "warm_idle = 0", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_not_null(strstr(err, ":7: warm_idle must be seconds"), "%s",
+	    err);
+	cr_assert_eq(load(WARM_SECTION "warm_idle = 86401", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load(WARM_SECTION "warm_idle = 99999999999999999999", &c,
+	    err, sizeof(err)), -1);
+	cr_assert_eq(load(WARM_SECTION "warm_mib = 0", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_eq(load(WARM_SECTION "warm_mib = 65537", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load("warm_memory = 16777217", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, ":3: warm_memory"), "%s", err);
+	cr_assert_eq(load("warm_memory = 1m", &c, err, sizeof(err)), -1);
+	/* A budget below the floors it must hold. */
+	cr_assert_eq(load("warm_memory = 100\n" WARM_SECTION "warm = 2", &c,
+	    err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "warm_memory (100 MiB) is below"), "%s",
+	    err);
+	/* warm_max counts against half of userns_slots, as warm did. */
+	cr_assert_eq(load("userns_slots = 100\n" WARM_SECTION "warm_max = 51",
+	    &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "half of userns_slots"), "%s", err);
+	/* A warm key in [sbx] is a typo there. */
+	cr_assert_eq(load("warm_max = 4", &c, err, sizeof(err)), -1);
+}
+
 /*
  * A record holds its services' hashes, and a restart adopts only what
  * hashes the same: a change here discards every sandbox of every host

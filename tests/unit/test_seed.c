@@ -141,6 +141,64 @@ Test(seed, test_project_lookup_failure_degrades_to_no_sandbox)
 	rmdir(dir);
 }
 
+/* A project file's warm, warm_max, warm_idle: defaults, ranges, order. */
+static const struct project *
+load_one(struct project_table *t, char *dir, const char *body)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/p.conf", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f, "[project]\nsandbox_services = postgres\n%s\n", body);
+	fclose(f);
+	chmod(path, 0644);
+	strlcpy(cfg.projects, dir, sizeof(cfg.projects));
+	cr_assert_eq(projects_load(&cfg, t, false), 0);
+	unlink(path);
+	cr_assert_eq(t->n, 1);
+	return &t->v[0];
+}
+
+Test(seed, test_project_warm_keys)
+{
+	char dir[] = "/tmp/sbx-seed-XXXXXX";
+	struct project_table t;
+	const struct project *p;
+
+	cr_assert_not_null(mkdtemp(dir));
+	p = load_one(&t, dir, "warm = 2");
+	cr_assert(p->valid, "%s", p->why);
+	cr_assert_eq(p->warm_max, 2, "unset: a fixed pool");
+	cr_assert_eq(p->warm_idle, 300);
+	projects_free(&t);
+	p = load_one(&t, dir, "warm_max = 16\nwarm = 1\nwarm_idle = 45");
+	cr_assert(p->valid, "%s", p->why);
+	cr_assert_eq(p->warm, 1);
+	cr_assert_eq(p->warm_max, 16);
+	cr_assert_eq(p->warm_idle, 45);
+	projects_free(&t);
+	p = load_one(&t, dir, "warm = 3\nwarm_max = 2");
+	cr_assert_not(p->valid);
+	cr_assert_not_null(strstr(p->why, "p.conf: warm_max (2) is below "
+	    "warm (3)"), "%s", p->why);
+	projects_free(&t);
+	p = load_one(&t, dir, "warm_max = 65");
+	cr_assert_not(p->valid);
+	cr_assert_not_null(strstr(p->why, "p.conf:3:"), "%s", p->why);
+	projects_free(&t);
+	p = load_one(&t, dir, "warm_idle = 0");
+	cr_assert_not(p->valid);
+	projects_free(&t);
+	p = load_one(&t, dir, "warm_idle = 86401");
+	cr_assert_not(p->valid);
+	projects_free(&t);
+	p = load_one(&t, dir, "warm_idle = -5");
+	cr_assert_not(p->valid);
+	projects_free(&t);
+	rmdir(dir);
+}
+
 /* ---- ensure_sandbox (on-demand provision + cache) ---- */
 
 Test(seed, test_ensure_sandbox_miss_provisions_and_caches)
