@@ -243,6 +243,8 @@ log_drain(void)
 static void
 config_good(struct sbx_config *c)
 {
+	size_t i;
+
 	memset(c, 0, sizeof(*c));
 	strcpy(c->socket, "/run/sbx/sbx.sock");
 	c->socket_mode = 0660;
@@ -272,6 +274,12 @@ config_good(struct sbx_config *c)
 	c->services[1].transport = TRANSPORT_UNIX;
 	c->services[1].ready_timeout = 30;
 	c->services[1].warm = 2;
+	/* config.c's defaults, fixed pools (config_valid asks them) */
+	for (i = 0; i < c->nservices; i++) {
+		c->services[i].warm_max = c->services[i].warm;
+		c->services[i].warm_idle = 300;
+		c->services[i].warm_mib = 64;
+	}
 }
 
 /* Which descriptors below FD_SCAN are open: none may be left behind. */
