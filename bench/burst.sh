@@ -286,8 +286,9 @@ fresh_metrics() {  # dir
 
 # D. A pool that follows demand (sbx.conf(5), warm_max): two bursts of
 # N new agents, the second from the grown pool; then back to the floor.
-# On local.conf's transports (both: a claim hands its ports over in a
-# worker), and on Unix sockets alone (a claim is no runtime call).
+# On local.conf's transports (both: the claims that come together hand
+# their ports over in one worker), and on Unix sockets alone (a claim is
+# no runtime call).
 autopool() {  # name transport|""
 	local D=$W/p$1 tr=${2:+transport=$2} t1 t2 p1 p2 fill back
 	write_conf "$D" warm=$AP_FLOOR warm_max=$N warm_idle=$AP_IDLE $tr \

@@ -63,9 +63,9 @@ enum job_type {
 	JOB_BROKERLOG,		/* nothing; reads the broker's lines on fd 3 */
 	JOB_BIND,		/* job_bind; sends bind_result and the agent
 				 * socket on fd 3, a socketpair */
-	JOB_CLAIM,		/* job_sandbox of claimed warm containers;
-				 * answers job_outcome: their ports the
-				 * owner's (privsep/worker/guard.c) */
+	JOB_CLAIM,		/* job_claims: claimed warm containers'
+				 * ports, their owners' (privsep/worker/
+				 * guard.c); answers claim_results */
 	JOB_NTYPES
 };
 
@@ -188,6 +188,39 @@ struct warm_started {
 	char		message[SBX_MESSAGE_MAX];
 	int32_t		pid;
 	uint32_t	port;
+};
+
+/*
+ * JOB_CLAIM: the claims that came together, their ports handed over in
+ * one iptables-restore (a claim's reply waits for its job). Of each
+ * claimed tcp container only its names, slot, port and range: no
+ * password.
+ */
+#define CLAIM_BATCH	64
+
+struct job_claim_port {
+	char		service[SBX_SLUG_MAX];
+	uint32_t	slot;		/* its warm slot */
+	uint32_t	port;		/* published on 127.0.0.1 */
+	uint32_t	host_uid;	/* first host uid of its range */
+};
+
+struct job_claim {
+	struct sbx_key	key;
+	uint32_t	nports;
+	struct job_claim_port port[SBX_MAX_SERVICES];
+};
+
+struct job_claims {
+	uint32_t	n;
+	struct job_claim v[CLAIM_BATCH];
+};
+
+/* One code per claim, in v[] order: SBX_OK, exactly, makes its ports its
+ * owner's; n is the job's, and every code past it 0. */
+struct claim_results {
+	uint32_t	n;
+	uint32_t	code[CLAIM_BATCH];	/* enum sbx_code */
 };
 
 /* A claimed container's name, changed after the reply. */

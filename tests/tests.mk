@@ -10,7 +10,7 @@ UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
 	     brokerlog spare child probe results pool spawner lease data sockdir \
-	     jobuser audit liveness demand
+	     jobuser audit liveness demand claims
 
 # The config's parsers, with the loaders that open by path (load.c).
 TEST_CONFIG_SRC = $(CONFIG_SRC) tests/unit/load.c
@@ -53,6 +53,8 @@ test_liveness_SRC = tests/unit/test_liveness.c privsep/monitor/liveness.c \
 		    shared/listen.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
 test_demand_SRC   = tests/unit/test_demand.c privsep/monitor/demand.c
+test_claims_SRC   = tests/unit/test_claims.c privsep/monitor/claims.c \
+		    privsep/monitor/results.c shared/service.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
 		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(TEST_CONFIG_SRC)

@@ -133,9 +133,10 @@ RB_PROTOTYPE(sbx_tree, sbx_sandbox, node, key_cmp)
  * gone() is told that the entry is freed, nothing of it is running.
  * claim() serves a miss from warm containers started ahead (warm.c) with
  * no runtime call: 0 when it filled sb->svc[] (passwords too), recorded
- * the sandbox and took every service; 1 when it did so and a worker now
- * gives their loopback ports to the owner, and it later calls
- * cache_claimed(); 2 when it did so and no worker could do that (the
+ * the sandbox and took every service; 1 when it did so and a worker
+ * (one for the claims that came together) gives their loopback ports to
+ * the owner, and it later calls cache_claimed(), refusing the claim if
+ * that failed; 2 when it did so and no worker could do that (the
  * sandbox is refused and torn down); -1 leaves sb as it was.
  * data() starts a reset (SBX_REQ_RESET, snapshot "" or the one to go back
  * to) or a snapshot of a ready sandbox's data and later calls

@@ -35,6 +35,7 @@
 #include "audit.h"
 #include "bind.h"
 #include "cache.h"
+#include "claims.h"
 #include "config.h"
 #include "config_take.h"
 #include "dispatch.h"
@@ -620,6 +621,8 @@ loop(struct monitor *m)
 			tick(m, now);
 			next_tick = now + TICK_MS;
 		}
+		/* Last: the claims this pass made share one job. */
+		claims_send(&m->rt);
 	}
 }
 

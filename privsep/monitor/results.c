@@ -78,18 +78,27 @@ login_result_valid(const void *result, size_t len)
 	return code == SBX_OK;
 }
 
-/* A claim's answer: its ports the owner's only on SBX_OK, exactly, in an
- * outcome of the exact size whose message ends. */
+/*
+ * The answer of a JOB_CLAIM of n claims: of the exact size, for exactly
+ * those n, each code a known one and none past n. Claim i's ports are
+ * its owner's only if r->code[i] is SBX_OK, exactly; false refuses
+ * every claim of the batch.
+ */
 bool
-claim_result_valid(const void *result, size_t len)
+claims_result_valid(const void *result, size_t len, size_t n,
+    struct claim_results *r)
 {
-	struct job_outcome o;
+	size_t i;
 
-	if (result == NULL || len != sizeof(o))
+	if (result == NULL || len != sizeof(*r) || n > CLAIM_BATCH)
 		return false;
-	memcpy(&o, result, sizeof(o));
-	return o.code == SBX_OK &&
-	    memchr(o.message, '\0', sizeof(o.message)) != NULL;
+	memcpy(r, result, sizeof(*r));
+	if (r->n != n)
+		return false;
+	for (i = 0; i < CLAIM_BATCH; i++)
+		if (i < n ? r->code[i] >= SBX_CODE_MAX : r->code[i] != 0)
+			return false;
+	return true;
 }
 
 /* A teardown's answer: an outcome of the exact size, a known code, a

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "iox.h"
 #include "liveness.h"
 #include "log.h"
@@ -152,24 +153,6 @@ seed_of(const struct rt_cli *rt, const struct sbx_sandbox *sb)
 	return p->seed;
 }
 
-static void
-claim_done(void *arg, const void *result, size_t len)
-{
-	struct prov_job *j = arg;
-	struct sbx_sandbox *sb = j->sb;
-	bool ok = claim_result_valid(result, len);
-
-	j->rt->warm.claiming--;
-	if (!ok)
-		log_warnx("claim uid=%u agent=%s: %s", (unsigned)sb->key.uid,
-		    sb->key.agent, result == NULL ? "its ports' guard did "
-		    "not finish" : "its ports could not be given to the "
-		    "owner (see above)");
-	free(j);
-	cache_claimed(sb, ok ? SBX_OK : SBX_E_RUNTIME_FAILED, ok ? "ok" :
-	    "the runtime could not open the sandbox's ports to you.");
-}
-
 /* Does a claim of sb's set take a tcp service (a port to hand over)? */
 static bool
 claims_port(const struct rt_cli *rt, const struct sbx_sandbox *sb)
@@ -183,9 +166,6 @@ claims_port(const struct rt_cli *rt, const struct sbx_sandbox *sb)
 			return true;
 	return false;
 }
-
-static int start_job(struct rt_cli *, struct sbx_sandbox *, enum job_type,
-    worker_done, int64_t);
 
 /* A new agent's request, met by the pools or not: counted once, however
  * often its turn comes back before its provision (warm.c follows it). */
@@ -212,9 +192,10 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	bool seeded = seed_of(rt, sb) != NULL, port = claims_port(rt, sb);
 	size_t i, n;
 
-	/* A port changes hands in a worker (guard.c): one must be free. */
+	/* A port changes hands in a worker (guard.c): one must be free,
+	 * and the next batch have room (claims.c). */
 	if (sb->prev != NULL || sb->nservices > SBX_MAX_SERVICES ||
-	    (port && !workers_spare(rt->pool, 0, 0)))
+	    (port && (!workers_spare(rt->pool, 0, 0) || !claims_room(rt))))
 		return -1;
 	for (i = 0; i < sb->nservices; i++)
 		if ((m[i] = warm_take(rt, sb->svc[i].conn.name, sb->project,
@@ -246,12 +227,10 @@ rt_claim(void *impl, struct sbx_sandbox *sb)
 	    (unsigned)sb->key.uid, sb->key.agent, sb->project, sb->nservices);
 	if (!port)
 		return 0;
-	/* Fail closed: the ports stay the pool's, open to nobody, and the
-	 * cache tears the claimed sandbox down. */
-	if (start_job(rt, sb, JOB_CLAIM, claim_done,
-	    ((int64_t)rt->cfg->runtime_timeout + 10) * 1000) == -1)
-		return 2;
-	rt->warm.claiming++;
+	/* Its reply waits for its batch's job (claims.c), which fails
+	 * closed: the ports stay the pool's, open to nobody, and the cache
+	 * tears the claimed sandbox down. */
+	claims_add(rt, sb);
 	return 1;
 }
 

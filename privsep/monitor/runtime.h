@@ -7,6 +7,7 @@
 #define SBX_RUNTIME_H
 
 #include "cache.h"
+#include "claims.h"
 #include "config.h"
 #include "idmap.h"
 #include "warm.h"
@@ -22,6 +23,7 @@ struct rt_cli {
 	struct worker_pool	*pool;
 	struct idmap		 idmap;
 	struct warm		 warm;		/* warm containers (warm.c) */
+	struct claims		 claims;	/* their ports' hand-over */
 	const struct project_table *projects;	/* for their seeds */
 	struct cache		*cache;		/* login.c finds its sandboxes */
 	/* Ranges of failed provisions whose containers the runtime did not

@@ -255,14 +255,14 @@ restore(const char *text, size_t len)
 }
 
 /*
- * Claimed warm containers' ports, their owner's from now: in one
- * transaction, each owner's rule added and the pool's deleted, so that
- * nobody else is let in at any moment, and no other uid's connection
- * waits on a second call.
+ * Claimed warm containers' ports, each its owner's from now (the claims
+ * of one JOB_CLAIM, of any owners): in one transaction, each owner's
+ * rule added and the pool's deleted, so that nobody else is let in at
+ * any moment, and no claim's connection waits on another call.
  */
 int
-guard_claim(const struct sbx_config *cfg, const struct sbx_key *key,
-    const struct guard_hand *h, size_t n)
+guard_claim(const struct sbx_config *cfg, const struct guard_hand *h,
+    size_t n)
 {
 	char note[GUARD_NOTE_MAX], *text = NULL;
 	struct rule r = { .n = 0 };
@@ -276,9 +276,9 @@ guard_claim(const struct sbx_config *cfg, const struct sbx_key *key,
 		return -1;
 	fputs("*filter\n", f);
 	for (i = 0; i < n; i++) {
-		guard_note_key(note, sizeof(note), key->uid, key->agent,
-		    h[i].service);
-		rule_make(&r, note, h[i].port, key->uid, h[i].prober);
+		guard_note_key(note, sizeof(note), h[i].key->uid,
+		    h[i].key->agent, h[i].service);
+		rule_make(&r, note, h[i].port, h[i].key->uid, h[i].prober);
 		rule_line(f, "-A", &r);
 		guard_note_pool(note, sizeof(note), h[i].service, h[i].slot);
 		rule_make(&r, note, h[i].port, GUARD_NO_OWNER, h[i].prober);

@@ -50,7 +50,7 @@ static const struct {
 	[JOB_DATA] = { sizeof(struct job_data), 0, data_body },
 	[JOB_BROKERLOG] = { 0, 0, brokerlog_body },
 	[JOB_BIND] = { sizeof(struct job_bind), 0, bind_body },
-	[JOB_CLAIM] = { sizeof(struct job_sandbox), 0, claim_body },
+	[JOB_CLAIM] = { sizeof(struct job_claims), 0, claim_body },
 };
 
 /* The memfd on stdin, whole, if it is sealed and at most max bytes. */

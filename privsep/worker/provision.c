@@ -760,46 +760,80 @@ teardown_body(int fd, const struct sbx_config *cfg, const void *job,
 }
 
 /*
- * A claim of warm tcp containers: each port its new owner's, the owner's
- * rule before the pool's goes (guard.c). The range each was started in
- * gives its prober's uid.
+ * One claim of a JOB_CLAIM, checked before any of it is used: its
+ * owner's agent and each service a slug (they go into iptables-restore's
+ * text), each service a tcp one of the job's, each slot, range and port
+ * set. Its ports are added to h; the range each was started in gives its
+ * prober's uid.
+ */
+static int
+claim_hands(const struct sbx_config *cfg, const struct job_claim *c,
+    struct guard_hand *h, size_t *n)
+{
+	const struct job_claim_port *p;
+	const struct service_cfg *s[SBX_MAX_SERVICES];
+	size_t i;
+
+	if (!memchr(c->key.agent, '\0', sizeof(c->key.agent)) ||
+	    !slug_valid(c->key.agent, strlen(c->key.agent)) ||
+	    c->nports == 0 || c->nports > SBX_MAX_SERVICES)
+		return -1;
+	for (i = 0; i < c->nports; i++) {
+		p = &c->port[i];
+		if (!memchr(p->service, '\0', sizeof(p->service)) ||
+		    (s[i] = config_service(cfg, p->service)) == NULL ||
+		    (s[i]->transport & TRANSPORT_TCP) == 0 || p->slot == 0 ||
+		    p->host_uid == 0 ||
+		    p->host_uid > UINT32_MAX - (JOB_RANGE_UIDS - 1) ||
+		    p->port == 0 || p->port > 65535)
+			return -1;
+	}
+	for (i = 0; i < c->nports; i++) {
+		p = &c->port[i];
+		h[(*n)++] = (struct guard_hand){ .key = &c->key,
+		    .service = s[i]->name, .slot = p->slot, .port = p->port,
+		    .prober = p->host_uid + JOB_RANGE_UIDS - 1 };
+	}
+	return 0;
+}
+
+/*
+ * Claims of warm tcp containers, those that came together: each port
+ * its new owner's, the owner's rule before the pool's goes, all in one
+ * transaction (guard.c). A claim that is not well formed is left out
+ * (SBX_E_INTERNAL); the others stand or fall together.
  */
 int
 claim_body(int fd, const struct sbx_config *cfg, const void *job,
     size_t len)
 {
-	struct guard_hand h[SBX_MAX_SERVICES];
-	struct job_sandbox *sb;
-	const struct service_cfg *s;
-	struct job_outcome o;
+	struct job_claims *j;
+	struct guard_hand *h;
+	struct claim_results r;
+	uint32_t code = SBX_E_RUNTIME_FAILED;
 	size_t i, n = 0;
 
-	if ((sb = malloc(sizeof(*sb))) == NULL)
+	memset(&r, 0, sizeof(r));
+	if ((j = malloc(sizeof(*j))) == NULL)
 		return 1;
-	memcpy(sb, job, len);
-	memset(&o, 0, sizeof(o));
-	o.code = job_valid(sb) == -1 ? SBX_E_INTERNAL : SBX_OK;
-	for (i = 0; o.code == SBX_OK && i < sb->nservices; i++) {
-		if ((s = config_service(cfg, sb->svc[i].conn.name)) == NULL ||
-		    (s->transport & TRANSPORT_TCP) == 0)
-			continue;
-		if (sb->svc[i].warm == 0 || sb->svc[i].host_uid == 0 ||
-		    sb->svc[i].conn.port == 0 || sb->svc[i].conn.port > 65535)
-			o.code = SBX_E_INTERNAL;
+	memcpy(j, job, len);
+	r.n = j->n <= CLAIM_BATCH ? j->n : 0;
+	if ((h = calloc(CLAIM_BATCH * SBX_MAX_SERVICES, sizeof(*h))) != NULL) {
+		for (i = 0; i < r.n; i++)
+			r.code[i] = claim_hands(cfg, &j->v[i], h, &n) == -1 ?
+			    SBX_E_INTERNAL : SBX_OK;
+		if (guard_claim(cfg, h, n) == 0)
+			code = SBX_OK;
 		else
-			h[n++] = (struct guard_hand){ .service = s->name,
-			    .slot = sb->svc[i].warm,
-			    .port = sb->svc[i].conn.port,
-			    .prober = sb->svc[i].host_uid + JOB_RANGE_UIDS - 1 };
+			log_warnx("claim: %zu ports of %u claims could not be "
+			    "given to their owners", n, (unsigned)r.n);
 	}
-	if (o.code == SBX_OK && guard_claim(cfg, &sb->key, h, n) == -1) {
-		o.code = SBX_E_RUNTIME_FAILED;
-		snprintf(o.message, sizeof(o.message), "the sandbox's ports "
-		    "could not be given to its owner.");
-	}
-	explicit_bzero(sb, sizeof(*sb));
-	free(sb);
-	return write_all(fd, &o, sizeof(o), now_ms() + 5000) == 0 ? 0 : 1;
+	for (i = 0; i < r.n; i++)
+		if (r.code[i] == SBX_OK)
+			r.code[i] = code;
+	free(h);
+	free(j);
+	return write_all(fd, &r, sizeof(r), now_ms() + 5000) == 0 ? 0 : 1;
 }
 
 int

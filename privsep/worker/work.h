@@ -80,12 +80,13 @@ void	guard_note_pool(char *, size_t, const char *service, unsigned slot);
 int	guard_open(const struct sbx_config *, const char *note, uid_t owner,
 	    uid_t prober, unsigned *port);
 struct guard_hand {
+	const struct sbx_key *key;	/* its new owner's */
 	const char	*service;
 	unsigned	 slot, port;	/* the warm slot, the loopback port */
 	uid_t		 prober;
 };
-int	guard_claim(const struct sbx_config *, const struct sbx_key *,
-	    const struct guard_hand *, size_t n);
+int	guard_claim(const struct sbx_config *, const struct guard_hand *,
+	    size_t n);
 int	guard_del(const struct sbx_config *, uid_t, const char *agent,
 	    const char *service);
 int	guard_del_pool(const struct sbx_config *, const char *service,

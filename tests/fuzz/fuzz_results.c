@@ -147,6 +147,34 @@ check_raw(bool (*valid)(const void *, size_t), const uint8_t *data,
 	free(p);
 }
 
+/* A JOB_CLAIM's answer: data[0] the batch's size (past CLAIM_BATCH
+ * too), then the answer, in a buffer of its own size. What passes is
+ * of the exact size, for exactly that batch, with a known code for each
+ * claim and none past it. */
+static void
+check_claims(const uint8_t *data, size_t size)
+{
+	struct claim_results r;
+	size_t n, i;
+	void *p;
+
+	if (size < 1)
+		return;
+	n = data[0] % (CLAIM_BATCH + 2);
+	data++;
+	size--;
+	p = size > 0 ? malloc(size) : NULL;
+	if (p != NULL)
+		memcpy(p, data, size);
+	if (claims_result_valid(p, size, n, &r)) {
+		assert(size == sizeof(r) && r.n == n && n <= CLAIM_BATCH);
+		for (i = 0; i < CLAIM_BATCH; i++)
+			assert(i < n ? r.code[i] < SBX_CODE_MAX :
+			    r.code[i] == 0);
+	}
+	free(p);
+}
+
 static void
 check_record(const uint8_t *data, size_t size)
 {
@@ -215,6 +243,8 @@ log_drain(void)
 static void
 config_good(struct sbx_config *c)
 {
+	size_t i;
+
 	memset(c, 0, sizeof(*c));
 	strcpy(c->socket, "/run/sbx/sbx.sock");
 	c->socket_mode = 0660;
@@ -244,6 +274,12 @@ config_good(struct sbx_config *c)
 	c->services[1].transport = TRANSPORT_UNIX;
 	c->services[1].ready_timeout = 30;
 	c->services[1].warm = 2;
+	/* config.c's defaults, fixed pools (config_valid asks them) */
+	for (i = 0; i < c->nservices; i++) {
+		c->services[i].warm_max = c->services[i].warm;
+		c->services[i].warm_idle = 300;
+		c->services[i].warm_mib = 64;
+	}
 }
 
 /* Which descriptors below FD_SCAN are open: none may be left behind. */
@@ -956,7 +992,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:	check_warm(data, size); break;
 	case 2:	check_data(data, size); break;
 	case 3:	check_raw(login_result_valid, data, size); break;
-	case 4:	check_raw(claim_result_valid, data, size); break;
+	case 4:	check_claims(data, size); break;
 	case 5:	check_raw(teardown_result_valid, data, size); break;
 	case 6:	check_record(data, size); break;
 	case 7:	check_adopt(data, size, 0); break;

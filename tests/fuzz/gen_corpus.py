@@ -339,6 +339,12 @@ def audit(fn, op, ev, uid, agent, project, services, container=b"",
                                                    services) + container)
 
 
+def claims(batch, n, codes):
+    """check 4: a JOB_CLAIM of batch claims, answered n and codes."""
+    codes = codes + [0] * (64 - len(codes))
+    return bytes([4, batch]) + struct.pack("<I64I", n, *codes)
+
+
 def results_seeds():
     s = {"check-%02d" % i: bytes([i]) + b"\0" * 8 for i in range(11)}
     s.update({
@@ -389,6 +395,15 @@ def results_seeds():
         "config-read-runtime-relative": config_read(
             0, edit(C_RUNTIME, 0, b"podman\0")),
         "config-read-state-dir": config_read(0, edit(C_STATE, 0, b"\0")),
+        # JOB_CLAIM: the batch's size, then claim_results (n, 64 codes)
+        "claims-ok-3": claims(3, 3, [0, 0, 0]),
+        "claims-one-refused": claims(3, 3, [0, 3, 0]),
+        "claims-full": claims(64, 64, [0] * 64),
+        "claims-count-lies": claims(3, 4, [0, 0, 0, 0]),
+        "claims-past-batch": claims(3, 3, [0, 0, 0, 3]),
+        "claims-code-huge": claims(2, 2, [0, 0xffffffff]),
+        "claims-over-cap": claims(65, 65, [0] * 64),
+        "claims-short": claims(3, 3, [0, 0, 0])[:-1],
         # JOB_BIND: mode 1 is the answer's exact size
         "bind-taken": bind(1, 0, [K_GOOD]),
         "bind-taken-elsewhere-named": bind(1, 1, [K_ELSEWHERE]),

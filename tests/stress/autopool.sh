@@ -7,9 +7,9 @@
 # each) within warm_idle (AUTOPOOL_IDLE, default 90) + 90 s of the
 # second burst, and not before warm_idle; the second burst's request p50
 # at most 0.05x the first's on Unix sockets (a claim is no runtime
-# call). On local.conf's transports (both: each claim hands its ports
-# over in a worker, one iptables-restore each) the ratio is printed, not
-# checked (bench/README.md). AUTOPOOL_TRANSPORTS: "both unix" (default),
+# call). On local.conf's transports (both: the claims that come together
+# hand their ports over in one worker, one iptables-restore for all of
+# them) the ratio is printed, not checked (bench/README.md). AUTOPOOL_TRANSPORTS: "both unix" (default),
 # or one of them. Runs bench/burst.sh's part D alone, each with its
 # monitor, on a tmpfs; a real monitor, broker and podman; root. Prints
 # "N passed, N failed".

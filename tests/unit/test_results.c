@@ -11,7 +11,7 @@
  *   warm_started_valid    a warm start's result (results.c)
  *   login_result_valid    a login check's answer (results.c)
  *   teardown_result_valid a teardown's answer (results.c)
- *   claim_result_valid    a claim's answer (results.c)
+ *   claims_result_valid   a batch of claims' answer (results.c)
  *   adopt_found_valid     JOB_ADOPT's records (adopt_check.c)
  *   adopt_gone_valid      JOB_ADOPT's orphans (adopt_check.c)
  *   record_valid          a record (shared/record_fmt.c)
@@ -670,28 +670,82 @@ Test(results, teardown_result_of_the_exact_size_with_a_known_code)
 	    "a message that does not end");
 }
 
-/* ---- claim_result_valid ---------------------------------------------------- */
+/* ---- claims_result_valid --------------------------------------------------- */
 
-Test(results, claim_result_only_ok_exactly_gives_the_ports)
+/* An honest answer to a batch of n claims: SBX_OK for each. */
+static void
+claims_ok(struct claim_results *r, size_t n)
 {
-	struct job_outcome o;
-	char big[sizeof(o) + 1];
+	size_t i;
 
-	memset(&o, 0, sizeof(o));
-	o.code = SBX_OK;
-	cr_assert(claim_result_valid(&o, sizeof(o)));
-	cr_assert_not(claim_result_valid(NULL, 0), "no answer (died, late)");
-	cr_assert_not(claim_result_valid(&o, sizeof(o) - 1), "a short answer");
+	memset(r, 0, sizeof(*r));
+	r->n = (uint32_t)n;
+	for (i = 0; i < n; i++)
+		r->code[i] = SBX_OK;
+}
+
+Test(results, claims_result_one_code_per_claim_of_the_batch)
+{
+	struct claim_results r, out;
+
+	claims_ok(&r, 3);
+	cr_assert(claims_result_valid(&r, sizeof(r), 3, &out));
+	cr_assert_eq(out.n, 3);
+	cr_assert_eq(out.code[2], SBX_OK);
+	/* One refused, the others given: each claim answered as it is. */
+	r.code[1] = SBX_E_RUNTIME_FAILED;
+	cr_assert(claims_result_valid(&r, sizeof(r), 3, &out));
+	cr_assert_eq(out.code[0], SBX_OK);
+	cr_assert_eq(out.code[1], SBX_E_RUNTIME_FAILED);
+	claims_ok(&r, CLAIM_BATCH);
+	cr_assert(claims_result_valid(&r, sizeof(r), CLAIM_BATCH, &out),
+	    "a full batch");
+	claims_ok(&r, 0);
+	cr_assert(claims_result_valid(&r, sizeof(r), 0, &out));
+}
+
+Test(results, claims_result_hostile_answers_refuse_the_batch)
+{
+	struct claim_results r, out;
+	char big[sizeof(r) + 1];
+
+	claims_ok(&r, 3);
+	cr_assert_not(claims_result_valid(NULL, 0, 3, &out),
+	    "no answer (died, late)");
+	cr_assert_not(claims_result_valid(&r, sizeof(r) - 1, 3, &out),
+	    "a short answer");
 	memset(big, 0, sizeof(big));
-	cr_assert_not(claim_result_valid(big, sizeof(big)), "a long one");
-	memset(o.message, 'x', sizeof(o.message));
-	cr_assert_not(claim_result_valid(&o, sizeof(o)), "a message that "
-	    "does not end");
-	memset(&o, 0, sizeof(o));
-	o.code = SBX_E_RUNTIME_FAILED;
-	cr_assert_not(claim_result_valid(&o, sizeof(o)), "refused");
-	o.code = 0xffffffffu;
-	cr_assert_not(claim_result_valid(&o, sizeof(o)), "garbage");
+	memcpy(big, &r, sizeof(r));
+	cr_assert_not(claims_result_valid(big, sizeof(big), 3, &out),
+	    "a long one");
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 4, &out),
+	    "an answer for fewer claims than sent");
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 2, &out),
+	    "for more");
+	r.n = 0xffffffffu;
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 3, &out),
+	    "a huge count");
+	claims_ok(&r, CLAIM_BATCH);
+	r.n = CLAIM_BATCH + 1;
+	cr_assert_not(claims_result_valid(&r, sizeof(r), CLAIM_BATCH + 1,
+	    &out), "a batch past the cap, even if the count agrees");
+	claims_ok(&r, 3);
+	r.code[1] = SBX_CODE_MAX;
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 3, &out),
+	    "an unknown code");
+	r.code[1] = 0xffffffffu;
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 3, &out),
+	    "garbage");
+	claims_ok(&r, 3);
+	r.code[3] = SBX_E_RUNTIME_FAILED;
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 3, &out),
+	    "a code for a claim not in the batch");
+	r.code[3] = 0;
+	r.code[CLAIM_BATCH - 1] = 7;
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 3, &out),
+	    "bytes past the batch");
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_not(claims_result_valid(&r, sizeof(r), 3, &out), "all ones");
 }
 
 /* ---- bind_result_take --------------------------------------------------- */
