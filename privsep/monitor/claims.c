@@ -131,6 +131,7 @@ claims_send(struct rt_cli *rt)
 {
 	struct claim_batch *b;
 	bool ok[CLAIM_BATCH] = { false };
+	size_t i;
 
 	if (rt->claims.running || rt->claims.npending == 0)
 		return;
@@ -138,7 +139,8 @@ claims_send(struct rt_cli *rt)
 		return;		/* the next pass tries again */
 	b->rt = rt;
 	b->n = rt->claims.npending;
-	memcpy(b->sb, rt->claims.pending, b->n * sizeof(b->sb[0]));
+	for (i = 0; i < b->n; i++)
+		b->sb[i] = rt->claims.pending[i];
 	rt->claims.npending = 0;
 	if (batch_spawn(rt, b) == -1) {
 		/* Fail closed: the ports stay the pool's, open to nobody. */
