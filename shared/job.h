@@ -29,6 +29,10 @@
 
 /* argv[0] of a worker; argv[1] is its job's name. */
 #define JOB_ARGV0	"sbx-worker"
+/* argv[2] of a data worker the spawner makes ahead of its job
+ * (privsep/worker/spare.c), and the one byte that brings the job. */
+#define JOB_SPARE_ARG	"spare"
+#define JOB_SPARE_GO	'j'
 /* The uid the parsing jobs drop to (privsep/worker/jobuser.c): a system
  * user of its own, resolved by name before any config is read, so a
  * fixed name and not a setting. */

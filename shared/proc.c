@@ -65,6 +65,9 @@ proc_child_setup(int in_fd, int keep_fd, int exe_fd)
 	if (exe_fd >= 0 && dup3(exe_fd, 4, O_CLOEXEC) == -1)
 		_exit(1);
 	closefrom(exe_fd >= 0 ? 5 : keep_fd >= 0 ? 4 : 3);
+	/* Whatever sat at 3 (a descriptor the job came with) is not its. */
+	if (keep_fd < 0 && exe_fd >= 0)
+		(void)close(3);
 	if (keep_fd >= 0)
 		fcntl(3, F_SETFD, FD_CLOEXEC);
 }

@@ -18,11 +18,13 @@
 #    snapshots, which the agent's role can neither alter, drop nor
 #    connect to; it is a member of SBX_USER (to swap the agent's database)
 #    and of pg_signal_backend (to end the agent's sessions), and the agent's
-#    role is no member of it. Its password is sbx's SBX_KEEPER_PASSWORD
-#    (derived from a key only the host's root reads: over tcp alone too),
-#    else random; with a socket directory it is written to
-#    SBX_SOCKET_DIR/keep/pg.secret (directory 0750, file 0640): only this
-#    uid and its group (sbx's data sessions) may read it, not the agent;
+#    role is no member of it. sbx gives its SCRAM verifier alone,
+#    SBX_KEEPER_VERIFIER (of a password derived from a key only the host's
+#    root reads: over tcp alone too): the container never holds the
+#    password. Without one, the password is random and, with a socket
+#    directory, written to SBX_SOCKET_DIR/keep/pg.secret (directory 0750,
+#    file 0640): only this uid and its group (sbx's data sessions) may
+#    read it, not the agent;
 # 3. exec the server as PID 1 (stop signal SIGINT: fast shutdown), with its
 #    socket in SBX_SOCKET_DIR (the directory sbx binds in; no socket
 #    without it) and TCP on every address of the container's own network
@@ -54,8 +56,8 @@ PGDATA=$RUNDIR/pgdata
 pw=${SBX_PASSWORD:-}
 user=${SBX_USER:-sbx}
 db=${SBX_DATABASE:-$user}
-keeper_pw=${SBX_KEEPER_PASSWORD:-}
-unset SBX_PASSWORD SBX_KEEPER_PASSWORD	# the server inherits neither
+keeper_v=${SBX_KEEPER_VERIFIER:-}
+unset SBX_PASSWORD SBX_KEEPER_VERIFIER	# the server inherits neither
 
 ident_ok() {
 	case $1 in ''|*[!A-Za-z0-9_.-]*) return 1 ;; esac
@@ -77,18 +79,21 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
 
 	sock=${SBX_SOCKET_DIR:-}
-	# The keeper's password: sbx's (SBX_KEEPER_PASSWORD, derived from a
-	# key of the host's root alone reads), else one of ours where the
-	# socket directory can tell sbx (keep/pg.secret), else no keeper.
-	kpw=$keeper_pw
-	if [ -n "$kpw" ]; then
-		case $kpw in
-		*[!0-9a-f]*) die "SBX_KEEPER_PASSWORD is not lowercase hex" ;;
+	# The keeper's verifier: sbx's (SBX_KEEPER_VERIFIER), else one of a
+	# random password where the socket directory can tell sbx
+	# (keep/pg.secret), else no keeper.
+	kpw= kv=$keeper_v
+	if [ -n "$kv" ]; then
+		case $kv in
+		*[!A-Za-z0-9+/=:\$-]*) die "SBX_KEEPER_VERIFIER has a character no verifier has" ;;
+		'SCRAM-SHA-256$'[1-9]*:*'$'*:*) ;;
+		*) die "SBX_KEEPER_VERIFIER is not a SCRAM-SHA-256 verifier" ;;
 		esac
-		[ ${#kpw} -eq 32 ] || die "SBX_KEEPER_PASSWORD is not 32 digits"
+		[ ${#kv} -le 160 ] || die "SBX_KEEPER_VERIFIER is too long"
 	elif [ -n "$sock" ]; then
 		kpw=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 		[ ${#kpw} -eq 32 ] || die "no random bytes for the keeper"
+		kv=$kpw		# postgres makes the verifier
 	fi
 	rm -rf "$PGDATA.tmp"	# a start that died half-way
 	cp -a "$TEMPLATE" "$PGDATA.tmp"
@@ -106,9 +111,9 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 		template0|template1) ;;
 		*)	printf 'ALTER DATABASE "%s" OWNER TO "%s";\n\n' "$db" "$user" ;;
 		esac
-		if [ -n "$kpw" ]; then
+		if [ -n "$kv" ]; then
 			printf "CREATE ROLE %s LOGIN NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '%s';\n\n" \
-			    $KEEPER "$kpw"
+			    $KEEPER "$kv"
 			printf 'GRANT "%s", pg_signal_backend TO %s;\n\n' "$user" $KEEPER
 		fi
 	} | "$BIN/postgres" --single -j -D "$PGDATA.tmp" \
@@ -122,7 +127,7 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 		chmod 0640 "$sock/keep/pg.secret.tmp"
 		mv -f "$sock/keep/pg.secret.tmp" "$sock/keep/pg.secret"
 	fi
-	kpw=
+	kpw= kv=
 	mv "$PGDATA.tmp" "$PGDATA"
 fi
 pw=

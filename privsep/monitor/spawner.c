@@ -46,6 +46,9 @@
 
 /* How long the monitor waits for the spawner's answer: a fork. */
 #define SPAWN_ANSWER_MS	5000
+/* How long after its start or its last request the spawner makes a spare
+ * (a reset's job is done in a few ms). */
+#define SPARE_DELAY_MS	50
 
 static int	spawn_chan = -1;	/* the monitor's end */
 static pid_t	spawn_pid;
@@ -58,16 +61,17 @@ spawner_pid(void)
 
 /*
  * A worker, in its fresh process: its job on stdin, keep_fd at fd 3, and
- * sbx-worker executed from exe, under the runtime deny filter. It holds a
- * copy of its parent's memory until the exec, which leaves it its job
- * alone. Never returns.
+ * sbx-worker executed from exe, under the runtime deny filter; a spare
+ * gets its channel on stdin instead. It holds a copy of its parent's
+ * memory until the exec, which leaves it its job alone. Never returns.
  */
 static void __attribute__((noreturn))
 exec_worker(enum job_type type, int jobfd, int keep_fd, int exe,
-    pid_t monitor)
+    pid_t monitor, int spare)
 {
 	char *argv[] = { (char *)(uintptr_t)JOB_ARGV0,
-	    (char *)(uintptr_t)job_name(type), NULL };
+	    (char *)(uintptr_t)job_name(type),
+	    spare ? (char *)(uintptr_t)JOB_SPARE_ARG : NULL, NULL };
 	const char *js = getenv("JOURNAL_STREAM");
 	char journal[64], *envp[] = { NULL, NULL };
 
@@ -272,25 +276,82 @@ fork_for(pid_t monitor)
 	    NULL, NULL);
 }
 
+/*
+ * The spawner's spare: a data worker executed ahead (privsep/worker/
+ * spare.c), so that a reset or a snapshot, the one job an agent waits on
+ * that talks to its own server, costs no exec and no load of libpq on its
+ * path. It waits on a channel of its own; the next JOB_DATA's descriptors
+ * go to it there, and its pid is the answer. It is the monitor's child
+ * like any worker, made SPARE_DELAY_MS after the last was taken, so that
+ * its start does not share the cores with the job it follows.
+ */
+static pid_t	spare_pid;
+static int	spare_chan = -1;
+
+static void
+spare_make(int exe, pid_t monitor)
+{
+	int sp[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
+		return;
+	if ((pid = fork_for(monitor)) == 0) {
+		close(sp[0]);
+		exec_worker(JOB_DATA, sp[1], -1, exe, monitor, 1);
+	}
+	close(sp[1]);
+	if (pid == -1) {
+		close(sp[0]);
+		return;
+	}
+	spare_pid = pid;
+	spare_chan = sp[0];
+}
+
+/* The job's descriptors to the spare: its pid, or 0 when there is none
+ * or it is gone (its end of the channel closed with it). */
+static pid_t
+spare_take(const int *fds, int nfds)
+{
+	const char go = JOB_SPARE_GO;
+	pid_t pid = spare_pid;
+	int sent;
+
+	if (spare_chan == -1)
+		return 0;
+	sent = send_fds(spare_chan, &go, 1, fds, nfds) == 1;
+	close(spare_chan);
+	spare_chan = -1;
+	spare_pid = 0;
+	return sent ? pid : 0;
+}
+
 /* The spawner's act for one checked request: the new pid, or -errno. */
 static int32_t
 spawn_here(const struct spawn_req *r, const int *fds, int nfds, int exe,
     const struct spawn_broker *sb, pid_t monitor)
 {
-	pid_t pid = fork_for(monitor);
+	pid_t pid;
+
+	if (r->what == SPAWN_WORKER && r->type == JOB_DATA &&
+	    (pid = spare_take(fds, nfds)) > 0)
+		return pid;
+	pid = fork_for(monitor);
 
 	if (pid == -1)
 		return -errno;
 	if (pid == 0 && r->what == SPAWN_WORKER)
 		exec_worker(r->type, fds[0], nfds == 2 ? fds[1] : -1, exe,
-		    monitor);
+		    monitor, 0);
 	if (pid == 0)
 		exec_broker(sb, (int)r->foreground, fds[0], fds[1], fds[2],
 		    nfds == 4 ? fds[3] : -1);
 	return pid;
 }
 
-/* One request, answered; 0 when the monitor closed the channel. */
+/* One request, answered, or the spare made when none came for
+ * SPARE_DELAY_MS; 0 when the monitor closed the channel. */
 static int
 serve_one(int chan, int exe, const struct spawn_broker *sb, pid_t monitor)
 {
@@ -303,8 +364,13 @@ serve_one(int chan, int exe, const struct spawn_broker *sb, pid_t monitor)
 	ssize_t n;
 	int i;
 
-	if (poll(&pfd, 1, -1) == -1)
+	if ((n = poll(&pfd, 1, spare_chan == -1 ? SPARE_DELAY_MS : -1)) ==
+	    -1)
 		return errno == EINTR ? 1 : 0;
+	if (n == 0) {
+		spare_make(exe, monitor);
+		return 1;
+	}
 	if ((n = recv_fds(chan, raw, sizeof(raw), &rx)) == -1)
 		return errno == EAGAIN || errno == EINTR ? 1 : 0;
 	if (n == 0)
@@ -413,7 +479,7 @@ spawn_worker(enum job_type type, int jobfd, int keep_fd, int exe)
 	if (spawn_chan != -1)
 		return ask(&r, fds, keep_fd == -1 ? 1 : 2);
 	if ((pid = fork()) == 0)
-		exec_worker(type, jobfd, keep_fd, exe, monitor);
+		exec_worker(type, jobfd, keep_fd, exe, monitor, 0);
 	return pid;
 }
 

@@ -6,11 +6,19 @@
  * runs in: sbx-worker's JOB_DATA and JOB_WARM_START and a provision's service
  *   children (root, runtime deny filter)
  *
- * The worker gives it to the container at its start (SBX_KEEPER_PASSWORD,
- * images/postgres/entrypoint.sh) and to each session later, so that a
- * postgres reached over tcp alone, with no socket directory to hold
- * keep/pg.secret, has a keeper too. The agent knows its own password,
- * never the key: it cannot derive the keeper's.
+ * The worker gives the container its SCRAM verifier at its start
+ * (SBX_KEEPER_VERIFIER, images/postgres/entrypoint.sh), never the
+ * password, and each session the password later, so that a postgres
+ * reached over tcp alone has a keeper too. The agent knows its own
+ * password, never the key: it cannot derive the keeper's. The container
+ * holds the verifier alone: code running in it can check a guess, not
+ * log in as the keeper.
+ *
+ * The verifier's iteration count is KEEPER_SCRAM_ITERATIONS, not
+ * postgres's 4096: stretching a password makes guessing it slower, and
+ * this one is 128 bits of an HMAC under a key no guess reaches. At 4096
+ * a login cost each reset more than the reset's own work (bench/README.md,
+ * figure 8).
  */
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -23,6 +31,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #include "iox.h"
 #include "log.h"
@@ -30,6 +39,7 @@
 
 #define KEY_FILE	"keeper.key"
 #define KEY_LEN		32
+#define SALT_LEN	16
 
 /* The key as it is, exactly KEY_LEN bytes of a root-owned regular file
  * not opened through a link. -1: missing (errno ENOENT) or unsound. */
@@ -115,4 +125,64 @@ keeper_derive(const struct sbx_config *cfg, const char *password,
 	explicit_bzero(key, sizeof(key));
 	explicit_bzero(md, sizeof(md));
 	return rc;
+}
+
+/* Base64 of n bytes at out, NUL-terminated: its length. */
+static size_t
+b64(char *out, const unsigned char *in, size_t n)
+{
+	return (size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+}
+
+int
+keeper_verifier_salted(const char *password, const unsigned char *salt,
+    size_t saltlen, unsigned iterations, char *out, size_t cap)
+{
+	unsigned char salted[SHA256_DIGEST_LENGTH];
+	unsigned char client[SHA256_DIGEST_LENGTH];
+	unsigned char stored[SHA256_DIGEST_LENGTH];
+	unsigned char server[SHA256_DIGEST_LENGTH];
+	char s64[4 * ((SALT_LEN + 2) / 3) + 1];
+	char k64[2][4 * ((SHA256_DIGEST_LENGTH + 2) / 3) + 1];
+	unsigned int len = 0;
+	int n, rc = -1;
+
+	if (cap > 0)
+		out[0] = '\0';
+	if (saltlen > SALT_LEN || iterations == 0 ||
+	    PKCS5_PBKDF2_HMAC(password, (int)strlen(password), salt,
+	    (int)saltlen, (int)iterations, EVP_sha256(), sizeof(salted),
+	    salted) != 1 ||
+	    HMAC(EVP_sha256(), salted, sizeof(salted),
+	    (const unsigned char *)"Client Key", 10, client, &len) == NULL ||
+	    SHA256(client, sizeof(client), stored) == NULL ||
+	    HMAC(EVP_sha256(), salted, sizeof(salted),
+	    (const unsigned char *)"Server Key", 10, server, &len) == NULL)
+		goto out;
+	(void)b64(s64, salt, saltlen);
+	(void)b64(k64[0], stored, sizeof(stored));
+	(void)b64(k64[1], server, sizeof(server));
+	n = snprintf(out, cap, "SCRAM-SHA-256$%u:%s$%s:%s", iterations, s64,
+	    k64[0], k64[1]);
+	rc = n > 0 && (size_t)n < cap ? 0 : -1;
+	if (rc == -1 && cap > 0)
+		out[0] = '\0';
+out:
+	explicit_bzero(salted, sizeof(salted));
+	explicit_bzero(client, sizeof(client));
+	return rc;
+}
+
+int
+keeper_verifier(const char *password, char *out, size_t cap)
+{
+	unsigned char salt[SALT_LEN];
+
+	if (getrandom(salt, sizeof(salt), 0) != (ssize_t)sizeof(salt)) {
+		if (cap > 0)
+			out[0] = '\0';
+		return -1;
+	}
+	return keeper_verifier_salted(password, salt, sizeof(salt),
+	    KEEPER_SCRAM_ITERATIONS, out, cap);
 }

@@ -5,8 +5,9 @@
  * The monitor forks, loads the runtime deny filter, puts the job in a
  * sealed memfd on our stdin and executes us from the descriptor it opened
  * at start, with the job's name in argv[1] and its result pipe, if any,
- * at fd 3 (privsep/monitor/jobpool.c). We hold that one job and nothing else of the
- * monitor's: a provision's passwords, needed to start and probe its
+ * at fd 3 (privsep/monitor/jobpool.c); a reset's or a snapshot's worker
+ * may be a spare, executed ahead, that gets them later (spare.c). We hold
+ * that one job and nothing else of the monitor's: a provision's passwords, needed to start and probe its
  * services, and no other tenant's. The memfd's sizes are checked against
  * the job's row before anything of it is used; the filter loaded before
  * the exec stays loaded.
@@ -143,13 +144,17 @@ main(int argc, char *argv[])
 	const char *body;
 	size_t len, blen;
 	char *buf;
-	int null, rc;
+	int null, rc, spare;
 
 	/* Executed from a descriptor, we would be named after its number
 	 * in ps -e and top. */
 	(void)prctl(PR_SET_NAME, JOB_ARGV0, 0, 0, 0);
 	log_init(JOB_ARGV0, 1);
-	if (argc != 2 || (buf = read_memfd(&len)) == NULL ||
+	spare = argc == 3 && strcmp(argv[1], job_name(JOB_DATA)) == 0 &&
+	    strcmp(argv[2], JOB_SPARE_ARG) == 0;
+	if (spare && (rc = spare_wait()) != 0)
+		return rc == 1 ? 0 : 1;
+	if ((argc != 2 && !spare) || (buf = read_memfd(&len)) == NULL ||
 	    job_take(argv[1], buf, len, &cfg, &type, &body, &blen) == -1)
 		fatalx("%s: no job of the monitor's on stdin", JOB_ARGV0);
 	if ((null = open("/dev/null", O_RDONLY)) == -1 ||

@@ -245,21 +245,25 @@ place_make_dir(const struct sbx_config *cfg, const struct place *pl,
 	    sockdir_pool_make(cfg, service, pl->warm, err, cap);
 }
 
-/* SBX_KEEPER_PASSWORD=..., put at *slot with the list's end after it:
- * the container's keeper role, which the agent cannot log in as. */
+/* SBX_KEEPER_VERIFIER=..., put at *slot with the list's end after it:
+ * the container's keeper role, which the agent cannot log in as; the
+ * container gets its verifier, never its password (keeper.c). */
 static int
 keeper_env(const struct sbx_config *cfg, const struct sbx_conn *c,
     char *buf, size_t cap, char **slot)
 {
-	char pw[KEEPER_PW_LEN + 1];
+	char pw[KEEPER_PW_LEN + 1], v[KEEPER_VERIFIER_MAX];
+	int rc = -1;
 
-	if (keeper_derive(cfg, c->password, pw) == -1)
-		return -1;
-	snprintf(buf, cap, "SBX_KEEPER_PASSWORD=%s", pw);
+	if (keeper_derive(cfg, c->password, pw) == 0 &&
+	    keeper_verifier(pw, v, sizeof(v)) == 0) {
+		snprintf(buf, cap, "SBX_KEEPER_VERIFIER=%s", v);
+		slot[0] = buf;
+		slot[1] = NULL;
+		rc = 0;
+	}
 	explicit_bzero(pw, sizeof(pw));
-	slot[0] = buf;
-	slot[1] = NULL;
-	return 0;
+	return rc;
 }
 
 static int
@@ -269,7 +273,7 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
     struct svc_result *res)
 {
 	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 2];
-	char keeper[sizeof("SBX_KEEPER_PASSWORD=") + KEEPER_PW_LEN];
+	char keeper[sizeof("SBX_KEEPER_VERIFIER=") + KEEPER_VERIFIER_MAX];
 	char envstore[CFG_MAX_ENV][CFG_STR * 2];
 	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
 	char pidfile[CFG_STR + SBX_SLUG_MAX * 3 + 8];

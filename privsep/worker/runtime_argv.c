@@ -187,7 +187,7 @@ rt_argv_run(struct argv_buf *a, const struct sbx_config *cfg,
 		av_addf(a, "--env=%.*s", (int)strcspn(s->env[i], "="),
 		    s->env[i]);
 	if (sp->keeper)		/* its value in the environment alone */
-		av_add(a, "--env=SBX_KEEPER_PASSWORD");
+		av_add(a, "--env=SBX_KEEPER_VERIFIER");
 	av_add(a, s->image);
 	for (i = 0; i < s->nargs; i++) {
 		if (expand(buf, sizeof(buf), s->args[i], sp->conn, 0) == -1)

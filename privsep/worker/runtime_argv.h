@@ -37,7 +37,7 @@ struct run_spec {
 	unsigned		 port;		/* tcp: the loopback port to
 						 * publish, its guard laid */
 	bool			 keeper;	/* postgres: pass the keeper's
-						 * password (SBX_KEEPER_PASSWORD) */
+						 * verifier (SBX_KEEPER_VERIFIER) */
 	const struct sbx_conn	*conn;		/* user, database, password */
 };
 

@@ -26,6 +26,10 @@
  * the length of its password (hex). */
 #define KEEPER_ROLE	"sbx_keeper"
 #define KEEPER_PW_LEN	32
+/* Its SCRAM verifier: the iterations (keeper.c says why so few), and
+ * room for "SCRAM-SHA-256$<iterations>:<salt>$<stored key>:<server key>". */
+#define KEEPER_SCRAM_ITERATIONS	1
+#define KEEPER_VERIFIER_MAX	160
 
 /* Where and as whom a service is reached. */
 struct svc_reach {
@@ -47,6 +51,12 @@ struct svc_reach {
  * (logged) with out "". */
 int	keeper_derive(const struct sbx_config *, const char *password,
 	    char out[KEEPER_PW_LEN + 1]);
+/* keeper.c: the SCRAM-SHA-256 verifier postgres stores for password, with
+ * a fresh salt; 0, or -1 with out "". The same of a given salt and count,
+ * apart for its unit test. */
+int	keeper_verifier(const char *password, char *out, size_t cap);
+int	keeper_verifier_salted(const char *password, const unsigned char *salt,
+	    size_t saltlen, unsigned iterations, char *out, size_t cap);
 
 /* The child's side: the reach, with the service as the child reaches
  * it (host: "/", its socket directory as its root, or "@sbx", its tcp

@@ -30,6 +30,10 @@ struct run_result {
 int	run_argv(char *const argv[], char *const envp[], int64_t deadline,
 	    struct run_result *);
 
+/* spare.c: as a spare, wait for the job's descriptors (stdin, fd 3):
+ * 0 when they are in place, 1 when the spawner closed the channel, -1. */
+int	spare_wait(void);
+
 /* rt_run.c: a runtime call, logged when it fails (any secret scrubbed). */
 int	run_logged(char *const argv[], char *const envp[], int64_t deadline,
 	    const char *secret, struct run_result *);

@@ -4,12 +4,29 @@
  * the pool meets an honest worker and each kind of broken one.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "job.h"
+
+/* A spare's wait: the byte JOB_SPARE_GO with the job and fd 3's. */
+static int
+spare(void)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	struct fdpass_rx rx;
+	char b;
+
+	if (poll(&pfd, 1, 10000) != 1 || recv_fds(0, &b, 1, &rx) != 1 ||
+	    b != JOB_SPARE_GO || rx.nfds != 2 || dup2(rx.fds[0], 0) == -1 ||
+	    dup2(rx.fds[1], 3) == -1)
+		return 1;
+	return write(3, "SPAREDAT", 8) == 8 ? 0 : 1;
+}
 
 /* The job's body: its last bytes, after head, env and sections. */
 static int
@@ -37,6 +54,9 @@ body_back(void)
 int
 main(int argc, char *argv[])
 {
+	if (argc == 3 && strcmp(argv[1], "data") == 0 &&
+	    strcmp(argv[2], JOB_SPARE_ARG) == 0)
+		return spare();
 	if (argc != 2)
 		return 1;
 	if (strcmp(argv[1], "provision") == 0)	/* honest */

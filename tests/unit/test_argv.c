@@ -141,12 +141,12 @@ Test(argv, a_postgres_is_given_its_keeper_by_name_only)
 	svc.transport = TRANSPORT_TCP;
 	rt_argv_run(&a, &cfg, &svc, &sp);
 	cr_assert_eq(a.overflow, 0);
-	cr_assert(has(&a, "--env=SBX_KEEPER_PASSWORD"));
+	cr_assert(has(&a, "--env=SBX_KEEPER_VERIFIER"));
 	for (i = 0; i < a.n; i++)
-		cr_assert_null(strstr(a.v[i], "SBX_KEEPER_PASSWORD="),
+		cr_assert_null(strstr(a.v[i], "SBX_KEEPER_VERIFIER="),
 		    "a value in argv[%zu]: %s", i, a.v[i]);
 	build(&a, TRANSPORT_TCP);
-	cr_assert_not(has(&a, "--env=SBX_KEEPER_PASSWORD"), "only asked");
+	cr_assert_not(has(&a, "--env=SBX_KEEPER_VERIFIER"), "only asked");
 }
 
 Test(argv, unix_has_no_network_and_its_socket_directory)

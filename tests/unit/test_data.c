@@ -14,10 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "data.h"
+#include "fdpass.h"
+#include "job.h"
 #include "log.h"
 #include "seed.h"
 #include "session.h"
@@ -672,4 +677,200 @@ Test(keeper, an_unsound_key_file_is_refused)
 	cr_assert_eq(keeper_derive(&cfg, "pw", out), -1, "too short");
 	cr_assert_str_eq(out, "");
 	keeper_dir_rm(&cfg);
+}
+
+/* ---- keeper_verifier: what the container gets instead of the password -- */
+
+/* Postgres's own form, checked against Python's hashlib and hmac for the
+ * same password, salt and counts (RFC 5802's StoredKey and ServerKey). */
+Test(keeper, the_verifier_is_postgres_scram_form)
+{
+	unsigned char salt[16];
+	char out[KEEPER_VERIFIER_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(salt); i++)
+		salt[i] = (unsigned char)i;
+	cr_assert_eq(keeper_verifier_salted("0123456789abcdef0123456789abcdef",
+	    salt, sizeof(salt), 1, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "SCRAM-SHA-256$1:AAECAwQFBgcICQoLDA0ODw==$"
+	    "u7IM7xH8q9rwPHGqXrjqUgqWN69neo+1jPUuE5YUUlQ=:"
+	    "QTiSC4TdmjFR32/ogjSoUqlV08On3pAQdlgAhJ7Svbc=");
+	cr_assert_eq(keeper_verifier_salted("0123456789abcdef0123456789abcdef",
+	    salt, sizeof(salt), 4096, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "SCRAM-SHA-256$4096:AAECAwQFBgcICQoLDA0ODw==$"
+	    "9N8EpD8n0pedhw7ISFKl+xcetF+l25KUW3TuR5lIkmk=:"
+	    "ADC3xj1ZJ7X8F5YhUfmNzswsQmoCaub34nMyN5nXcN8=");
+}
+
+/* A fresh salt each time, the password nowhere in it, no count of 0, and
+ * no verifier cut short. */
+Test(keeper, a_verifier_has_its_own_salt_and_is_never_cut)
+{
+	const char *pw = "00112233445566778899aabbccddeeff";
+	char a[KEEPER_VERIFIER_MAX], b[KEEPER_VERIFIER_MAX], small[64];
+	unsigned char salt[16] = { 0 };
+
+	cr_assert_eq(keeper_verifier(pw, a, sizeof(a)), 0);
+	cr_assert_eq(keeper_verifier(pw, b, sizeof(b)), 0);
+	cr_assert_str_neq(a, b);
+	cr_assert_eq(strncmp(a, "SCRAM-SHA-256$1:", 16), 0, "%s", a);
+	cr_assert_null(strstr(a, pw));
+	cr_assert_eq(keeper_verifier_salted(pw, salt, sizeof(salt), 0, a,
+	    sizeof(a)), -1, "no iterations");
+	cr_assert_str_eq(a, "");
+	cr_assert_eq(keeper_verifier(pw, small, sizeof(small)), -1);
+	cr_assert_str_eq(small, "");
+}
+
+/* ---- spare_wait: a data spare's one message from the spawner ---------- */
+
+/*
+ * Each case runs in a child of its own (Criterion's own descriptors are
+ * not ours to move): it answers 0 when all held, else the number of the
+ * first check that failed. *chan is the spawner's end; the child's stdin
+ * is the spare's, fd 3 closed.
+ */
+typedef int (*spare_case)(int chan);
+static size_t bad_k;	/* refused()'s message */
+
+static int
+memfd_with(const char *text)
+{
+	int fd = memfd_create("t", MFD_CLOEXEC);
+
+	if (fd != -1 && write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		return -1;
+	return fd;
+}
+
+static void
+spare_run(spare_case fn)
+{
+	int sv[2], status;
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		if (dup2(sv[1], STDIN_FILENO) != 0)
+			_exit(100);
+		close(sv[1]);
+		(void)close(3);
+		_exit(fn(sv[0]));
+	}
+	close(sv[0]);
+	close(sv[1]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "the case died");
+	cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed (case %zu)",
+	    WEXITSTATUS(status), bad_k);
+}
+
+/* The job and fd 3's come to stdin and fd 3, nothing else stays open. */
+static int
+job_and_result(int chan)
+{
+	int fds[2], rp[2];
+	char go = JOB_SPARE_GO, buf[8] = { 0 };
+
+	if ((fds[0] = memfd_with("the job")) == -1 || pipe(rp) == -1)
+		return 1;
+	fds[1] = rp[1];
+	if (send_fds(chan, &go, 1, fds, 2) != 1)
+		return 2;
+	close(fds[0]);
+	close(rp[1]);
+	if (spare_wait() != 0)
+		return 3;
+	if (pread(STDIN_FILENO, buf, 7, 0) != 7 || strcmp(buf, "the job"))
+		return 4;
+	if (write(3, "R", 1) != 1)
+		return 5;
+	close(3);
+	if (read(rp[0], buf, sizeof(buf)) != 1)
+		return 6;	/* fd 3 is the result's */
+	if (read(rp[0], buf, sizeof(buf)) != 0)
+		return 7;	/* no other copy of it open */
+	return 0;
+}
+
+Test(spare, the_job_and_its_result_socket_are_put_in_place)
+{
+	spare_run(job_and_result);
+}
+
+/* A job without fd 3's: whatever was at 3 is closed. */
+static int
+job_alone(int chan)
+{
+	char go = JOB_SPARE_GO;
+	int fd = memfd_with("x");
+
+	if (fd == -1 || dup2(fd, 3) != 3 || send_fds(chan, &go, 1, &fd, 1) != 1)
+		return 1;
+	if (spare_wait() != 0)
+		return 2;
+	return fcntl(3, F_GETFD) == -1 ? 0 : 3;
+}
+
+Test(spare, a_job_alone_leaves_no_fd_3)
+{
+	spare_run(job_alone);
+}
+
+/* The spawner gone: a quiet end. */
+static int
+closed(int chan)
+{
+	close(chan);
+	return spare_wait() == 1 ? 0 : 1;
+}
+
+Test(spare, a_closed_channel_ends_it)
+{
+	spare_run(closed);
+}
+
+/* Hostile or broken messages: another byte, no descriptor, three, a
+ * byte too many; each refused, and nothing of it left open. */
+static const struct {
+	const char	*msg;
+	size_t		 len;
+	int		 nfds;
+} bad_msgs[] = {
+	{ "x", 1, 1 },
+	{ "j", 1, 0 },
+	{ "j", 1, 3 },
+	{ "jj", 2, 1 },
+};
+
+static int
+refused(int chan)
+{
+	int fds[3], i, before, after;
+
+	for (i = 0; i < 3; i++)
+		if ((fds[i] = memfd_with("x")) == -1)
+			return 1;
+	if (send_fds(chan, bad_msgs[bad_k].msg, bad_msgs[bad_k].len, fds,
+	    bad_msgs[bad_k].nfds) != (ssize_t)bad_msgs[bad_k].len)
+		return 2;
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	before = fcntl(chan, F_DUPFD, 0);
+	close(before);
+	if (spare_wait() != -1)
+		return 3;
+	after = fcntl(chan, F_DUPFD, 0);
+	close(after);
+	return after == before ? 0 : 4;	/* 4: a descriptor left open */
+}
+
+Test(spare, anything_but_the_spawners_message_is_refused)
+{
+	for (bad_k = 0; bad_k < sizeof(bad_msgs) / sizeof(bad_msgs[0]);
+	    bad_k++)
+		spare_run(refused);
 }

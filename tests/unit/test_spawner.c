@@ -287,3 +287,50 @@ Test(spawner, a_worker_started_through_it_is_ours_and_gets_its_job)
 	cr_assert_eq(memcmp(g.buf, "12345678", 8), 0, "its job, whole");
 	cr_assert_eq(waitpid(pid, NULL, 0), pid, "we reap it");
 }
+
+/* A reset's worker is the spare the spawner made ahead: already this
+ * process's child before the request, it gets the job's descriptors and
+ * answers; the next data job gets a new spare, and without one (asked
+ * at once) a worker executed as before. */
+Test(spawner, a_data_job_goes_to_the_spare_made_ahead)
+{
+	struct spawn_broker sb = { .cfg = &cfg };
+	struct worker *w;
+	struct pollfd pfd[4];
+	struct got g = { 0 };
+	char err[256];
+	int64_t end;
+	size_t n;
+	pid_t pid;
+
+	cr_assert_eq(workers_open(FAKE_WORKER, err, sizeof(err)), 0, "%s", err);
+	workers_init(&pool, 2, &cfg);
+	cr_assert_eq(spawner_start(workers_exe(), &sb), 0);
+	usleep(300 * 1000);	/* past SPARE_DELAY_MS: the spare is made */
+	cr_assert_eq(worker_spawn(&pool, JOB_DATA, 0, "12345678", 8, 8,
+	    now_ms() + 5000, done, &g), 0);
+	w = TAILQ_FIRST(&pool.live);
+	cr_assert_not_null(w);
+	pid = w->pid;
+	cr_assert_eq(parent_of(pid), getpid(), "the monitor's child");
+	for (end = now_ms() + 5000; g.calls == 0 && now_ms() < end; ) {
+		n = workers_pollfds(&pool, pfd, 4);
+		poll(pfd, n, 50);
+		workers_events(&pool, pfd, n);
+	}
+	cr_assert_eq(g.calls, 1);
+	cr_assert_eq(g.len, 8);
+	cr_assert_eq(memcmp(g.buf, "SPAREDAT", 8), 0, "the spare answered");
+	cr_assert_eq(waitpid(pid, NULL, 0), pid, "we reap it");
+	/* Asked again at once: no spare yet, a worker executed for it. */
+	g.calls = 0;
+	cr_assert_eq(worker_spawn(&pool, JOB_DATA, 0, "12345678", 8, 8,
+	    now_ms() + 5000, done, &g), 0);
+	for (end = now_ms() + 5000; g.calls == 0 && now_ms() < end; ) {
+		n = workers_pollfds(&pool, pfd, 4);
+		poll(pfd, n, 50);
+		workers_events(&pool, pfd, n);
+	}
+	cr_assert_eq(g.calls, 1);
+	cr_assert_eq(memcmp(g.buf, "ABCDEFGH", 8), 0, "an executed worker");
+}
