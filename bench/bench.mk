@@ -22,7 +22,7 @@ BENCH_DIR   = $(O)/bench
 # rt_listening would be defined twice; and the runtime's own jobs
 # (rt_data.c, login.c), which no double asks for.
 RT_SRC	    = privsep/monitor/runtime.c privsep/monitor/liveness.c privsep/monitor/rt_start.c \
-	      privsep/monitor/rt_data.c privsep/monitor/login.c
+	      privsep/monitor/rt_data.c privsep/monitor/login.c privsep/monitor/resident.c
 BENCH_MON_SRC = $(filter-out $(RT_SRC) privsep/monitor/warm.c,$(MON_SRC)) bench/rt_double.c \
 		$(RTDOUBLE_SRC)
 BENCH_LIVE_SRC = $(filter-out privsep/monitor/monitor.c privsep/monitor/start.c,$(MON_SRC)) \

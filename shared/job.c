@@ -17,6 +17,7 @@ static const char *const names[JOB_NTYPES] = {
 	[JOB_LOG] = "log", [JOB_DATA] = "data", [JOB_LOGIN] = "login",
 	[JOB_PURGE] = "purge", [JOB_BROKERLOG] = "brokerlog",
 	[JOB_BIND] = "bind", [JOB_CLAIM] = "claim",
+	[JOB_RESIDENT] = "resident",
 };
 
 const char *

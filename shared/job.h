@@ -70,6 +70,9 @@ enum job_type {
 	JOB_CLAIM,		/* job_claims: claimed warm containers'
 				 * ports, their owners' (privsep/worker/
 				 * guard.c); answers claim_results */
+	JOB_RESIDENT,		/* job_data: a sandbox's data worker that
+				 * stays; takes resident_asks on fd 3, a
+				 * seqpacket socket, answers nothing */
 	JOB_NTYPES
 };
 
@@ -155,6 +158,20 @@ struct job_data {
 	uint32_t	max_snapshots;	/* sbx.conf's, per sandbox */
 	uint32_t	nservices;
 	struct job_svc	svc[SBX_MAX_SERVICES];
+};
+
+/*
+ * A reset or a snapshot for a sandbox's resident data worker
+ * (privsep/worker/resident.c), which has the sandbox's job_data from its
+ * start: with two pipes, the data_result's and one it closes once the
+ * job's tidy-up has ended (the job's end, as a worker's exit is).
+ */
+#define RESIDENT_MAGIC	0x73627872u	/* "sbxr" */
+struct resident_ask {
+	uint32_t	magic;
+	uint32_t	op;		/* enum data_op */
+	uint32_t	max_snapshots;
+	char		snapshot[SBX_SLUG_MAX];
 };
 
 /* What a data job answers: SBX_OK, SBX_E_UNKNOWN_SNAPSHOT (nothing

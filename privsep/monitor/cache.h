@@ -110,6 +110,8 @@ struct sbx_sandbox {
 	int64_t		touched_ms;	/* the runtime's: record's mtime set */
 	uint64_t	demand_gen;	/* the runtime's: generation + 1 whose
 					 * request warm.c counted */
+	struct resident	*resident;	/* the runtime's: its data worker that
+					 * stays (resident.c), or NULL */
 	TAILQ_HEAD(, sbx_waiter) waiters;
 	struct sbx_lease lease;
 	struct cache	*cache;

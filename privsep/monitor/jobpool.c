@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "iox.h"
 #include "log.h"
 #include "proc.h"
@@ -261,6 +262,86 @@ fail:
 	return -1;
 }
 
+int
+worker_send_held(struct worker_pool *p, pid_t pid, int chan, const void *msg,
+    size_t len, size_t result_size, int64_t deadline, worker_done done,
+    void *done_arg, worker_exited exited, void *exited_arg)
+{
+	struct worker *w;
+	int rp[2], ep[2], fds[2];
+	ssize_t sent;
+
+	if (p->n >= p->max) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (w->buf = calloc(1, result_size)) == NULL) {
+		free(w);
+		return -1;
+	}
+	if (pipe2(rp, O_CLOEXEC) == -1)
+		goto fail;
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		close(rp[0]);
+		close(rp[1]);
+		goto fail;
+	}
+	fds[0] = rp[1];
+	fds[1] = ep[1];
+	sent = send_fds(chan, msg, len, fds, 2);
+	close(rp[1]);
+	close(ep[1]);
+	if (sent != (ssize_t)len) {
+		close(rp[0]);
+		close(ep[0]);
+		goto fail;
+	}
+	set_nonblock(rp[0]);
+	/* The end's pipe stands for the process: its EOF is the job's
+	 * end; the pid (a group leader that holds the pipe's other end
+	 * until it exits) is whom a deadline kills. */
+	*w = (struct worker){ .pid = pid, .fd = rp[0], .pidfd = ep[0],
+	    .want = result_size, .deadline = deadline, .done = done,
+	    .arg = done_arg, .exited = exited, .exited_arg = exited_arg,
+	    .buf = w->buf };
+	TAILQ_INSERT_TAIL(&p->live, w, entry);
+	p->n++;
+	return 0;
+fail:
+	free(w->buf);
+	free(w);
+	return -1;
+}
+
+pid_t
+worker_spawn_watched(struct worker_pool *p, enum job_type type,
+    uint32_t svcmask, const void *arg, size_t len, int keep_fd,
+    worker_exited exited, void *exited_arg)
+{
+	struct worker *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return -1;
+	if ((w->pid = worker_start(type, svcmask, arg, len, keep_fd)) == -1) {
+		free(w);
+		return -1;
+	}
+	if ((w->pidfd = proc_pidfd(w->pid)) == -1) {
+		log_warn("worker %s: pidfd", job_name(type));
+		kill(w->pid, SIGKILL);
+		free(w);
+		return -1;
+	}
+	w->fd = -1;
+	w->deadline = INT64_MAX;
+	w->uncounted = 1;
+	w->exited = exited;
+	w->exited_arg = exited_arg;
+	TAILQ_INSERT_TAIL(&p->live, w, entry);
+	return w->pid;
+}
+
 size_t
 workers_pollfds(struct worker_pool *p, struct pollfd *pfd, size_t max)
 {
@@ -300,7 +381,8 @@ static void
 ended(struct worker_pool *p, struct worker *w)
 {
 	TAILQ_REMOVE(&p->live, w, entry);
-	p->n--;
+	if (!w->uncounted)
+		p->n--;
 	close(w->pidfd);
 	if (w->exited != NULL)
 		w->exited(w->exited_arg);

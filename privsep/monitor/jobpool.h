@@ -34,6 +34,7 @@ struct worker {
 	worker_exited	exited;		/* NULL: no one asks */
 	void		*exited_arg;
 	int		killed;
+	int		uncounted;	/* a resident: not toward max */
 };
 
 TAILQ_HEAD(worker_list, worker);
@@ -67,6 +68,19 @@ int	worker_spawn_held(struct worker_pool *, enum job_type,
 	    uint32_t svcmask, const void *arg, size_t len, size_t result_size,
 	    int64_t deadline, worker_done, void *done_arg, worker_exited,
 	    void *exited_arg);
+/* The same for a worker that stays (a resident, rt_data.c): msg and two
+ * pipes sent on chan, the result's and one whose EOF is the job's end,
+ * after which exited is called; a deadline kills pid's process group.
+ * 0, or -1 when chan takes nothing (the resident is gone). */
+int	worker_send_held(struct worker_pool *, pid_t pid, int chan,
+	    const void *msg, size_t len, size_t result_size, int64_t deadline,
+	    worker_done, void *done_arg, worker_exited, void *exited_arg);
+/* A worker that stays, keep_fd at its fd 3: in the pool, its exit
+ * watched (then exited is called), not counted toward max; no deadline,
+ * no result. Its pid, or -1. */
+pid_t	worker_spawn_watched(struct worker_pool *, enum job_type,
+	    uint32_t svcmask, const void *arg, size_t len, int keep_fd,
+	    worker_exited, void *exited_arg);
 /* At start, before the loop: a job waited for (keep_fd at its fd 3, or
  * -1) until deadline; 0 when its worker exited 0. */
 int	worker_spawn_wait(enum job_type, uint32_t svcmask, const void *arg,

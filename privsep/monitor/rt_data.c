@@ -1,8 +1,10 @@
 /*
  * rt_data.c - a reset or a snapshot of a ready sandbox: the monitor has
  * decided whose it is (cache.c: the caller's own, one at a time); a
- * worker does the work in the sandbox's services (privsep/worker/data.c) and
- * answers one data_result, checked here before the caller sees it.
+ * worker does the work in the sandbox's services (privsep/worker/data.c),
+ * or the sandbox's resident data worker does, which keeps a postgres
+ * session from one job to the next (resident.c), and answers one
+ * data_result, checked here before the caller sees it.
  * runs in: the monitor's loop (root, monitor allowlist)
  *
  * The worker and its session children, which run as uids of the
@@ -18,6 +20,7 @@
 
 #include "iox.h"
 #include "log.h"
+#include "resident.h"
 #include "results.h"
 #include "rt_data.h"
 #include "runtime.h"
@@ -80,6 +83,7 @@ rt_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
 	struct data_job *dj;
 	struct job_data *j;
 	uint32_t mask = 0;
+	int64_t deadline;
 	size_t i;
 	int rc = -1;
 
@@ -111,10 +115,14 @@ rt_data(void *impl, struct sbx_sandbox *sb, enum sbx_req_type op,
 	}
 	/* The worker's own deadlines end first: a wait for the sandbox's
 	 * lock (another job's tidy-up), then the work. */
-	rc = worker_spawn_held(rt->pool, JOB_DATA, mask, j, sizeof(*j),
-	    sizeof(struct data_result), now_ms() +
-	    ((int64_t)rt->cfg->runtime_timeout * 2 + 10) * 1000, data_done,
-	    dj, data_exited, dj);
+	deadline = now_ms() + ((int64_t)rt->cfg->runtime_timeout * 2 + 10) *
+	    1000;
+	rc = resident_send(rt, sb, j, mask, sizeof(struct data_result),
+	    deadline, data_done, dj, data_exited, dj);
+	if (rc == -1)
+		rc = worker_spawn_held(rt->pool, JOB_DATA, mask, j, sizeof(*j),
+		    sizeof(struct data_result), deadline, data_done, dj,
+		    data_exited, dj);
 out:
 	explicit_bzero(j, sizeof(*j));
 	free(j);

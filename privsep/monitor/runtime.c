@@ -23,6 +23,7 @@
 #include "proc.h"
 #include "record.h"
 #include "results.h"
+#include "resident.h"
 #include "rt_data.h"
 #include "rtname.h"
 #include "runtime.h"
@@ -761,13 +762,15 @@ evict_claimed(struct rt_cli *rt, const struct sbx_sandbox *sb,
 		renames_cancel(rt, svc, 1);
 }
 
-/* Closes the pidfds; a claimed container still held was evicted (a
- * teardown gives its slot back and clears warm before this). */
+/* Ends its resident data worker, closes the pidfds; a claimed container
+ * still held was evicted (a teardown gives its slot back and clears warm
+ * before this). */
 static void
 rt_forget(void *impl, struct sbx_sandbox *sb)
 {
 	size_t i;
 
+	resident_stop(sb);
 	for (i = 0; i < sb->nservices; i++) {
 		if (sb->svc[i].pidfd > 0) {
 			close(sb->svc[i].pidfd);

@@ -52,19 +52,24 @@ data_job_valid(const struct job_data *j)
 	return 0;
 }
 
-/* One service's session, unless it holds nothing sbx can reset (0 with
- * no session). */
-static int
-data_start(const struct sbx_config *cfg, const struct job_data *j,
-    const struct job_svc *v, const struct data_req *q, char *dir,
-    size_t dircap, struct svc_reach *r, struct session *ss,
-    int64_t deadline)
+int
+data_ask_valid(const struct data_ask *a)
+{
+	size_t n = strnlen(a->snapshot, sizeof(a->snapshot));
+
+	if (n == sizeof(a->snapshot) || a->max > SBX_MAX_SNAPSHOTS ||
+	    (a->op != DATA_RESET && a->op != DATA_SNAPSHOT))
+		return -1;
+	return n > 0 ? (slug_valid(a->snapshot, n) ? 0 : -1) :
+	    a->op == DATA_SNAPSHOT ? -1 : 0;
+}
+
+int
+data_reach(const struct sbx_config *cfg, const struct job_data *j,
+    const struct job_svc *v, char *dir, size_t dircap, struct svc_reach *r)
 {
 	const struct service_cfg *s = config_service(cfg, v->conn.name);
 
-	ss->pid = -1;
-	ss->fd = -1;
-	ss->log = -1;
 	if (s != NULL && s->probe == PROBE_TCP)
 		return 0;
 	if (s == NULL || v->host_uid == 0 || ((s->transport &
@@ -81,7 +86,25 @@ data_start(const struct sbx_config *cfg, const struct job_data *j,
 	    .database = s->database };
 	if (s->probe == PROBE_POSTGRES)
 		(void)keeper_derive(cfg, v->conn.password, r->keeper_pw);
-	return session_start(ss, r, s->probe == PROBE_POSTGRES ?
+	return 1;
+}
+
+/* One service's session, unless it holds nothing sbx can reset (0 with
+ * no session). */
+static int
+data_start(const struct sbx_config *cfg, const struct job_data *j,
+    const struct job_svc *v, const struct data_req *q, char *dir,
+    size_t dircap, struct svc_reach *r, struct session *ss,
+    int64_t deadline)
+{
+	int rc;
+
+	ss->pid = -1;
+	ss->fd = -1;
+	ss->log = -1;
+	if ((rc = data_reach(cfg, j, v, dir, dircap, r)) <= 0)
+		return rc;
+	return session_start(ss, r, r->s->probe == PROBE_POSTGRES ?
 	    pg_data_session : redis_data_session, (void *)(uintptr_t)q,
 	    deadline);
 }
@@ -89,16 +112,16 @@ data_start(const struct sbx_config *cfg, const struct job_data *j,
 /* Every session's next report; the first that is not SBX_OK is the
  * reply. 0: all said yes. */
 static int
-data_collect(struct session *ss, size_t n, const struct job_svc *v,
+data_collect(struct session *const *ss, size_t n, const struct job_svc *v,
     int64_t deadline, struct data_result *out)
 {
 	struct data_result res;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (ss[i].pid == -1)
+		if (ss[i] == NULL)
 			continue;
-		if (session_recv(&ss[i], &res, deadline) == -1) {
+		if (session_recv(ss[i], &res, deadline) == -1) {
 			res.code = now_ms() >= deadline ? SBX_E_TIMEOUT :
 			    SBX_E_RUNTIME_FAILED;
 			snprintf(res.message, sizeof(res.message), "%s: %s.",
@@ -132,6 +155,31 @@ data_done(const struct data_req *q, struct data_result *out)
 		    "hand-out state.");
 }
 
+int
+data_act(struct session *const *ss, const struct job_data *j,
+    const struct data_req *q, int64_t deadline, struct data_result *out)
+{
+	size_t i, started = 0;
+
+	for (i = 0; i < j->nservices; i++)
+		started += ss[i] != NULL;
+	if (started == 0) {
+		out->code = SBX_E_BAD_REQUEST;
+		snprintf(out->message, sizeof(out->message), "this sandbox "
+		    "has no service whose data sbx can reset or snapshot.");
+		return -1;
+	}
+	if (data_collect(ss, j->nservices, j->svc, deadline, out) == -1)
+		return -1;
+	for (i = 0; i < j->nservices; i++)
+		if (ss[i] != NULL)
+			(void)session_send(ss[i], DATA_GO);
+	if (data_collect(ss, j->nservices, j->svc, deadline, out) == -1)
+		return -1;
+	data_done(q, out);
+	return 0;
+}
+
 /* Start every session, check, act: the reply in out. */
 static void
 data_run(const struct sbx_config *cfg, const struct job_data *j,
@@ -140,7 +188,8 @@ data_run(const struct sbx_config *cfg, const struct job_data *j,
 {
 	char dirs[SBX_MAX_SERVICES][SBX_SOCKET_MAX];
 	struct svc_reach r[SBX_MAX_SERVICES];
-	size_t i, started = 0;
+	struct session *live[SBX_MAX_SERVICES];
+	size_t i;
 
 	for (i = 0; i < j->nservices; i++) {
 		if (data_start(cfg, j, &j->svc[i], q, dirs[i],
@@ -151,21 +200,9 @@ data_run(const struct sbx_config *cfg, const struct job_data *j,
 			    "cannot reach it.", j->svc[i].conn.name);
 			return;
 		}
-		started += ss[i].pid != -1;
+		live[i] = ss[i].pid != -1 ? &ss[i] : NULL;
 	}
-	if (started == 0) {
-		out->code = SBX_E_BAD_REQUEST;
-		snprintf(out->message, sizeof(out->message), "this sandbox "
-		    "has no service whose data sbx can reset or snapshot.");
-		return;
-	}
-	if (data_collect(ss, j->nservices, j->svc, deadline, out) == -1)
-		return;
-	for (i = 0; i < j->nservices; i++)
-		if (ss[i].pid != -1)
-			(void)session_send(&ss[i], DATA_GO);
-	if (data_collect(ss, j->nservices, j->svc, deadline, out) == 0)
-		data_done(q, out);
+	(void)data_act(live, j, q, deadline, out);
 }
 
 int
@@ -200,8 +237,10 @@ data_body(int fd, const struct sbx_config *cfg, const void *job, size_t len)
 	 * socket's shutdown), then end, within one runtime call's time. */
 	deadline = now_ms() + (int64_t)cfg->runtime_timeout * 1000;
 	for (i = 0; i < j->nservices; i++)
-		if (ss[i].pid != -1)
+		if (ss[i].pid != -1) {
+			(void)session_send(&ss[i], DATA_TIDY);
 			(void)shutdown(ss[i].fd, SHUT_WR);
+		}
 	for (i = 0; i < j->nservices; i++)
 		session_end(&ss[i], deadline);
 	explicit_bzero(j, sizeof(*j));

@@ -21,6 +21,7 @@
 #include "session.h"
 
 #define DATA_GO		1	/* parent to session: act */
+#define DATA_TIDY	2	/* parent to session: the reply is out */
 
 /* A seeded postgres's hand-out state, and its copy made ahead for the
  * first reset (seed.c makes both, pg_data.c uses them). */
@@ -33,6 +34,26 @@ struct data_req {
 	const char	*snapshot;	/* "" or a slug */
 	uint32_t	 max;		/* max_snapshots */
 };
+
+/* What a kept session (resident.c) is asked, one job at a time. */
+struct data_ask {
+	uint32_t	op;		/* enum data_op */
+	uint32_t	max;
+	char		snapshot[SBX_SLUG_MAX];	/* "" or a slug */
+};
+
+/* data.c: how service v of j is reached (r, with dir as its socket
+ * directory's path): 1, or 0 when it holds nothing sbx can reset (a
+ * service probed by tcp alone), or -1. */
+int	data_reach(const struct sbx_config *, const struct job_data *,
+	    const struct job_svc *v, char *dir, size_t dircap,
+	    struct svc_reach *r);
+/* The sessions of ss (NULL: none for that service), started and asked:
+ * every check, then DATA_GO to all and every act. 0 with out the
+ * sentence of a job done, or -1 with out the first refusal or failure;
+ * which reports were read is then not known. */
+int	data_act(struct session *const *ss, const struct job_data *,
+	    const struct data_req *, int64_t deadline, struct data_result *out);
 
 /* The snapshots a service holds, by slot: "" a free one. Names come
  * from the tenant's server: only slugs are taken. */
@@ -56,6 +77,14 @@ int	data_check(const struct snaps *, const struct data_req *,
 	    const char *service, int *slot);
 
 void	pg_data_session(const struct session_env *, void *arg);
+/* A kept session's loop: a job for each ask, until the parent goes. */
+void	pg_data_kept(const struct session_env *, void *arg);
+/* svc_session.c, in a kept session: the next ask, whole and sound (op
+ * known, the snapshot "" or a slug and not "" to save, max in range);
+ * -1 when the parent is gone or sent anything else. */
+int	session_ask(struct data_ask *);
+/* The same check, apart for its unit test. */
+int	data_ask_valid(const struct data_ask *);
 void	redis_data_session(const struct session_env *, void *arg);
 
 /* pg_data.c: slot i of "sbx_snap_<i>" (i below SBX_MAX_SNAPSHOTS, no

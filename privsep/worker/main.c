@@ -52,6 +52,7 @@ static const struct {
 	[JOB_BROKERLOG] = { 0, 0, brokerlog_body },
 	[JOB_BIND] = { sizeof(struct job_bind), 0, bind_body },
 	[JOB_CLAIM] = { sizeof(struct job_claims), 0, claim_body },
+	[JOB_RESIDENT] = { sizeof(struct job_data), 0, resident_body },
 };
 
 /* The memfd on stdin, whole, if it is sealed and at most max bytes. */

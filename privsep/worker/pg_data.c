@@ -42,6 +42,7 @@
  * database is never missing. After the reply: the old one dropped and
  * the next copy made.
  */
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,29 +454,106 @@ pg_tidy(struct pg_job *pj)
 		(void)pg_copy(pj, pj->next, pj->src);
 }
 
+/* The keeper's connection, and the names of this sandbox quoted on it;
+ * -1 (reported) when it cannot be had. */
+static int
+pg_open(struct pg_job *pj, const struct session_env *e)
+{
+	const char *db = e->r->database, *user = e->r->user;
+
+	if ((pj->c = session_pg_keeper(e)) != NULL &&
+	    (pj->dblit = pq.escapeLiteral(pj->c, db, strlen(db))) != NULL &&
+	    (pj->db = pq.escapeIdentifier(pj->c, db, strlen(db))) != NULL &&
+	    (pj->rolelit = pq.escapeLiteral(pj->c, user, strlen(user))) !=
+	    NULL &&
+	    (pj->role = pq.escapeIdentifier(pj->c, user, strlen(user))) != NULL)
+		return 0;
+	session_report(SBX_E_RUNTIME_FAILED, "%s: cannot connect.",
+	    pj->service);
+	return -1;
+}
+
+static void
+pg_close(struct pg_job *pj)
+{
+	pq.freemem(pj->role);
+	pq.freemem(pj->rolelit);
+	pq.freemem(pj->db);
+	pq.freemem(pj->dblit);
+	if (pj->c != NULL)
+		pq.finish(pj->c);
+	pj->role = pj->rolelit = pj->db = pj->dblit = NULL;
+	pj->c = NULL;
+}
+
+/* One job on the open connection: the check, the parent's byte, the act
+ * on DATA_GO, and the tidy-up on the parent's last word (DATA_TIDY, or
+ * its end). */
+static void
+pg_job(struct pg_job *pj)
+{
+	int can = pg_check(pj) == 0;
+
+	if (session_wait() == DATA_GO && can &&
+	    (pj->q->op == DATA_RESET ? pg_reset(pj) : pg_snapshot(pj)) == 0 &&
+	    session_wait() != DATA_GO)
+		pg_tidy(pj);
+}
+
 void
 pg_data_session(const struct session_env *e, void *arg)
 {
 	struct pg_job pj = { .q = arg, .service = e->r->s->name, .slot = -1 };
 
-	const char *db = e->r->database, *user = e->r->user;
+	if (pg_open(&pj, e) == 0)
+		pg_job(&pj);
+	pg_close(&pj);
+}
 
-	if ((pj.c = session_pg_keeper(e)) == NULL ||
-	    (pj.dblit = pq.escapeLiteral(pj.c, db, strlen(db))) == NULL ||
-	    (pj.db = pq.escapeIdentifier(pj.c, db, strlen(db))) == NULL ||
-	    (pj.rolelit = pq.escapeLiteral(pj.c, user, strlen(user))) ==
-	    NULL ||
-	    (pj.role = pq.escapeIdentifier(pj.c, user, strlen(user))) == NULL)
-		session_report(SBX_E_RUNTIME_FAILED, "%s: cannot connect.",
-		    pj.service);
-	else if (pg_check(&pj) == 0 && session_wait() == DATA_GO &&
-	    (pj.q->op == DATA_RESET ? pg_reset(&pj) : pg_snapshot(&pj)) == 0 &&
-	    session_wait() == -1)
-		pg_tidy(&pj);
-	pq.freemem(pj.role);
-	pq.freemem(pj.rolelit);
-	pq.freemem(pj.db);
-	pq.freemem(pj.dblit);
-	if (pj.c != NULL)
-		pq.finish(pj.c);
+/* Is a kept connection still the server's, idle? The server that ended
+ * it (a restart, an admin's pg_terminate_backend) has said so on its
+ * socket, or closed it: something to read. */
+static bool
+pg_idle(const struct pg_job *pj)
+{
+	struct pollfd pfd = { .fd = pq.socket(pj->c), .events = POLLIN };
+
+	return pq.status(pj->c) == CONNECTION_OK && pfd.fd != -1 &&
+	    poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * A kept session (resident.c): one connection, opened at the first job
+ * and again only when the server ended it, for every job asked of it.
+ * Each job: the ask, the check's report, the parent's byte (DATA_GO: the
+ * act's report, then its last byte, then the tidy-up), and one last
+ * report that the job is over, its advisory lock let go. A parent that
+ * goes ends it.
+ */
+void
+pg_data_kept(const struct session_env *e, void *arg)
+{
+	struct pg_job pj = { .service = e->r->s->name };
+	struct data_ask a;
+	struct data_req q;
+
+	(void)arg;
+	while (session_ask(&a) == 0) {
+		q = (struct data_req){ .op = a.op, .snapshot = a.snapshot,
+		    .max = a.max };
+		pj.q = &q;
+		pj.slot = -1;
+		if (pj.c != NULL && !pg_idle(&pj))
+			pg_close(&pj);
+		if (pj.c != NULL || pg_open(&pj, e) == 0)
+			pg_job(&pj);
+		else
+			(void)session_wait();	/* the parent's no */
+		if (pj.c != NULL && pg_do(&pj, "SELECT "
+		    "pg_advisory_unlock_all()") == -1)
+			pg_close(&pj);
+		if (session_report(SBX_OK, "over") == -1)
+			break;
+	}
+	pg_close(&pj);
 }

@@ -2,7 +2,8 @@
  * pq.c - libpq, dlopen()ed by a postgres session (see pq.h for why).
  * runs in: a postgres's session child (root until its drop: pq_load, before
  *   its filter and its connect; then the sandbox's prober uid, session
- *   allowlist)
+ *   allowlist); pq_load also in a data spare and a resident data worker,
+ *   ahead of the session children they fork (root, runtime deny filter)
  *
  * By its soname, from the system's library path: the worker's
  * environment is the monitor's clean one, so no LD_LIBRARY_PATH of
@@ -28,7 +29,7 @@ static const char *const names[] = {
 	"PQsetNoticeProcessor", "PQparameterStatus", "PQexec",
 	"PQresultStatus", "PQresultErrorField", "PQntuples", "PQnfields",
 	"PQgetvalue", "PQclear", "PQescapeIdentifier", "PQescapeLiteral",
-	"PQfreemem",
+	"PQfreemem", "PQsocket",
 };
 
 /*

@@ -33,6 +33,7 @@ struct pq_api {
 	char		*(*escapeIdentifier)(PGconn *, const char *, size_t);
 	char		*(*escapeLiteral)(PGconn *, const char *, size_t);
 	void		 (*freemem)(void *);
+	int		 (*socket)(const PGconn *);
 };
 
 /* Filled by pq_load(); all NULL before. */

@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "drop.h"
 #include "iox.h"
 #include "log.h"
@@ -174,6 +175,7 @@ session_child(const struct svc_reach *r, int sock, int logfd,
 	int64_t left = deadline - now_ms();
 	gid_t gid = r->gid;
 
+	/* INT64_MAX: a kept session, whose parent bounds each job. */
 	if (left <= 0 || stdio_to(logfd) == -1 || (sock != FD_PARENT &&
 	    dup2(sock, FD_PARENT) == -1))
 		_exit(2);
@@ -185,7 +187,8 @@ session_child(const struct svc_reach *r, int sock, int logfd,
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
 	    getppid() != parent)
 		_exit(2);
-	alarm((unsigned)(left / 1000 + 1));
+	if (deadline != INT64_MAX)
+		alarm((unsigned)(left / 1000 + 1));
 	keeper_read(&e);
 	if (e.keeper_pw[0] == '\0' && r->keeper_pw[0] != '\0')
 		memcpy(e.keeper_pw, r->keeper_pw, sizeof(e.keeper_pw));
@@ -353,6 +356,16 @@ session_report(uint32_t code, const char *fmt, ...)
 	vsnprintf(res.message, sizeof(res.message), fmt, ap);
 	va_end(ap);
 	return write_all(FD_PARENT, &res, sizeof(res), now_ms() + 10000);
+}
+
+int
+session_ask(struct data_ask *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (read_full(FD_PARENT, a, sizeof(*a), INT64_MAX) == -1 ||
+	    data_ask_valid(a) == -1)
+		return -1;
+	return 0;
 }
 
 int

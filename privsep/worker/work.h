@@ -30,6 +30,12 @@ struct run_result {
 int	run_argv(char *const argv[], char *const envp[], int64_t deadline,
 	    struct run_result *);
 
+/* resident.c: JOB_RESIDENT's body, and its check of an ask (apart for
+ * its unit test): 0, or -1. */
+int	resident_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+int	resident_ask_valid(const struct resident_ask *, size_t len);
+
 /* spare.c: as a spare, wait for the job's descriptors (stdin, fd 3):
  * 0 when they are in place, 1 when the spawner closed the channel, -1. */
 int	spare_wait(void);

@@ -191,8 +191,32 @@ rcli $UB "$envB" set bkey b >/dev/null
 sbx_as $UA reset -a r1 >/dev/null 2>&1
 check "A's reset leaves B's sandbox of the same slug alone" test "$(rcli $UB "$envB" get bkey)" = b
 
+echo "# a resident data worker: one per sandbox, its postgres session kept"
+residents() { pgrep -fc "^sbx-worker resident" || true; }
+check "A's resets of r1 went to one resident" test "$(grep -c "resident uid=$uid_a agent=r1: started" "$LOG")" = 1
+res=$(pgrep -f "^sbx-worker resident" | head -1)
+kept=$(pgrep -P "$res" | head -1)
+check "the resident runs as root, its kept session as a uid of the range" test "$(ps -o uid= -p "$res" | tr -d ' ')" = 0 -a "$(ps -o uid= -p "$kept" | tr -d ' ')" -ne 0 -a "$(ps -o uid= -p "$kept" | tr -d ' ')" != "$uid_a"
+check "A cannot signal them" runuser -u $UA -- sh -c "! kill -0 $res 2>/dev/null && ! kill -0 $kept 2>/dev/null"
+check "nor B" runuser -u $UB -- sh -c "! kill -0 $res 2>/dev/null && ! kill -0 $kept 2>/dev/null"
+# The server ends the kept connection (a restart, an admin's kill): the
+# next reset logs in again.
+pkill -TERM -f "postgres: sbx_keeper postgres" 2>/dev/null
+sql $UA "$envA" "insert into marker values ('after-kill')" >/dev/null
+check "a reset after the server ended the kept session works" sbx_as $UA reset -a r1
+check "and restores the seed" test "$(sql $UA "$envA" "select string_agg(v, ',') from marker")" = seed-1
+check "with no second resident" test "$(grep -c "resident uid=$uid_a agent=r1: started" "$LOG")" = 1
+envR9=$(sbx_as $UA request -a r9 -p seeded postgres 2>&1)
+sbx_as $UA reset -a r9 >/dev/null 2>&1
+n=$(residents)
+sbx_as $UA release -a r9 >/dev/null 2>&1
+gone() { [ "$(residents)" -lt "$n" ]; }
+check "a released sandbox's resident ends" wait_for 20 gone
+
 echo "# snapshots outlive a restart"
 stop_monitor
+none_left() { [ "$(residents)" = 0 ]; }
+check "no resident outlives its monitor" wait_for 10 none_left
 start_monitor || exit 1
 check "the sandbox was adopted (a hit, same credentials)" test "$(sbx_as $UA request -a r1 -p seeded postgres 2>&1)" = "$envA"
 sbx_as $UA reset -a r1 --to s1 >/dev/null 2>&1
