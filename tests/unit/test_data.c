@@ -874,3 +874,188 @@ Test(spare, anything_but_the_spawners_message_is_refused)
 	    bad_k++)
 		spare_run(refused);
 }
+
+/* ---- resident_ask_valid, data_ask_valid: a resident's and a kept
+ * session's asks, taken only whole and sound ------------------------- */
+
+static struct resident_ask
+good_ask(void)
+{
+	struct resident_ask a = { .magic = RESIDENT_MAGIC, .op = DATA_RESET,
+	    .max_snapshots = 4 };
+
+	return a;
+}
+
+Test(resident, a_sound_ask_passes)
+{
+	struct resident_ask a = good_ask();
+
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), 0, "back to the "
+	    "hand-out state");
+	strcpy(a.snapshot, "before-migration_2.x");
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), 0, "to a snapshot");
+	a.op = DATA_SNAPSHOT;
+	a.max_snapshots = SBX_MAX_SNAPSHOTS;
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), 0, "a snapshot");
+}
+
+Test(resident, a_short_long_or_foreign_ask_is_refused)
+{
+	struct resident_ask a = good_ask();
+
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a) - 1), -1, "short");
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a) + 1), -1, "long");
+	cr_assert_eq(resident_ask_valid(&a, 0), -1, "empty");
+	a.magic = JOB_MAGIC;
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "a job's magic");
+}
+
+Test(resident, what_no_data_job_asks_is_refused)
+{
+	struct resident_ask a = good_ask();
+
+	a.op = 0;
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "op 0");
+	a.op = DATA_SNAPSHOT + 1;
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "op past the last");
+	a = good_ask();
+	a.max_snapshots = SBX_MAX_SNAPSHOTS + 1;
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "max too high");
+	a = good_ask();
+	a.op = DATA_SNAPSHOT;
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "a nameless "
+	    "snapshot");
+	a = good_ask();
+	memset(a.snapshot, 'a', sizeof(a.snapshot));
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "not ended");
+	a = good_ask();
+	strcpy(a.snapshot, "../../etc");
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "not a slug");
+	strcpy(a.snapshot, "x'; DROP DATABASE sbx; --");
+	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "SQL");
+}
+
+/* A kept session's ask: the same rules, and its bytes past the name's
+ * end are nobody's concern. */
+Test(resident, a_kept_sessions_ask_is_checked_alike)
+{
+	struct data_ask d = { .op = DATA_RESET, .max = 2 };
+
+	cr_assert_eq(data_ask_valid(&d), 0);
+	memset(d.snapshot, 'a', sizeof(d.snapshot));
+	cr_assert_eq(data_ask_valid(&d), -1, "not ended within its field");
+	strcpy(d.snapshot, "s1");
+	cr_assert_eq(data_ask_valid(&d), 0, "bytes past its end: ignored");
+	d.op = 7;
+	cr_assert_eq(data_ask_valid(&d), -1, "an unknown op");
+	d.op = DATA_SNAPSHOT;
+	d.snapshot[0] = '\0';
+	cr_assert_eq(data_ask_valid(&d), -1, "a snapshot with no name");
+}
+
+/*
+ * A real resident_body in a child of its own, with a sandbox of no
+ * service sbx can reset: each sound ask is answered on its result pipe
+ * ("no service ...") and its end's pipe is closed; a hostile message
+ * ends it (exit 1) and the monitor's closing the channel ends it quietly
+ * (exit 0).
+ */
+static pid_t
+resident_child(int *chan)
+{
+	static struct sbx_config cfg;
+	static struct job_data j;
+	int sv[2];
+	pid_t pid;
+
+	cfg.runtime_timeout = 5;
+	memset(&j, 0, sizeof(j));
+	j.key.uid = 1000;
+	strcpy(j.key.agent, "agent");
+	strcpy(j.project, "demo");
+	j.op = DATA_RESET;
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(resident_body(sv[1], &cfg, &j, sizeof(j)));
+	}
+	close(sv[1]);
+	*chan = sv[0];
+	return pid;
+}
+
+static int
+exit_of(pid_t pid)
+{
+	int status;
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+Test(resident, each_ask_is_answered_and_its_end_told)
+{
+	struct resident_ask a = good_ask();
+	struct data_result r;
+	int chan, rp[2], ep[2], fds[2], k;
+	char b;
+	pid_t pid = resident_child(&chan);
+
+	for (k = 0; k < 2; k++) {
+		cr_assert_eq(pipe(rp), 0);
+		cr_assert_eq(pipe(ep), 0);
+		fds[0] = rp[1];
+		fds[1] = ep[1];
+		cr_assert_eq(send_fds(chan, &a, sizeof(a), fds, 2),
+		    (ssize_t)sizeof(a));
+		close(rp[1]);
+		close(ep[1]);
+		cr_assert_eq(read(rp[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+		cr_assert_eq(r.code, SBX_E_BAD_REQUEST);
+		cr_assert_not_null(strstr(r.message, "no service"));
+		cr_assert_eq(read(ep[0], &b, 1), 0, "the job's end: EOF");
+		close(rp[0]);
+		close(ep[0]);
+	}
+	close(chan);
+	cr_assert_eq(exit_of(pid), 0, "the channel closed: a quiet end");
+}
+
+Test(resident, a_hostile_message_ends_it)
+{
+	struct resident_ask a = good_ask();
+	int chan, fds[2], sv[2];
+	pid_t pid;
+
+	/* Pipes are what an ask carries: a socket instead is refused. */
+	pid = resident_child(&chan);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fds[0] = sv[0];
+	fds[1] = sv[1];
+	cr_assert_eq(send_fds(chan, &a, sizeof(a), fds, 2), (ssize_t)sizeof(a));
+	cr_assert_eq(exit_of(pid), 1, "sockets for pipes");
+	close(chan);
+	/* One pipe, not two. */
+	pid = resident_child(&chan);
+	cr_assert_eq(pipe(sv), 0);
+	cr_assert_eq(send_fds(chan, &a, sizeof(a), sv, 1), (ssize_t)sizeof(a));
+	cr_assert_eq(exit_of(pid), 1, "one descriptor");
+	close(chan);
+	/* An ask with a bad name, whole and with its pipes. */
+	pid = resident_child(&chan);
+	strcpy(a.snapshot, "no/slug");
+	fds[0] = sv[0];
+	fds[1] = sv[1];
+	cr_assert_eq(send_fds(chan, &a, sizeof(a), fds, 2), (ssize_t)sizeof(a));
+	cr_assert_eq(exit_of(pid), 1, "a bad name");
+	close(chan);
+	/* A short one. */
+	pid = resident_child(&chan);
+	cr_assert_eq(send_fds(chan, &a, 8, fds, 2), 8);
+	cr_assert_eq(exit_of(pid), 1, "short");
+	close(chan);
+}
