@@ -5,7 +5,7 @@
 #                      measured in the same run; prints the table
 #   make bench-smoke   a short run that fails only on errors, not ratios
 #   make bench-density figure 10 alone: memory per idle sandbox
-#   make bench-scale   figure 11, not in `make bench` (10-15 minutes):
+#   make bench-scale   figure 11, not in `make bench` (about 5 minutes):
 #                      cost with 10, 100 and 200 live sandboxes
 #
 # Built into $(O)/bench/: the client (sbx-bench), a monitor with the unit
@@ -70,7 +70,7 @@ bench-smoke: bench-bins
 bench-density: all
 	$(LOCKED) bench/density.sh $(O)
 
-# Figure 11 alone, 10-15 minutes: what a request costs with 10, 100 and
+# Figure 11 alone, about 5 minutes: what a request costs with 10, 100 and
 # 200 live sandboxes (bench/scale.sh).
 bench-scale: bench-bins
 	$(LOCKED) bench/scale.sh $(O)

@@ -2,7 +2,8 @@
 # scale.sh O - figure 11, what a request costs as live sandboxes pile up
 # (bench/README.md, "Scale"): what sbx adds must not grow with the count.
 # `make bench-scale` runs it alone, under flock /tmp/sbx-podman.lock; it
-# takes 10-15 minutes, so `make bench` leaves it out. Rows in run.sh's
+# takes about 5 minutes, so `make bench` leaves it out (its smoke run
+# is in `make bench-smoke`). Rows in run.sh's
 # format, appended to $BENCH_TABLE (and $BENCH_RATIOS) when set. Exits
 # non-zero when something errors, never on a ratio.
 #
@@ -22,7 +23,8 @@
 #     connects to its services when its agent's last connect is over a
 #     second old (privsep/monitor/liveness.c), and a postmaster forks a
 #     backend for it. Beside it, interleaved request by request: hits
-#     spread over every live agent (at 200, most of them connect), and
+#     spread over every live agent (each agent's first connects: at 200,
+#     a fifth of them), and
 #     the bare server of run.sh's figure 1 (sbx-bench serve), the host's
 #     own share of any slowing (report).
 #   - status: STATUS_N status requests (root's: every sandbox), p50,
