@@ -13,9 +13,10 @@
  *   byhand NAME PORT/tcp|SOCKDIR KIND -- ARGV  podman run by hand, then
  *                                 poll (published port or socket) until ready
  *
- * SPEC is PATH,OP[,AGENT,PROJECT,SERVICE[,K]]. OP is ping, sandbox or
- * release. With K, the agent is AGENT<i % K>, so a run spreads over K
- * cached entries. Requests are msgpack-encoded once, before timing;
+ * SPEC is PATH,OP[,AGENT,PROJECT,SERVICE[,K]]. OP is ping, status, sandbox
+ * or release. SERVICE may name several, joined by '+' (postgres+redis).
+ * With K, the agent is AGENT<i % K>, so a run spreads over K cached
+ * entries. Requests are msgpack-encoded once, before timing;
  * every reply is decoded and checked for ok: true after its timing.
  */
 #include <errno.h>
@@ -98,9 +99,19 @@ encode(const char *op, const char *agent, const char *project,
 	if (sandbox) {
 		pack_str(&pk, "project");
 		pack_str(&pk, project);
+		char *v = strdup(service), *w[8], *save = NULL;
+		uint32_t n = 0;
+
+		if (v == NULL)
+			die("out of memory");
+		for (char *p = strtok_r(v, "+", &save); p != NULL && n < 8;
+		    p = strtok_r(NULL, "+", &save))
+			w[n++] = p;
 		pack_str(&pk, "services");
-		msgpack_pack_array(&pk, 1);
-		pack_str(&pk, service);
+		msgpack_pack_array(&pk, n);
+		for (uint32_t i = 0; i < n; i++)
+			pack_str(&pk, w[i]);
+		free(v);
 	}
 	r.buf = sb.data;
 	r.len = sb.size;
@@ -119,7 +130,8 @@ parse_spec(struct target *t, const char *spec, size_t nsamples)
 	for (char *p = strtok(s, ","); p != NULL && nf < 6;
 	    p = strtok(NULL, ","))
 		f[nf++] = p;
-	if (nf < 2 || (strcmp(f[1], "ping") && nf < 3) ||
+	if (nf < 2 || (strcmp(f[1], "ping") && strcmp(f[1], "status") &&
+	    nf < 3) ||
 	    (!strcmp(f[1], "sandbox") && nf < 5))
 		die("bad target %s", spec);
 	memset(t, 0, sizeof(*t));

@@ -5,6 +5,8 @@
 #                      measured in the same run; prints the table
 #   make bench-smoke   a short run that fails only on errors, not ratios
 #   make bench-density figure 10 alone: memory per idle sandbox
+#   make bench-scale   figure 11, not in `make bench` (about 5 minutes):
+#                      cost with 10, 100 and 200 live sandboxes
 #
 # Built into $(O)/bench/: the client (sbx-bench), a monitor with the unit
 # tests' runtime double (tests/unit/rtdouble.c, behind bench/rt_double.c)
@@ -68,6 +70,11 @@ bench-smoke: bench-bins
 bench-density: all
 	$(LOCKED) bench/density.sh $(O)
 
+# Figure 11 alone, about 5 minutes: what a request costs with 10, 100 and
+# 200 live sandboxes (bench/scale.sh).
+bench-scale: bench-bins
+	$(LOCKED) bench/scale.sh $(O)
+
 EXTRA_TESTS += bench-smoke
 
-.PHONY: bench bench-bins bench-smoke bench-density
+.PHONY: bench bench-bins bench-smoke bench-density bench-scale

@@ -162,10 +162,8 @@ BENCH=$TOP/$O/bench/sbx-bench HAND=$W/hand
 # a uid range of its own from the end of the reserved range (where no
 # sandbox is); prints its ms from T0 (ms) to both ready.
 hand_one() {  # i conf t0
-	local b=$((4294770688 - 2 * $1 * 65536))
-	byhand postgres pg "sbx-bench-burst$1-pg" "$2" unix "$b" >/dev/null & local p=$!
-	byhand redis redis "sbx-bench-burst$1-rd" "$2" unix $((b - 65536)) >/dev/null || return 1
-	wait "$p" || return 1
+	byhand_pair "sbx-bench-burst$1" "$2" $((4294770688 - 2 * $1 * 65536)) >/dev/null ||
+	    return 1
 	echo $(( $(now_ms) - $3 ))
 }
 # N sandboxes by hand, P at a time (each slot starts the next as soon

@@ -1,9 +1,10 @@
+# shellcheck shell=bash
 # byhand.sh - the monitor's podman run, by hand: the same image and
 # options as privsep/worker/runtime_argv.c builds from the [service] section, per
 # transport; "bridge" is the set-up before tenant isolation (podman's
 # default bridge network, host user namespace, writable root). Sourced by
-# run.sh and burst.sh, which set BENCH (sbx-bench) and HAND (a directory
-# for the containers' socket directories).
+# run.sh, burst.sh and scale.sh, which set BENCH (sbx-bench) and HAND (a
+# directory for the containers' socket directories).
 
 svc_key() { awk -v s="[service $1]" -v k="$2" '
 	$0 == s { in_s = 1; next } /^\[/ { in_s = 0 }
@@ -16,6 +17,7 @@ byhand() {  # service kind name conf [transport [uidmap_base]]
 	port=$(svc_key "$s" port "$conf")
 	a=(podman run -d --name "$3" --label=sbx.bench=1)
 	MAP=("--uidmap=0:$base:65536" "--gidmap=0:$base:65536")
+	# shellcheck disable=SC2174 # HAND: the umask's mode
 	case $t in
 	unix)	dir=$HAND/$3; rm -rf "$dir"; mkdir -p -m 0755 "$dir"
 		a+=("${MAP[@]}" --read-only --read-only-tmpfs=false --ipc=none
@@ -42,4 +44,22 @@ byhand() {  # service kind name conf [transport [uidmap_base]]
 	SBX_DATABASE=$(svc_key "$s" database "$conf") \
 	SBX_DATA_DIR=/srv/pgdata SBX_RUN_DIR=/srv/redis \
 	    "$BENCH" byhand "$3" "$target" "$2" -- "${a[@]}"
+}
+
+# One sandbox by hand, as one provision's worker starts it: its postgres
+# (NAME-pg) and redis (NAME-rd) started together on transport unix, each
+# in a uid range of its own from BASE down (byhand's default: the end of
+# the reserved range, where no sandbox is). Prints the later of the two's
+# ms (each from its podman run to ready); the caller removes them.
+byhand_pair() {  # name conf [base]
+	local b=${3:-4294770688} p pg rd
+	mkdir -p "$HAND"
+	byhand postgres pg "$1-pg" "$2" unix "$b" > "$HAND/$1-pg.out" & p=$!
+	rd=$(byhand redis redis "$1-rd" "$2" unix $((b - 65536))) || { wait "$p"; return 1; }
+	wait "$p" || return 1
+	pg=$(cat "$HAND/$1-pg.out")
+	awk -v a="$pg" -v b="$rd" 'BEGIN {
+		n = split(a " " b, f, " ")
+		for (i = 1; i < n; i++) if (f[i] == "ms" && f[i + 1] + 0 > m) m = f[i + 1] + 0
+		print m }'
 }

@@ -64,14 +64,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL.
-row() {
-	awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" -v g="$6" -v rf="$RATIOS" "BEGIN {
-		r = b > 0 ? s / b : 0; ok = ($5);
-		printf \"%-36s %12s %12s %7.2f  %-18s %s\n\", n, s u, b u, r, g,
-		    ok ? \"PASS\" : \"MISS\";
-		printf \"%s\t%.4f\n\", n, r >> rf }" | tee -a "$TABLE"
-}
+# row, cmem_pids, containers_mem: shared with scale.sh.
+. "$TOP/bench/lib.sh"
 
 # [service FROM] of policy/local.conf as [service TO] with image IMAGE.
 section_as() {  # from to image
@@ -127,57 +121,15 @@ start_monitor() {  # dir
 	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
 }
 
-# The processes of a container: its cgroup's (v1 memory, or v2).
-procs() {  # pid
-	local p
-	p=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$1/cgroup")
-	if [ -n "$p" ]; then cat "/sys/fs/cgroup/memory$p/cgroup.procs"
-	else cat "/sys/fs/cgroup$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")/cgroup.procs"; fi
-}
-
-# cmem CONTAINER: "PSS TMPFS CONMON", KiB (see the head of this file).
-cmem() {
-	local pid cm x dev mnt pss=0 tmp=0 seen=" " devs=()
-	read -r pid cm < <($RT inspect --format '{{.State.Pid}} {{.State.ConmonPid}}' "$1") &&
-	    [ "${pid:-0}" -gt 0 ] || return 1
-	while read -r dev mnt; do
-		case $seen in *" $dev "*) continue ;; esac
-		seen="$seen$dev "
-		grep -q "^[0-9]* [0-9]* $dev " "/proc/$$/mountinfo" && continue
-		x=$(stat -fc '%b %f %S' "/proc/$pid/root$mnt") || return 1
-		tmp=$((tmp + $(awk '{ print int(($1 - $2) * $3 / 1024) }' <<<"$x")))
-		# As smaps says it: hex, two digits at least.
-		devs+=("$(printf '%02x:%02x' "${dev%%:*}" "${dev#*:}")")
-	done < <(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "tmpfs") print $3, $5 }' \
-	    "/proc/$pid/mountinfo")
-	for x in $(procs "$pid"); do
-		# Its PSS, less that of the mappings of files on those tmpfs
-		# (by device: the shared memory of /dev/zero is not /dev's).
-		pss=$((pss + $(awk -v m="${devs[*]}" '
-		    BEGIN { n = split(m, dv, " ") }
-		    /^[0-9a-f]+-[0-9a-f]+ / { on = 0
-			for (i = 1; i <= n; i++) if ($4 == dv[i] && $5 != 0) on = 1
-			next }
-		    /^Pss:/ { t += $2; if (on) d += $2 }
-		    END { print t - d + 0 }' "/proc/$x/smaps" 2>/dev/null || echo 0)))
-	done
-	x=$(awk '/^Pss:/ { print $2 }' "/proc/$cm/smaps_rollup" 2>/dev/null)
-	echo "$pss $tmp ${x:-0}"
-}
-
 # measure PREFIX: "TOTAL PG_PSS RD_PSS TMPFS CONMON" per sandbox, KiB,
 # over the agents PREFIX0 .. PREFIX(N-1).
 measure() {
-	local i c svc pss tmp cm
+	local i
 	: > "$W/m.$1"
 	for i in $(seq 0 $((N - 1))); do
-		for c in $($RT ps -q --filter "label=sbx.agent=$1$i"); do
-			svc=$($RT inspect --format '{{index .Config.Labels "sbx.service"}}' "$c")
-			if ! read -r pss tmp cm < <(cmem "$c"); then
-				err "$1$i: cannot measure container $c"; continue
-			fi
-			echo "$svc $pss $tmp $cm" >> "$W/m.$1"
-		done
+		# shellcheck disable=SC2046 # ids
+		containers_mem $($RT ps -q --filter "label=sbx.agent=$1$i") >> "$W/m.$1" ||
+		    err "$1$i: cannot measure a container"
 	done
 	[ "$(wc -l < "$W/m.$1")" -eq $((2 * N)) ] ||
 	    err "$1: $(wc -l < "$W/m.$1") containers, not $((2 * N))"

@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# lib.sh - what the bench scripts that run a real monitor share
+# (density.sh, scale.sh); sourced. They set RT (the runtime), TABLE and
+# RATIOS (where rows go, /dev/null when unset).
+#
+#   row FIGURE SBX BASELINE UNIT CONDITION GOAL   run.sh's row
+#   cmem CONTAINER            "PSS TMPFS CONMON", KiB: what the host holds
+#                             for one container (bench/README.md, "Density")
+#   cmem_pids PID CONMON_PID  the same, of a container's main process and
+#                             its conmon
+#   containers_mem ID...      "SERVICE PSS TMPFS CONMON" a line per
+#                             container, one runtime call for them all
+
+# run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL. CONDITION is awk
+# over s (sbx), b (baseline) and r (s / b).
+row() {
+	awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" -v g="$6" -v rf="${RATIOS:-/dev/null}" "BEGIN {
+		r = b > 0 ? s / b : 0; ok = ($5);
+		printf \"%-36s %12s %12s %7.2f  %-18s %s\n\", n, s u, b u, r, g,
+		    ok ? \"PASS\" : \"MISS\";
+		printf \"%s\t%.4f\n\", n, r >> rf }" | tee -a "${TABLE:-/dev/null}"
+}
+
+# The processes of a container: its cgroup's (v1 memory, or v2).
+procs() {  # pid
+	local p
+	p=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$1/cgroup")
+	if [ -n "$p" ]; then cat "/sys/fs/cgroup/memory$p/cgroup.procs"
+	else cat "/sys/fs/cgroup$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")/cgroup.procs"; fi
+}
+
+# cmem_pids PID CONMON_PID: "PSS TMPFS CONMON", KiB, of the container
+# whose main process is PID:
+#   - the PSS of every process in its cgroup: a page shared by k
+#     processes counts 1/k to each, so the servers' code, shared by many
+#     sandboxes, counts once in all;
+#   - the used space of every tmpfs it has that the host's mount
+#     namespace has not: its data;
+#   - less the PSS of the files of those tmpfs the processes map
+#     (counted in the tmpfs already);
+# and, apart, the PSS of its conmon (outside the container).
+cmem_pids() {
+	local pid=$1 cm=$2 x dev mnt pss=0 tmp=0 seen=" " devs=()
+	[ "${pid:-0}" -gt 0 ] || return 1
+	while read -r dev mnt; do
+		case $seen in *" $dev "*) continue ;; esac
+		seen="$seen$dev "
+		grep -q "^[0-9]* [0-9]* $dev " "/proc/$$/mountinfo" && continue
+		x=$(stat -fc '%b %f %S' "/proc/$pid/root$mnt") || return 1
+		tmp=$((tmp + $(awk '{ print int(($1 - $2) * $3 / 1024) }' <<<"$x")))
+		# As smaps says it: hex, two digits at least.
+		devs+=("$(printf '%02x:%02x' "${dev%%:*}" "${dev#*:}")")
+	done < <(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "tmpfs") print $3, $5 }' \
+	    "/proc/$pid/mountinfo")
+	for x in $(procs "$pid"); do
+		# Its PSS, less that of the mappings of files on those tmpfs
+		# (by device: the shared memory of /dev/zero is not /dev's).
+		pss=$((pss + $(awk -v m="${devs[*]}" '
+		    BEGIN { n = split(m, dv, " ") }
+		    /^[0-9a-f]+-[0-9a-f]+ / { on = 0
+			for (i = 1; i <= n; i++) if ($4 == dv[i] && $5 != 0) on = 1
+			next }
+		    /^Pss:/ { t += $2; if (on) d += $2 }
+		    END { print t - d + 0 }' "/proc/$x/smaps" 2>/dev/null || echo 0)))
+	done
+	x=$(awk '/^Pss:/ { print $2 }' "/proc/$cm/smaps_rollup" 2>/dev/null)
+	echo "$pss $tmp ${x:-0}"
+}
+
+cmem() {  # container
+	local pid cm
+	read -r pid cm < <($RT inspect --format '{{.State.Pid}} {{.State.ConmonPid}}' "$1") &&
+	    cmem_pids "$pid" "$cm"
+}
+
+# A line "SERVICE PSS TMPFS CONMON" per container (its label sbx.service);
+# fails when one cannot be measured.
+containers_mem() {  # id...
+	local svc pid cm m rc=0
+	[ "$#" -gt 0 ] || return 0
+	while read -r svc pid cm; do
+		if m=$(cmem_pids "$pid" "$cm"); then echo "$svc $m"; else rc=1; fi
+	done < <($RT inspect --format \
+	    '{{index .Config.Labels "sbx.service"}} {{.State.Pid}} {{.State.ConmonPid}}' "$@")
+	return "$rc"
+}
