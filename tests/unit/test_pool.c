@@ -11,10 +11,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "iox.h"
 #include "jobpool.h"
 
@@ -227,4 +229,143 @@ Test(pool, only_an_executable_of_roots_that_only_root_writes)
 	unlink(path);
 	cr_assert_eq(workers_open("/nonexistent/sbx-worker", err,
 	    sizeof(err)), -1);
+}
+
+/* ---- a resident's jobs: sent on its channel, ended by its end's pipe -- */
+
+static int exits;
+
+static void
+ended(void *arg)
+{
+	(void)arg;
+	exits++;
+}
+
+/*
+ * A stand-in resident, a child of ours in a process group of its own:
+ * for each message, "RESULT!!" on its result pipe, then the end's pipe
+ * closed; hold: the end kept open (a tidy-up that never ends).
+ */
+static pid_t
+fake_resident(int *chan, bool hold)
+{
+	struct fdpass_rx rx;
+	struct pollfd pfd;
+	char msg[16];
+	int sv[2];
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	if ((pid = fork()) == 0) {
+		setpgid(0, 0);
+		close(sv[0]);
+		pfd = (struct pollfd){ .fd = sv[1], .events = POLLIN };
+		while (poll(&pfd, 1, -1) == 1 &&
+		    recv_fds(sv[1], msg, sizeof(msg), &rx) > 0 && rx.nfds == 2) {
+			if (write(rx.fds[0], "RESULT!!", 8) != 8)
+				_exit(1);
+			close(rx.fds[0]);
+			if (hold)
+				pause();
+			close(rx.fds[1]);
+		}
+		_exit(0);
+	}
+	cr_assert_neq(pid, -1);
+	setpgid(pid, pid);
+	close(sv[1]);
+	*chan = sv[0];
+	return pid;
+}
+
+/* Its result is taken as a worker's; the job counts until its end's pipe
+ * closes, not until the resident exits; a second job goes the same way. */
+Test(pool, a_residents_job_counts_until_its_end)
+{
+	struct got g = { 0 };
+	int chan, k;
+	pid_t pid = fake_resident(&chan, false);
+
+	workers_init(&pool, 4, &cfg);
+	exits = 0;
+	for (k = 1; k <= 2; k++) {
+		memset(&g, 0, sizeof(g));
+		cr_assert_eq(worker_send_held(&pool, pid, chan, "ask", 3, 8,
+		    now_ms() + 5000, done, &g, ended, NULL), 0);
+		cr_assert_eq(pool.n, 1, "it counts");
+		run_until(&g);
+		cr_assert_eq(g.calls, 1);
+		cr_assert_eq(memcmp(g.buf, "RESULT!!", 8), 0);
+		run_until_empty();
+		cr_assert_eq(pool.n, 0);
+		cr_assert_eq(exits, k, "its end, once per job");
+	}
+	cr_assert_eq(kill(pid, 0), 0, "the resident lives on");
+	close(chan);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+}
+
+/* A resident gone: nothing sent, -1, and nothing in the pool. */
+Test(pool, a_resident_gone_takes_nothing)
+{
+	struct got g = { 0 };
+	int chan;
+	pid_t pid = fake_resident(&chan, false);
+
+	workers_init(&pool, 4, &cfg);
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	cr_assert_eq(worker_send_held(&pool, pid, chan, "ask", 3, 8,
+	    now_ms() + 5000, done, &g, ended, NULL), -1);
+	cr_assert_eq(pool.n, 0);
+	cr_assert(TAILQ_EMPTY(&pool.live));
+	close(chan);
+}
+
+/* A job whose end never comes is killed at its deadline, with the
+ * resident's process group; the end then comes. */
+Test(pool, a_resident_past_its_deadline_is_killed)
+{
+	struct got g = { 0 };
+	int chan, status;
+	pid_t pid = fake_resident(&chan, true);
+
+	workers_init(&pool, 4, &cfg);
+	exits = 0;
+	cr_assert_eq(worker_send_held(&pool, pid, chan, "ask", 3, 8,
+	    now_ms() + 300, done, &g, ended, NULL), 0);
+	run_until(&g);
+	cr_assert_eq(g.calls, 1, "its result came");
+	run_until_empty();
+	cr_assert_eq(exits, 1);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	    "killed at its deadline");
+	close(chan);
+}
+
+/* A watched worker is in the pool, its pidfd polled, but not counted
+ * toward max; its exit is told. */
+Test(pool, a_watched_worker_is_not_counted)
+{
+	char err[256];
+	pid_t pid;
+	int64_t end;
+
+	cr_assert_eq(workers_open(FAKE_WORKER, err, sizeof(err)), 0, "%s", err);
+	workers_init(&pool, 1, &cfg);
+	exits = 0;
+	/* The stand-in's teardown answers at once and exits. */
+	pid = worker_spawn_watched(&pool, JOB_TEARDOWN, 0, NULL, 0, -1,
+	    ended, NULL);
+	cr_assert_gt(pid, 0);
+	cr_assert_eq(pool.n, 0, "not toward max");
+	cr_assert(!TAILQ_EMPTY(&pool.live), "but watched");
+	for (end = now_ms() + 5000; exits == 0 && now_ms() < end; )
+		run_once();
+	cr_assert_eq(exits, 1);
+	cr_assert(TAILQ_EMPTY(&pool.live));
+	cr_assert_eq(pool.n, 0);
+	(void)waitpid(pid, NULL, 0);
 }
