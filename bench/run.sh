@@ -322,9 +322,9 @@ fig_reset() {  # sock dir
 	read -r _ r50 r99 <<<"$(grep '^reset ' <<<"$out")"
 	read -r _ s50 _ <<<"$(grep '^snapshot ' <<<"$out")"
 	read -r _ p _ <<<"$(grep '^psql_f ' <<<"$out")"
-	row "8 reset p50 vs drop+create template" "$r50" "$a50" us "r <= 0.5" "<= 0.5"
+	row "8 reset p50 vs drop+create template" "$r50" "$a50" us "r <= 0.2" "<= 0.2"
 	row "8 reset p99 vs drop+create template" "$r99" "$a50" us "r <= 1" "<= 1 (p50's)"
-	row "8 snapshot p50 vs drop+create template" "$s50" "$a50" us "r <= 1" "<= 1"
+	row "8 snapshot p50 vs drop+create template" "$s50" "$a50" us "r <= 0.5" "<= 0.5"
 	seed_ms=$(sed -n 's/.*seed seed.sql applied in \([0-9]*\) ms.*/\1/p' "$2/monitor.log" | median)
 	row "8 seed applied vs psql -f" "$seed_ms" "$((p / 1000))" ms "1" "report"
 }

@@ -53,18 +53,6 @@ data_job_valid(const struct job_data *j)
 }
 
 int
-data_ask_valid(const struct data_ask *a)
-{
-	size_t n = strnlen(a->snapshot, sizeof(a->snapshot));
-
-	if (n == sizeof(a->snapshot) || a->max > SBX_MAX_SNAPSHOTS ||
-	    (a->op != DATA_RESET && a->op != DATA_SNAPSHOT))
-		return -1;
-	return n > 0 ? (slug_valid(a->snapshot, n) ? 0 : -1) :
-	    a->op == DATA_SNAPSHOT ? -1 : 0;
-}
-
-int
 data_reach(const struct sbx_config *cfg, const struct job_data *j,
     const struct job_svc *v, char *dir, size_t dircap, struct svc_reach *r)
 {
@@ -188,7 +176,7 @@ data_run(const struct sbx_config *cfg, const struct job_data *j,
 {
 	char dirs[SBX_MAX_SERVICES][SBX_SOCKET_MAX];
 	struct svc_reach r[SBX_MAX_SERVICES];
-	struct session *live[SBX_MAX_SERVICES];
+	struct session *live[SBX_MAX_SERVICES] = { NULL };
 	size_t i;
 
 	for (i = 0; i < j->nservices; i++) {

@@ -83,7 +83,7 @@ void	pg_data_kept(const struct session_env *, void *arg);
  * known, the snapshot "" or a slug and not "" to save, max in range);
  * -1 when the parent is gone or sent anything else. */
 int	session_ask(struct data_ask *);
-/* The same check, apart for its unit test. */
+/* svc_session.c: the same check, apart for its unit test. */
 int	data_ask_valid(const struct data_ask *);
 void	redis_data_session(const struct session_env *, void *arg);
 

@@ -155,7 +155,7 @@ static void
 resident_job(struct resident *rs, const struct resident_ask *a, int res,
     int end)
 {
-	struct session own[SBX_MAX_SERVICES], *ss[SBX_MAX_SERVICES];
+	struct session own[SBX_MAX_SERVICES], *ss[SBX_MAX_SERVICES] = { NULL };
 	struct data_ask ask = { .op = a->op, .max = a->max_snapshots };
 	struct data_req q = { .op = a->op, .snapshot = ask.snapshot,
 	    .max = a->max_snapshots };

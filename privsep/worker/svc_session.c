@@ -57,6 +57,7 @@
 #include "relay.h"
 #include "scfilter.h"
 #include "session.h"
+#include "slug.h"
 
 /* The child's descriptor to its parent, where session_child puts it. */
 #define FD_PARENT	3
@@ -356,6 +357,18 @@ session_report(uint32_t code, const char *fmt, ...)
 	vsnprintf(res.message, sizeof(res.message), fmt, ap);
 	va_end(ap);
 	return write_all(FD_PARENT, &res, sizeof(res), now_ms() + 10000);
+}
+
+int
+data_ask_valid(const struct data_ask *a)
+{
+	size_t n = strnlen(a->snapshot, sizeof(a->snapshot));
+
+	if (n == sizeof(a->snapshot) || a->max > SBX_MAX_SNAPSHOTS ||
+	    (a->op != DATA_RESET && a->op != DATA_SNAPSHOT))
+		return -1;
+	return n > 0 ? (slug_valid(a->snapshot, n) ? 0 : -1) :
+	    a->op == DATA_SNAPSHOT ? -1 : 0;
 }
 
 int
