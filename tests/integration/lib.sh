@@ -130,6 +130,18 @@ fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 rss_kib()  { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
 # Zombie children of a process.
 zombies()  { ps -o stat= --ppid "$1" | grep -c '^Z'; }
+# The monitor PID's workers on a job: its sbx-worker children but the
+# data spare (waiting for a job) and residents (a sandbox's, between
+# jobs or on one).
+job_workers() {
+	local p
+	for p in $(pgrep -x sbx-worker -P "$1"); do
+		case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
+		"sbx-worker data spare "|"sbx-worker resident ") ;;
+		*) echo "$p" ;;
+		esac
+	done
+}
 
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds, at
 # most SECONDS; the status of the last try. For a condition that an event

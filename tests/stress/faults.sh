@@ -17,7 +17,7 @@ cleanup_hook() {
 # sbx-monitor. Not every child: as child subreaper it also adopts conmon
 # and the processes of containers whose conmon died, and killing those
 # would be a different fault (a killed conmon mid-start).
-workers_of() { pgrep -x sbx-worker -P "$1"; }
+workers_of() { job_workers "$1"; }
 ncont() { containers "$1" 0 | wc -w; }
 # Containers of an agent in any state, created or running.
 made() { $RT ps -aq --filter "label=sbx.agent=$1" | wc -l; }

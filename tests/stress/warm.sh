@@ -316,7 +316,7 @@ fresh() { local t; t=$(date +%s%N); wait_for 12 written_after "$t"; }
 ranges() { sed -n 's/^sbx_uid_ranges //p' "$WORK/sbx.prom"; }
 ranges_are() { [ "$(ranges)" -eq "$1" ]; }
 # Every job's result taken (A's teardown gives its ranges back at its end).
-no_workers() { [ -z "$(pgrep -x sbx-worker -P "$MON_PID")" ]; }
+no_workers() { [ -z "$(job_workers "$MON_PID")" ]; }
 printf '[project]\nsandbox_services = postgres redis\n' > "$WORK/projects/shrink.conf"
 hup
 c0=$(warm_claims)
