@@ -212,6 +212,51 @@ worker_kill(struct worker *w)
 	kill(-w->pid, SIGKILL);
 }
 
+/* A pool entry for a job of result_size bytes, if the pool has room:
+ * NULL with errno EAGAIN when it has not. */
+static struct worker *
+worker_new(const struct worker_pool *p, size_t result_size)
+{
+	struct worker *w;
+
+	if (p->n >= p->max) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL ||
+	    (w->buf = calloc(1, result_size)) == NULL) {
+		free(w);
+		return NULL;
+	}
+	w->want = result_size;
+	return w;
+}
+
+/* w, its process (pid, pidfd) and its result pipe (fd) known, counted
+ * in the pool. */
+static void
+worker_enter(struct worker_pool *p, struct worker *w, int fd,
+    int64_t deadline, worker_done done, void *done_arg, worker_exited exited,
+    void *exited_arg)
+{
+	set_nonblock(fd);
+	w->fd = fd;
+	w->deadline = deadline;
+	w->done = done;
+	w->arg = done_arg;
+	w->exited = exited;
+	w->exited_arg = exited_arg;
+	TAILQ_INSERT_TAIL(&p->live, w, entry);
+	p->n++;
+}
+
+static void
+worker_free(struct worker *w)
+{
+	free(w->buf);
+	free(w);
+}
+
 int
 worker_spawn_held(struct worker_pool *p, enum job_type type,
     uint32_t svcmask, const void *arg, size_t len, size_t result_size,
@@ -221,15 +266,8 @@ worker_spawn_held(struct worker_pool *p, enum job_type type,
 	struct worker *w;
 	int pfd[2];
 
-	if (p->n >= p->max) {
-		errno = EAGAIN;
+	if ((w = worker_new(p, result_size)) == NULL)
 		return -1;
-	}
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->buf = calloc(1, result_size)) == NULL) {
-		free(w);
-		return -1;
-	}
 	if (pipe2(pfd, O_CLOEXEC) == -1)
 		goto fail;
 	w->pid = worker_start(type, svcmask, arg, len, pfd[1]);
@@ -245,20 +283,11 @@ worker_spawn_held(struct worker_pool *p, enum job_type type,
 		close(pfd[0]);
 		goto fail;
 	}
-	set_nonblock(pfd[0]);
-	w->fd = pfd[0];
-	w->want = result_size;
-	w->deadline = deadline;
-	w->done = done;
-	w->arg = done_arg;
-	w->exited = exited;
-	w->exited_arg = exited_arg;
-	TAILQ_INSERT_TAIL(&p->live, w, entry);
-	p->n++;
+	worker_enter(p, w, pfd[0], deadline, done, done_arg, exited,
+	    exited_arg);
 	return 0;
 fail:
-	free(w->buf);
-	free(w);
+	worker_free(w);
 	return -1;
 }
 
@@ -271,15 +300,8 @@ worker_send_held(struct worker_pool *p, pid_t pid, int chan, const void *msg,
 	int rp[2], ep[2], fds[2];
 	ssize_t sent;
 
-	if (p->n >= p->max) {
-		errno = EAGAIN;
+	if ((w = worker_new(p, result_size)) == NULL)
 		return -1;
-	}
-	if ((w = calloc(1, sizeof(*w))) == NULL ||
-	    (w->buf = calloc(1, result_size)) == NULL) {
-		free(w);
-		return -1;
-	}
 	if (pipe2(rp, O_CLOEXEC) == -1)
 		goto fail;
 	if (pipe2(ep, O_CLOEXEC) == -1) {
@@ -297,20 +319,16 @@ worker_send_held(struct worker_pool *p, pid_t pid, int chan, const void *msg,
 		close(ep[0]);
 		goto fail;
 	}
-	set_nonblock(rp[0]);
 	/* The end's pipe stands for the process: its EOF is the job's
 	 * end; the pid (a group leader that holds the pipe's other end
 	 * until it exits) is whom a deadline kills. */
-	*w = (struct worker){ .pid = pid, .fd = rp[0], .pidfd = ep[0],
-	    .want = result_size, .deadline = deadline, .done = done,
-	    .arg = done_arg, .exited = exited, .exited_arg = exited_arg,
-	    .buf = w->buf };
-	TAILQ_INSERT_TAIL(&p->live, w, entry);
-	p->n++;
+	w->pid = pid;
+	w->pidfd = ep[0];
+	worker_enter(p, w, rp[0], deadline, done, done_arg, exited,
+	    exited_arg);
 	return 0;
 fail:
-	free(w->buf);
-	free(w);
+	worker_free(w);
 	return -1;
 }
 

@@ -251,6 +251,21 @@ parent_of(pid_t pid)
 	return ppid;
 }
 
+/* The pool polled until g is answered, or 5 s. */
+static void
+answered(struct got *g)
+{
+	struct pollfd pfd[4];
+	int64_t end;
+	size_t n;
+
+	for (end = now_ms() + 5000; g->calls == 0 && now_ms() < end; ) {
+		n = workers_pollfds(&pool, pfd, 4);
+		poll(pfd, n, 50);
+		workers_events(&pool, pfd, n);
+	}
+}
+
 /* Through a real spawner: the job's bytes reach the worker whole, its
  * result comes back, and the worker is this process's child, not the
  * spawner's. */
@@ -258,11 +273,8 @@ Test(spawner, a_worker_started_through_it_is_ours_and_gets_its_job)
 {
 	struct spawn_broker sb = { .cfg = &cfg };
 	struct worker *w;
-	struct pollfd pfd[4];
 	struct got g = { 0 };
 	char err[256];
-	int64_t end;
-	size_t n;
 	pid_t pid;
 
 	cr_assert_eq(workers_open(FAKE_WORKER, err, sizeof(err)), 0, "%s", err);
@@ -277,11 +289,7 @@ Test(spawner, a_worker_started_through_it_is_ours_and_gets_its_job)
 	pid = w->pid;
 	cr_assert_neq(pid, spawner_pid());
 	cr_assert_eq(parent_of(pid), getpid(), "the monitor's child");
-	for (end = now_ms() + 5000; g.calls == 0 && now_ms() < end; ) {
-		n = workers_pollfds(&pool, pfd, 4);
-		poll(pfd, n, 50);
-		workers_events(&pool, pfd, n);
-	}
+	answered(&g);
 	cr_assert_eq(g.calls, 1);
 	cr_assert_eq(g.len, 8);
 	cr_assert_eq(memcmp(g.buf, "12345678", 8), 0, "its job, whole");
@@ -296,11 +304,8 @@ Test(spawner, a_data_job_goes_to_the_spare_made_ahead)
 {
 	struct spawn_broker sb = { .cfg = &cfg };
 	struct worker *w;
-	struct pollfd pfd[4];
 	struct got g = { 0 };
 	char err[256];
-	int64_t end;
-	size_t n;
 	pid_t pid;
 
 	cr_assert_eq(workers_open(FAKE_WORKER, err, sizeof(err)), 0, "%s", err);
@@ -313,11 +318,7 @@ Test(spawner, a_data_job_goes_to_the_spare_made_ahead)
 	cr_assert_not_null(w);
 	pid = w->pid;
 	cr_assert_eq(parent_of(pid), getpid(), "the monitor's child");
-	for (end = now_ms() + 5000; g.calls == 0 && now_ms() < end; ) {
-		n = workers_pollfds(&pool, pfd, 4);
-		poll(pfd, n, 50);
-		workers_events(&pool, pfd, n);
-	}
+	answered(&g);
 	cr_assert_eq(g.calls, 1);
 	cr_assert_eq(g.len, 8);
 	cr_assert_eq(memcmp(g.buf, "SPAREDAT", 8), 0, "the spare answered");
@@ -326,11 +327,7 @@ Test(spawner, a_data_job_goes_to_the_spare_made_ahead)
 	g.calls = 0;
 	cr_assert_eq(worker_spawn(&pool, JOB_DATA, 0, "12345678", 8, 8,
 	    now_ms() + 5000, done, &g), 0);
-	for (end = now_ms() + 5000; g.calls == 0 && now_ms() < end; ) {
-		n = workers_pollfds(&pool, pfd, 4);
-		poll(pfd, n, 50);
-		workers_events(&pool, pfd, n);
-	}
+	answered(&g);
 	cr_assert_eq(g.calls, 1);
 	cr_assert_eq(memcmp(g.buf, "ABCDEFGH", 8), 0, "an executed worker");
 }
