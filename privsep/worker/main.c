@@ -161,7 +161,11 @@ main(int argc, char *argv[])
 	if ((null = open("/dev/null", O_RDONLY)) == -1 ||
 	    dup2(null, STDIN_FILENO) == -1)
 		fatal("/dev/null");
-	if (null != STDIN_FILENO)
+	/* A job with no result pipe: /dev/null (read-only) holds fd 3, so
+	 * that nothing the job opens lands where a result would go. */
+	if (fcntl(3, F_GETFD) == -1 && dup2(null, 3) == -1)
+		fatal("fd 3");
+	if (null != STDIN_FILENO && null != 3)
 		close(null);
 	/* Not inherited by the runtime's commands the job runs. */
 	if (fcntl(3, F_GETFD) != -1 && fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
