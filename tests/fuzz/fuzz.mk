@@ -34,7 +34,7 @@ fuzz_results_SRC  = tests/fuzz/fuzz_results.c tests/fuzz/jobpool_stub.c \
 		    tests/fuzz/spawn_check.c privsep/monitor/spawner.c \
 		    privsep/monitor/drop_user.c shared/proc.c shared/job.c
 fuzz_results_PKGS = libbsd-overlay
-fuzz_pool_SRC	  = tests/fuzz/fuzz_pool.c privsep/monitor/jobpool.c \
+fuzz_pool_SRC	  = tests/fuzz/fuzz_pool.c privsep/monitor/jobpool.c shared/fdpass.c \
 		    privsep/monitor/liveness.c shared/listen.c shared/proc.c \
 		    shared/job.c shared/service.c shared/slug.c shared/code.c \
 		    shared/log.c shared/iox.c
