@@ -167,11 +167,15 @@ struct job_data {
  * job's tidy-up has ended (the job's end, as a worker's exit is).
  */
 #define RESIDENT_MAGIC	0x73627872u	/* "sbxr" */
+struct data_ask {
+	uint32_t	op;		/* enum data_op */
+	uint32_t	max;		/* max_snapshots */
+	char		snapshot[SBX_SLUG_MAX];	/* "" or a slug */
+};
 struct resident_ask {
 	uint32_t	magic;
-	uint32_t	op;		/* enum data_op */
-	uint32_t	max_snapshots;
-	char		snapshot[SBX_SLUG_MAX];
+	struct data_ask	ask;		/* as the resident's kept sessions
+					 * are asked it */
 };
 
 /* What a data job answers: SBX_OK, SBX_E_UNKNOWN_SNAPSHOT (nothing

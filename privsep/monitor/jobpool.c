@@ -250,6 +250,18 @@ worker_enter(struct worker_pool *p, struct worker *w, int fd,
 	p->n++;
 }
 
+/* w's pidfd, opened before the loop reads its signals, so that the pid
+ * is still ours; a worker whose pidfd cannot be had is killed: -1. */
+static int
+worker_pidfd(struct worker *w, enum job_type type)
+{
+	if ((w->pidfd = proc_pidfd(w->pid)) != -1)
+		return 0;
+	log_warn("worker %s: pidfd", job_name(type));
+	kill(w->pid, SIGKILL);
+	return -1;
+}
+
 static void
 worker_free(struct worker *w)
 {
@@ -276,10 +288,7 @@ worker_spawn_held(struct worker_pool *p, enum job_type type,
 		close(pfd[0]);
 		goto fail;
 	}
-	/* Not reaped before the loop reads its signals: the pid is ours. */
-	if ((w->pidfd = proc_pidfd(w->pid)) == -1) {
-		log_warn("worker %s: pidfd", job_name(type));
-		kill(w->pid, SIGKILL);
+	if (worker_pidfd(w, type) == -1) {
 		close(pfd[0]);
 		goto fail;
 	}
@@ -345,9 +354,7 @@ worker_spawn_watched(struct worker_pool *p, enum job_type type,
 		free(w);
 		return -1;
 	}
-	if ((w->pidfd = proc_pidfd(w->pid)) == -1) {
-		log_warn("worker %s: pidfd", job_name(type));
-		kill(w->pid, SIGKILL);
+	if (worker_pidfd(w, type) == -1) {
 		free(w);
 		return -1;
 	}

@@ -124,8 +124,8 @@ resident_send(struct rt_cli *rt, struct sbx_sandbox *sb,
     int64_t deadline, worker_done done, void *done_arg,
     worker_exited exited, void *exited_arg)
 {
-	struct resident_ask a = { .magic = RESIDENT_MAGIC, .op = j->op,
-	    .max_snapshots = j->max_snapshots };
+	struct resident_ask a = { .magic = RESIDENT_MAGIC,
+	    .ask = { .op = j->op, .max = j->max_snapshots } };
 	struct resident *r;
 
 	if (!has_postgres(rt, sb))
@@ -136,7 +136,7 @@ resident_send(struct rt_cli *rt, struct sbx_sandbox *sb,
 	if ((r = sb->resident) == NULL &&
 	    (r = resident_start(rt, sb, j, svcmask)) == NULL)
 		return -1;
-	memcpy(a.snapshot, j->snapshot, sizeof(a.snapshot));
+	memcpy(a.ask.snapshot, j->snapshot, sizeof(a.ask.snapshot));
 	if (worker_send_held(rt->pool, r->pid, r->chan, &a, sizeof(a),
 	    result_size, deadline, done, done_arg, exited, exited_arg) == 0)
 		return 0;

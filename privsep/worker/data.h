@@ -35,13 +35,6 @@ struct data_req {
 	uint32_t	 max;		/* max_snapshots */
 };
 
-/* What a kept session (resident.c) is asked, one job at a time. */
-struct data_ask {
-	uint32_t	op;		/* enum data_op */
-	uint32_t	max;
-	char		snapshot[SBX_SLUG_MAX];	/* "" or a slug */
-};
-
 /* data.c: how service v of j is reached (r, with dir as its socket
  * directory's path): 1, or 0 when it holds nothing sbx can reset (a
  * service probed by tcp alone), or -1. */
@@ -77,7 +70,8 @@ int	data_check(const struct snaps *, const struct data_req *,
 	    const char *service, int *slot);
 
 void	pg_data_session(const struct session_env *, void *arg);
-/* A kept session's loop: a job for each ask, until the parent goes. */
+/* A kept session's loop: a job for each ask (job.h's data_ask, as the
+ * resident was sent it), until the parent goes. */
 void	pg_data_kept(const struct session_env *, void *arg);
 /* svc_session.c, in a kept session: the next ask, whole and sound (op
  * known, the snapshot "" or a slug and not "" to save, max in range);

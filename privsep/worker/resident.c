@@ -50,15 +50,9 @@ struct resident {
 int
 resident_ask_valid(const struct resident_ask *a, size_t len)
 {
-	struct data_ask d;
-
 	if (len != sizeof(*a) || a->magic != RESIDENT_MAGIC)
 		return -1;
-	memset(&d, 0, sizeof(d));
-	d.op = a->op;
-	d.max = a->max_snapshots;
-	memcpy(d.snapshot, a->snapshot, sizeof(d.snapshot));
-	return data_ask_valid(&d);
+	return data_ask_valid(&a->ask);
 }
 
 static void
@@ -156,16 +150,14 @@ resident_job(struct resident *rs, const struct resident_ask *a, int res,
     int end)
 {
 	struct session own[SBX_MAX_SERVICES], *ss[SBX_MAX_SERVICES] = { NULL };
-	struct data_ask ask = { .op = a->op, .max = a->max_snapshots };
-	struct data_req q = { .op = a->op, .snapshot = ask.snapshot,
-	    .max = a->max_snapshots };
+	struct data_req q = { .op = a->ask.op, .snapshot = a->ask.snapshot,
+	    .max = a->ask.max };
 	struct data_result out;
 	int64_t deadline = now_ms() + (int64_t)rs->cfg->runtime_timeout * 1000;
 	bool clean = false;
 
-	memcpy(ask.snapshot, a->snapshot, sizeof(ask.snapshot));
 	memset(&out, 0, sizeof(out));
-	if (resident_sessions(rs, &q, &ask, own, ss, deadline, &out) == 0)
+	if (resident_sessions(rs, &q, &a->ask, own, ss, deadline, &out) == 0)
 		clean = data_act(ss, &rs->j, &q, deadline, &out) == 0;
 	(void)write_all(res, &out, sizeof(out), now_ms() + 5000);
 	close(res);

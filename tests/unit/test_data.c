@@ -881,8 +881,8 @@ Test(spare, anything_but_the_spawners_message_is_refused)
 static struct resident_ask
 good_ask(void)
 {
-	struct resident_ask a = { .magic = RESIDENT_MAGIC, .op = DATA_RESET,
-	    .max_snapshots = 4 };
+	struct resident_ask a = { .magic = RESIDENT_MAGIC,
+	    .ask = { .op = DATA_RESET, .max = 4 } };
 
 	return a;
 }
@@ -893,10 +893,10 @@ Test(resident, a_sound_ask_passes)
 
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), 0, "back to the "
 	    "hand-out state");
-	strcpy(a.snapshot, "before-migration_2.x");
+	strcpy(a.ask.snapshot, "before-migration_2.x");
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), 0, "to a snapshot");
-	a.op = DATA_SNAPSHOT;
-	a.max_snapshots = SBX_MAX_SNAPSHOTS;
+	a.ask.op = DATA_SNAPSHOT;
+	a.ask.max = SBX_MAX_SNAPSHOTS;
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), 0, "a snapshot");
 }
 
@@ -915,24 +915,24 @@ Test(resident, what_no_data_job_asks_is_refused)
 {
 	struct resident_ask a = good_ask();
 
-	a.op = 0;
+	a.ask.op = 0;
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "op 0");
-	a.op = DATA_SNAPSHOT + 1;
+	a.ask.op = DATA_SNAPSHOT + 1;
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "op past the last");
 	a = good_ask();
-	a.max_snapshots = SBX_MAX_SNAPSHOTS + 1;
+	a.ask.max = SBX_MAX_SNAPSHOTS + 1;
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "max too high");
 	a = good_ask();
-	a.op = DATA_SNAPSHOT;
+	a.ask.op = DATA_SNAPSHOT;
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "a nameless "
 	    "snapshot");
 	a = good_ask();
-	memset(a.snapshot, 'a', sizeof(a.snapshot));
+	memset(a.ask.snapshot, 'a', sizeof(a.ask.snapshot));
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "not ended");
 	a = good_ask();
-	strcpy(a.snapshot, "../../etc");
+	strcpy(a.ask.snapshot, "../../etc");
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "not a slug");
-	strcpy(a.snapshot, "x'; DROP DATABASE sbx; --");
+	strcpy(a.ask.snapshot, "x'; DROP DATABASE sbx; --");
 	cr_assert_eq(resident_ask_valid(&a, sizeof(a)), -1, "SQL");
 }
 
@@ -1047,7 +1047,7 @@ Test(resident, a_hostile_message_ends_it)
 	close(chan);
 	/* An ask with a bad name, whole and with its pipes. */
 	pid = resident_child(&chan);
-	strcpy(a.snapshot, "no/slug");
+	strcpy(a.ask.snapshot, "no/slug");
 	fds[0] = sv[0];
 	fds[1] = sv[1];
 	cr_assert_eq(send_fds(chan, &a, sizeof(a), fds, 2), (ssize_t)sizeof(a));
