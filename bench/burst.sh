@@ -51,14 +51,9 @@ errors=0 MON=
 err() { errors=$((errors + 1)); echo "bench: ERROR: burst: $*" >&2; }
 
 cleanup() {
-	local i
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
 	pkill -P $$ -x sleep 2>/dev/null
-	# Workers of a stopped monitor finish their job first (run.sh's).
-	for i in $(seq 1 600); do
-		pgrep -x sbx-worker >/dev/null || break
-		sleep 0.1
-	done
+	workers_gone
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
@@ -71,14 +66,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL.
-row() {
-	awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" -v g="$6" -v rf="$RATIOS" "BEGIN {
-		r = b > 0 ? s / b : 0; ok = ($5);
-		printf \"%-36s %12s %12s %7.2f  %-18s %s\n\", n, s u, b u, r, g,
-		    ok ? \"PASS\" : \"MISS\";
-		printf \"%s\t%.4f\n\", n, r >> rf }" | tee -a "$TABLE"
-}
+# row, start_monitor, workers_gone: shared with density.sh and scale.sh.
+. "$TOP/bench/lib.sh"
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 # Nearest rank over numbers on stdin.
 pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END {
@@ -110,16 +99,6 @@ write_conf() {  # dir KEY=VALUE...
 	done
 	printf '[project]\nsandbox_services = postgres redis\n' > "$d/projects/both.conf"
 	printf '[project]\nsandbox_services = redis\n' > "$d/projects/rd.conf"
-}
-start_monitor() {  # dir
-	"$TOP/$O/sbx-monitor" -d -f "$1/sbx.conf" >>"$1/monitor.log" 2>&1 &
-	MON=$!
-	for _ in $(seq 200); do
-		[ -S "$1/sbx.sock" ] && "$SBX" -S "$1/sbx.sock" ping >/dev/null 2>&1 && return 0
-		kill -0 "$MON" 2>/dev/null || break
-		sleep 0.05
-	done
-	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
 }
 stop_monitor() {
 	local rc

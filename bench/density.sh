@@ -50,12 +50,8 @@ errors=0 MON=
 err() { errors=$((errors + 1)); echo "bench: ERROR: density: $*" >&2; }
 
 cleanup() {
-	local i
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
-	for i in $(seq 1 600); do
-		pgrep -x sbx-worker >/dev/null || break
-		sleep 0.1
-	done
+	workers_gone
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
 	    xargs -r -d '\n' umount -l 2>/dev/null
@@ -64,7 +60,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# row, cmem_pids, containers_mem: shared with scale.sh.
+# row, start_monitor, workers_gone, cmem_pids, containers_mem: shared
+# with burst.sh and scale.sh.
 . "$TOP/bench/lib.sh"
 
 # [service FROM] of policy/local.conf as [service TO] with image IMAGE.
@@ -108,17 +105,6 @@ write_conf() {  # dir
 	    sed -e "s|^warm *=.*|warm = 0|" -e "s|^transport *=.*|transport = unix|" \
 	    >> "$d/sbx.conf"
 	printf '[project]\nsandbox_services = pgbefore rdbefore\n' > "$d/projects/before.conf"
-}
-
-start_monitor() {  # dir
-	"$TOP/$O/sbx-monitor" -d -f "$1/sbx.conf" >>"$1/monitor.log" 2>&1 &
-	MON=$!
-	for _ in $(seq 200); do
-		[ -S "$1/sbx.sock" ] && "$SBX" -S "$1/sbx.sock" ping >/dev/null 2>&1 && return 0
-		kill -0 "$MON" 2>/dev/null || break
-		sleep 0.05
-	done
-	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
 }
 
 # measure PREFIX: "TOTAL PG_PSS RD_PSS TMPFS CONMON" per sandbox, KiB,

@@ -1,7 +1,13 @@
 # shellcheck shell=bash
 # lib.sh - what the bench scripts that run a real monitor share
-# (density.sh, scale.sh); sourced. They set RT (the runtime), TABLE and
-# RATIOS (where rows go, /dev/null when unset).
+# (burst.sh, density.sh, scale.sh); sourced. They set RT (the runtime),
+# TABLE and RATIOS (where rows go, /dev/null when unset), TOP, O, SBX (the
+# client) and err.
+#
+#   start_monitor DIR         DIR/sbx.conf's monitor in the background, $MON,
+#                             answering ping on DIR/sbx.sock; 1 if it did not
+#   workers_gone              a stopped monitor's workers are done (60 s at
+#                             most): the next monitor starts alone
 #
 #   row FIGURE SBX BASELINE UNIT CONDITION GOAL   run.sh's row
 #   cmem CONTAINER            "PSS TMPFS CONMON", KiB: what the host holds
@@ -10,6 +16,26 @@
 #                             its conmon
 #   containers_mem ID...      "SERVICE PSS TMPFS CONMON" a line per
 #                             container, one runtime call for them all
+
+# DIR's monitor, started and answering: 0, or 1 (said) with MON empty.
+start_monitor() {  # dir
+	"$TOP/$O/sbx-monitor" -d -f "$1/sbx.conf" >>"$1/monitor.log" 2>&1 &
+	MON=$!
+	for _ in $(seq 200); do
+		[ -S "$1/sbx.sock" ] && "$SBX" -S "$1/sbx.sock" ping >/dev/null 2>&1 && return 0
+		kill -0 "$MON" 2>/dev/null || break
+		sleep 0.05
+	done
+	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
+}
+
+# A stopped monitor's workers finish their job first (run.sh's wait).
+workers_gone() {
+	for _ in $(seq 1 600); do
+		pgrep -x sbx-worker >/dev/null || break
+		sleep 0.1
+	done
+}
 
 # run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL. CONDITION is awk
 # over s (sbx), b (baseline) and r (s / b).

@@ -72,15 +72,10 @@ MON="" BASE=""
 err() { echo "bench: ERROR: scale: $*" >&2; echo "$*" >> "$W/errors"; }
 
 cleanup() {
-	local i
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
 	[ -n "$BASE" ] && kill "$BASE" 2>/dev/null && wait "$BASE" 2>/dev/null
 	[ -n "$LOGS" ] && cat "$W/d/monitor.log" >> "$LOGS" 2>/dev/null
-	# Workers of a stopped monitor finish their job first (run.sh's).
-	for i in $(seq 1 600); do
-		pgrep -x sbx-worker >/dev/null || break
-		sleep 0.1
-	done
+	workers_gone
 	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
 	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
 	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
@@ -90,7 +85,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# row, containers_mem: shared with density.sh.
+# row, start_monitor, workers_gone, containers_mem: shared with
+# burst.sh and density.sh.
 . "$TOP/bench/lib.sh"
 # byhand, byhand_pair: the monitor's podman run, by hand.
 HAND=$W/hand
@@ -119,26 +115,12 @@ write_conf() {  # dir
 	printf '[project]\nsandbox_services = postgres redis\n' > "$d/projects/both.conf"
 }
 
-start_monitor() {  # dir
-	"$TOP/$O/sbx-monitor" -d -f "$1/sbx.conf" >>"$1/monitor.log" 2>&1 &
-	MON=$!
-	for _ in $(seq 200); do
-		[ -S "$1/sbx.sock" ] && "$SBX" -S "$1/sbx.sock" ping >/dev/null 2>&1 && return 0
-		kill -0 "$MON" 2>/dev/null || break
-		sleep 0.05
-	done
-	err "monitor did not come up: $(tail -3 "$1/monitor.log")"; MON=; return 1
-}
 stop_monitor() {
 	local rc
 	kill -TERM "$MON" 2>/dev/null; wait "$MON" 2>/dev/null; rc=$?
 	[ "$rc" -eq 0 ] || err "monitor exited $rc on SIGTERM"
 	MON=
-	# Its workers finish their job before the next one starts.
-	for _ in $(seq 1 600); do
-		pgrep -x sbx-worker >/dev/null || break
-		sleep 0.1
-	done
+	workers_gone
 }
 
 live() { $RT ps -q --filter label=sbx.uid | wc -l; }	# containers
