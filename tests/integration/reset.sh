@@ -192,10 +192,16 @@ sbx_as $UA reset -a r1 >/dev/null 2>&1
 check "A's reset leaves B's sandbox of the same slug alone" test "$(rcli $UB "$envB" get bkey)" = b
 
 echo "# a resident data worker: one per sandbox, its postgres session kept"
-residents() { pgrep -fc "^sbx-worker resident" || true; }
+# Residents: root's; their session children, forks with the same
+# command line, run as a uid of the sandbox's range.
+residents() { pgrep -u 0 -fc "^sbx-worker resident" || true; }
 check "A's resets of r1 went to one resident" test "$(grep -c "resident uid=$uid_a agent=r1: started" "$LOG")" = 1
-res=$(pgrep -f "^sbx-worker resident" | head -1)
-kept=$(pgrep -P "$res" | head -1)
+res=$(pgrep -u 0 -f "^sbx-worker resident")
+# Between jobs its one child is the kept postgres session (a job's own
+# redis session ends with the job's tidy-up, after the reply).
+kept_alone() { [ "$(pgrep -P "$res" | wc -l)" = 1 ]; }
+wait_for 10 kept_alone
+kept=$(pgrep -P "$res")
 check "the resident runs as root, its kept session as a uid of the range" test "$(ps -o uid= -p "$res" | tr -d ' ')" = 0 -a "$(ps -o uid= -p "$kept" | tr -d ' ')" -ne 0 -a "$(ps -o uid= -p "$kept" | tr -d ' ')" != "$uid_a"
 check "A cannot signal them" runuser -u $UA -- sh -c "! kill -0 $res 2>/dev/null && ! kill -0 $kept 2>/dev/null"
 check "nor B" runuser -u $UB -- sh -c "! kill -0 $res 2>/dev/null && ! kill -0 $kept 2>/dev/null"
