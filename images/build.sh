@@ -323,6 +323,11 @@ postgres_template() {
 	rm -f "$pglog"
 	rm -f "$root$tmpl/postmaster.opts" "$root$tmpl/postmaster.pid"
 	rm -rf "$root$tmpl/log"
+	# The entrypoint sets up a cluster with this mark in place, where sbx
+	# laid the template itself (install_template); it drops it in a copy.
+	: > "$root$tmpl/sbx.template"
+	chown $SVC_UID:$SVC_UID "$root$tmpl/sbx.template"
+	chmod 0600 "$root$tmpl/sbx.template"
 }
 
 # pgvector from Debian's source package, into the root file system $1.
@@ -451,6 +456,7 @@ import_tar() {
 	if [ -z "${FORCE:-}" ] && [ -n "$old" ] && [ -f "$idf" ] &&
 	    [ "$(cat "$idf")" = "$old $tarstat" ]; then
 		log "$IMAGE is up to date"
+		[ "$SVC" != postgres ] || install_template "$IMAGE" "$tarf" "$old"
 		return 0
 	fi
 	path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -475,12 +481,41 @@ import_tar() {
 	    "$tarf" "$IMAGE" >/dev/null
 	new=$($RT image inspect --format '{{.Id}}' "$IMAGE")
 	printf '%s %s\n' "$new" "$tarstat" > "$idf"
+	[ "$SVC" != postgres ] || install_template "$IMAGE" "$tarf" "$new"
 	# The previous build, now untagged; kept if a container still uses it.
 	if [ -n "$old" ] && [ "$old" != "$new" ]; then
 		$RT rmi "$old" >/dev/null 2>&1 || true
 	fi
 	log "$IMAGE: $($RT image inspect --format '{{.Size}}' "$IMAGE" |
 	    awk '{ printf "%.0f MB", $1 / 1e6 }')"
+}
+
+# The postgres image's cluster template on the host, for sbx.conf(5)'s
+# data_template: TEMPLATES/<image's name and tag>, a link to the copy of
+# this import (named by its image id), its owners and modes as in the
+# image. TEMPLATES is root's and 0700: the files' owner, the image's
+# service uid, is nobody's on the host, and no host user reaches them.
+# A copy an earlier import left stays: live sandboxes may lie over it.
+install_template() {
+	IMAGE=$1 tarf=$2 id=$3
+	dir=${SBX_TEMPLATES:-/var/lib/sbx/templates}
+	name=$(printf '%s' "${IMAGE##*/}" | tr ':' '-')
+	copy=$name.$(printf '%s' "${id#sha256:}" | cut -c1-12)
+	mkdir -p "$dir"
+	chown 0:0 "$dir"
+	chmod 0700 "$dir"
+	[ "$(readlink "$dir/$name" 2>/dev/null)" = "$copy" ] &&
+	    [ -f "$dir/$copy/PG_VERSION" ] && return 0
+	rm -rf "${dir:?}/.new"
+	mkdir "$dir/.new"
+	tar --numeric-owner -x -f "$tarf" -C "$dir/.new" \
+	    ./var/lib/postgresql/template || die "no template in $tarf"
+	rm -rf "${dir:?}/$copy"
+	mv "$dir/.new/var/lib/postgresql/template" "$dir/$copy"
+	rm -rf "${dir:?}/.new"
+	ln -sfn "$copy" "$dir/.$name.link"
+	mv -T "$dir/.$name.link" "$dir/$name"
+	log "$IMAGE: data template $dir/$name"
 }
 
 # One build or import per service at a time (a shared checkout).

@@ -81,6 +81,12 @@ struct service_cfg {
 	unsigned	warm_max;		/* its ceiling; warm: fixed */
 	unsigned	warm_idle;		/* seconds a peak is kept */
 	unsigned	warm_mib;		/* counted per member (budget) */
+	/* The data directory laid over a host template (datadir.c): the
+	 * container's path, the host directory, the tmpfs size of what
+	 * the sandbox changes. data_path "" when none. */
+	char		data_path[CFG_STR];
+	char		data_template[CFG_STR];
+	char		data_size[32];
 };
 
 struct sbx_config {

@@ -10,7 +10,7 @@ UNIT_BASE = shared/log.c shared/slug.c shared/code.c shared/iox.c \
 	    shared/fdpass.c
 UNIT_TESTS = seed cache limits subuid wire dispatch drop seccomp client argv fair \
 	     brokerlog spare child probe results pool spawner lease data sockdir \
-	     jobuser audit liveness demand claims
+	     jobuser audit liveness demand claims datadir
 
 # The config's parsers, with the loaders that open by path (load.c).
 TEST_CONFIG_SRC = $(CONFIG_SRC) tests/unit/load.c
@@ -52,6 +52,7 @@ test_audit_SRC    = tests/unit/test_audit.c privsep/monitor/audit.c \
 test_liveness_SRC = tests/unit/test_liveness.c privsep/monitor/liveness.c \
 		    shared/listen.c
 test_sockdir_SRC  = tests/unit/test_sockdir.c shared/sockdir.c
+test_datadir_SRC  = tests/unit/test_datadir.c privsep/worker/datadir.c shared/sockdir.c
 test_demand_SRC   = tests/unit/test_demand.c privsep/monitor/demand.c
 test_claims_SRC   = tests/unit/test_claims.c privsep/monitor/claims.c \
 		    privsep/monitor/results.c shared/service.c

@@ -43,6 +43,8 @@ RUNDIR=${SBX_DATA_DIR:-/srv/pgdata}
 # shellcheck disable=SC2016 # a dollar quote for the password, literally
 TAG='$sbx_pw$'
 KEEPER=sbx_keeper
+# In the template: a cluster sbx has not set up yet.
+MARK=sbx.template
 
 die() { printf 'sbx-entrypoint: %s\n' "$*" >&2; exit 1; }
 
@@ -64,25 +66,11 @@ ident_ok() {
 	[ ${#1} -le 63 ]
 }
 
-if [ ! -f "$PGDATA/PG_VERSION" ]; then
-	[ -n "$pw" ] || die "SBX_PASSWORD is not set"
-	nl='
-'
-	cr=$(printf '\r')
-	case $pw in
-	*"$nl"*|*"$cr"*|*"$TAG"*) die "SBX_PASSWORD contains a forbidden sequence" ;;
-	esac
-	ident_ok "$user" || die "SBX_USER must be 1-63 of [A-Za-z0-9_.-]"
-	[ "$user" != postgres ] || die "SBX_USER may not be postgres (the superuser)"
-	[ "$user" != $KEEPER ] || die "SBX_USER may not be $KEEPER (sbx's own)"
-	ident_ok "$db" || die "SBX_DATABASE must be 1-63 of [A-Za-z0-9_.-]"
-	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
-
-	sock=${SBX_SOCKET_DIR:-}
-	# The keeper's verifier: sbx's (SBX_KEEPER_VERIFIER), else one of a
-	# random password where the socket directory can tell sbx
-	# (keep/pg.secret), else no keeper.
-	kpw= kv=$keeper_v
+# The keeper's verifier: sbx's (SBX_KEEPER_VERIFIER), else one of a random
+# password where the socket directory can tell sbx (keep/pg.secret), else
+# no keeper (kv empty).
+keeper_setup() {
+	kpw='' kv=$keeper_v
 	if [ -n "$kv" ]; then
 		case $kv in
 		*[!A-Za-z0-9+/=:\$-]*) die "SBX_KEEPER_VERIFIER has a character no verifier has" ;;
@@ -95,9 +83,22 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 		[ ${#kpw} -eq 32 ] || die "no random bytes for the keeper"
 		kv=$kpw		# postgres makes the verifier
 	fi
-	rm -rf "$PGDATA.tmp"	# a start that died half-way
-	cp -a "$TEMPLATE" "$PGDATA.tmp"
-	chmod 0700 "$PGDATA.tmp"
+}
+
+# The roles and the database, in one single-user session on cluster $1.
+setup_cluster() {
+	[ -n "$pw" ] || die "SBX_PASSWORD is not set"
+	nl='
+'
+	cr=$(printf '\r')
+	case $pw in
+	*"$nl"*|*"$cr"*|*"$TAG"*) die "SBX_PASSWORD contains a forbidden sequence" ;;
+	esac
+	ident_ok "$user" || die "SBX_USER must be 1-63 of [A-Za-z0-9_.-]"
+	[ "$user" != postgres ] || die "SBX_USER may not be postgres (the superuser)"
+	[ "$user" != $KEEPER ] || die "SBX_USER may not be $KEEPER (sbx's own)"
+	ident_ok "$db" || die "SBX_DATABASE must be 1-63 of [A-Za-z0-9_.-]"
+	keeper_setup
 	{
 		printf 'CREATE ROLE "%s" LOGIN NOSUPERUSER CREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD %s%s%s;\n\n' \
 		    "$user" "$TAG" "$pw" "$TAG"
@@ -116,7 +117,7 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 			    $KEEPER "$kv"
 			printf 'GRANT "%s", pg_signal_backend TO %s;\n\n' "$user" $KEEPER
 		fi
-	} | "$BIN/postgres" --single -j -D "$PGDATA.tmp" \
+	} | "$BIN/postgres" --single -j -D "$1" \
 	    -c exit_on_error=on -c log_min_error_statement=panic \
 	    -c log_min_messages=warning postgres >/dev/null ||
 	    die "could not set up role $user and database $db"
@@ -127,12 +128,29 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 		chmod 0640 "$sock/keep/pg.secret.tmp"
 		mv -f "$sock/keep/pg.secret.tmp" "$sock/keep/pg.secret"
 	fi
-	kpw= kv=
+	kpw='' kv=''
+}
+
+sock=${SBX_SOCKET_DIR:-}
+if [ ! -f "$PGDATA/PG_VERSION" ]; then
+	[ -w "$RUNDIR" ] || die "$RUNDIR is not writable by uid $(id -u) (tmpfs options?)"
+	rm -rf "$PGDATA.tmp"	# a start that died half-way
+	cp -a "$TEMPLATE" "$PGDATA.tmp"
+	rm -f "$PGDATA.tmp/$MARK"
+	chmod 0700 "$PGDATA.tmp"
+	setup_cluster "$PGDATA.tmp"
 	mv "$PGDATA.tmp" "$PGDATA"
+elif [ -f "$PGDATA/$MARK" ]; then
+	# sbx laid the template itself here (sbx.conf(5), data): set up in
+	# place, once; a start that died half-way fails again, never serves
+	# a cluster half set up.
+	[ -f "$PGDATA/$MARK.begun" ] && die "a set-up of $PGDATA died half-way"
+	: > "$PGDATA/$MARK.begun"
+	setup_cluster "$PGDATA"
+	rm -f "$PGDATA/$MARK" "$PGDATA/$MARK.begun"
 fi
 pw=
 
-sock=${SBX_SOCKET_DIR:-}
 tcp=
 [ "${SBX_LISTEN_TCP:-}" = 1 ] && tcp='*'
 [ -n "$sock" ] || tcp='*'	# started by hand: TCP, as before sockets

@@ -45,6 +45,8 @@ service_valid(const struct service_cfg *s)
 	    s->port > 0 && s->port <= 65535 && s->probe <= PROBE_REDIS &&
 	    ENDS(s->user) && ENDS(s->database) && ENDS(s->memory) &&
 	    ENDS(s->cpus) && ENDS(s->socket_name) && ENDS(s->log_size) &&
+	    ENDS(s->data_path) && ENDS(s->data_template) &&
+	    ENDS(s->data_size) &&
 	    strings_end(s->env, s->nenv, CFG_MAX_ENV) &&
 	    strings_end(s->tmpfs, s->ntmpfs, CFG_MAX_TMPFS) &&
 	    strings_end(s->args, s->nargs, CFG_MAX_ARGS) &&

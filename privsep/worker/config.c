@@ -348,6 +348,31 @@ set_args(struct parse *p, struct service_cfg *s, const char *v)
 	return 1;
 }
 
+/* An absolute path, of no "." or ".." and no ':' or ',' (the runtime's
+ * volume syntax). */
+static int
+set_abs(struct parse *p, struct service_cfg *s, const char *k, const char *v,
+    char *dst)
+{
+	if (v[0] != '/' || strpbrk(v, ":,") != NULL || strstr(v, "/.") != NULL)
+		return perr(p, "[service %s] %s must be an absolute path without "
+		    "'.' components, ':' or ','", s->name, k);
+	return set_str(p, k, v, dst, CFG_STR);
+}
+
+/* A tmpfs size: digits and one of k, m, g. */
+static int
+set_size(struct parse *p, struct service_cfg *s, const char *k, const char *v)
+{
+	size_t n = strspn(v, "0123456789");
+
+	if (n == 0 || n > 6 || v[n] == '\0' || strchr("kmg", v[n]) == NULL ||
+	    v[n + 1] != '\0' || v[0] == '0')
+		return perr(p, "[service %s] %s must be a size such as 256m "
+		    "(digits and k, m or g)", s->name, k);
+	return set_str(p, k, v, s->data_size, sizeof(s->data_size));
+}
+
 static int
 service_key(struct parse *p, struct service_cfg *s, const char *k,
     const char *v)
@@ -395,6 +420,11 @@ service_key(struct parse *p, struct service_cfg *s, const char *k,
 			    "(at most %d)", s->name, CFG_MAX_ENV);
 		return set_str(p, k, v, s->env[s->nenv++], CFG_STR);
 	}
+	if (!strcmp(k, "data") || !strcmp(k, "data_template"))
+		return set_abs(p, s, k, v, k[4] == '\0' ? s->data_path :
+		    s->data_template);
+	if (!strcmp(k, "data_size"))
+		return set_size(p, s, k, v);
 	if (!strcmp(k, "tmpfs")) {
 		if (s->ntmpfs == CFG_MAX_TMPFS || v[0] != '/')
 			return perr(p, "[service %s] tmpfs must be an absolute "
@@ -545,6 +575,11 @@ service_hash(const struct service_cfg *s)
 	h = fnv_kv(h, "cpus", s->cpus);
 	h = fnv_num(h, "pids", s->pids);
 	h = fnv_num(h, "transport", s->transport);
+	if (s->data_path[0] != '\0') {
+		h = fnv_kv(h, "data", s->data_path);
+		h = fnv_kv(h, "data_template", s->data_template);
+		h = fnv_kv(h, "data_size", s->data_size);
+	}
 	return fnv_kv(h, "log_size", s->log_size);
 }
 
@@ -563,6 +598,36 @@ service_hash_v2(const struct service_cfg *s)
 	return h;
 }
 
+/* data, data_template and data_size go together, with a socket
+ * directory (the data's tmpfs is mounted beside it) and on no path a
+ * tmpfs has. 0, or -1 said. */
+static int
+check_data(struct parse *p, struct service_cfg *s)
+{
+	size_t i, n = strlen(s->data_path);
+
+	if (n == 0 && s->data_template[0] == '\0' && s->data_size[0] == '\0')
+		return 0;
+	if (n == 0 || s->data_template[0] == '\0' || s->data_size[0] == '\0') {
+		perr(p, "[service %s] data, data_template and data_size go "
+		    "together", s->name);
+		return -1;
+	}
+	if (!(s->transport & TRANSPORT_UNIX)) {
+		perr(p, "[service %s] data needs transport unix or both",
+		    s->name);
+		return -1;
+	}
+	for (i = 0; i < s->ntmpfs; i++)
+		if (!strncmp(s->tmpfs[i], s->data_path, n) &&
+		    (s->tmpfs[i][n] == ':' || s->tmpfs[i][n] == '\0')) {
+			perr(p, "[service %s] data %s is a tmpfs's path too",
+			    s->name, s->data_path);
+			return -1;
+		}
+	return 0;
+}
+
 static int
 check_service(struct parse *p, struct service_cfg *s)
 {
@@ -579,6 +644,8 @@ check_service(struct parse *p, struct service_cfg *s)
 		return perr(p, "[service %s] needs port (1-65535)", s->name);
 	if (s->ready_timeout == 0)
 		return perr(p, "[service %s] ready_timeout must be > 0", s->name);
+	if (check_data(p, s) == -1)
+		return 0;
 	if (s->warm_max == WARM_MAX_UNSET)
 		s->warm_max = s->warm;	/* a fixed pool */
 	if (s->warm_max < s->warm)

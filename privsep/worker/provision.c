@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "datadir.h"
 #include "iox.h"
 #include "log.h"
 #include "probe.h"
@@ -275,7 +276,7 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	char *envp[RT_NBASE_ENV + CFG_MAX_ENV + 2];
 	char keeper[sizeof("SBX_KEEPER_VERIFIER=") + KEEPER_VERIFIER_MAX];
 	char envstore[CFG_MAX_ENV][CFG_STR * 2];
-	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX];
+	char dir[SBX_SOCKET_MAX], err[SBX_MESSAGE_MAX], data[SBX_SOCKET_MAX];
 	char pidfile[CFG_STR + SBX_SLUG_MAX * 3 + 8];
 	struct run_spec sp = { .uid = pl->key != NULL ? pl->key->uid : 0,
 	    .agent = pl->key != NULL ? pl->key->agent : NULL,
@@ -299,6 +300,17 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	if ((s->transport & TRANSPORT_UNIX) && rt_is_docker(cfg) &&
 	    give_sockdir(cfg, s, dir, deadline, res) == -1)
 		return -1;
+	if (s->data_path[0] != '\0') {
+		if (datadir_make(dir, s, pl->host_uid, data, sizeof(data),
+		    err, sizeof(err)) == -1) {
+			log_warnx("data directory of %s: %s", name, err);
+			snprintf(res->message, sizeof(res->message), "%s: "
+			    "cannot make its data directory (see the "
+			    "monitor's log).", s->name);
+			return -1;
+		}
+		sp.datadir = data;
+	}
 	rt_argv_run(&a, cfg, s, &sp);
 	if (a.overflow || rt_env_run(envp, envstore, s, full) == -1) {
 		snprintf(res->message, sizeof(res->message),

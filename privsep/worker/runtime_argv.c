@@ -141,6 +141,8 @@ confine(struct argv_buf *a, const struct sbx_config *cfg,
 		    podman ? ":U" : "");
 		av_add(a, "--env=SBX_SOCKET_DIR=" SBX_SOCKET_MOUNT);
 	}
+	if (sp->datadir != NULL)	/* no option: U would copy it all up */
+		av_addf(a, "--volume=%s:%s", sp->datadir, s->data_path);
 	if (s->transport & TRANSPORT_TCP) {
 		if (podman)
 			av_add(a, "--network=slirp4netns:port_handler=slirp4netns");

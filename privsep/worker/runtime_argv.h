@@ -32,6 +32,7 @@ struct run_spec {
 	const char		*project;
 	const char		*name;		/* the container's name */
 	const char		*sockdir;	/* host directory, unix transport */
+	const char		*datadir;	/* host directory (datadir.c), or NULL */
 	uint32_t		 idmap_uid;	/* first host uid (podman maps onto it); 0: none */
 	const char		*pidfile;	/* podman writes the pid here */
 	unsigned		 port;		/* tcp: the loopback port to

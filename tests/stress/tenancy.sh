@@ -6,7 +6,9 @@
 # the host can reach (tcp: slirp4netns, 127.0.0.1 only); sandboxes run as
 # different host uids, never 0; a process storm and a write storm stay
 # inside their sandbox; the log stays bounded; the agent's database role
-# is no superuser and its redis user cannot reconfigure the server. Root,
+# is no superuser and its redis user cannot reconfigure the server;
+# postgres's data lies over the host's template in a tmpfs of its own
+# that the sandbox fills alone, and a release follows no link in it. Root,
 # under `flock /tmp/sbx-podman.lock`. Prints "N passed, N failed".
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
@@ -193,6 +195,41 @@ accepted() { grep -Ec 'Accepted connection|Client closed connection' "$logp"; }
 check "the flood reached the container's log ($(accepted) of its lines since the last rotation)" test "$(accepted)" -gt 0
 check "3 MiB logged: the log file stays within 1 MiB + a write ($(stat -c %s "$logp") bytes)" test "$(stat -c %s "$logp")" -le $((1048576 + 65536))
 check "the log is capped by the runtime (max-size 1m)" test "$($RT inspect --format '{{.HostConfig.LogConfig.Size}}' "$rc")" = 1MB
+
+echo "# postgres's data: the host's template under a tmpfs of the sandbox's own"
+TPL=$(readlink -f "$(sed -n 's/^data_template *= *//p' "$CONF" | head -1)")
+tsum() { tar -C "$TPL" --sort=name -cf - . | sha256sum; }
+before=$(tsum)
+pa=$(ctr "$uid_a" a postgres) pb=$(ctr "$uid_b" b postgres)
+dA=$WORK/run/$uid_a/a/postgres/d dB=$WORK/run/$uid_b/b/postgres/d
+check "A's data: a tmpfs of 256m beside its sockets, an overlay on it" test "$(findmnt -n -o FSTYPE "$dA")" = tmpfs -a "$(findmnt -n -o FSTYPE "$dA/m")" = overlay -a -n "$(findmnt -n -o OPTIONS "$dA" | grep size=262144k)"
+vols=$($RT inspect --format '{{range .Mounts}}{{.Source}}={{.Destination}} {{end}}' "$pa")
+check "A's container has that overlay at /srv/pgdata/pgdata ($vols)" grep -qF "$dA/m=/srv/pgdata/pgdata" <<<"$vols"
+check "A's data belongs to the uid its postgres runs as ($(host_uid "$pa")), not A's" test "$(stat -c %u "$dA/m/PG_VERSION")" = "$(host_uid "$pa")" -a "$(host_uid "$pa")" != "$uid_a"
+check "B's data belongs to B's postgres's uid, another ($(host_uid "$pb"))" test "$(stat -c %u "$dB/m/PG_VERSION")" = "$(host_uid "$pb")" -a "$(host_uid "$pb")" != "$(host_uid "$pa")"
+out=$(as $UA ls "$dA" 2>&1)
+check "A cannot enter its own data directory on the host" grep -q "Permission denied" <<<"$out"
+out=$(as $UB ls "$dA" 2>&1)
+check "nor can B enter A's" grep -q "Permission denied" <<<"$out"
+used() { df -k --output=used "$1" | tail -1 | tr -d ' '; }
+u0=$(used "$dA")
+check "a new sandbox's tmpfs holds only what its start changed (${u0} KiB, the template is $(du -sk "$TPL" | cut -f1) KiB)" test "$u0" -lt 10240
+PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -qtAc "create table big as select g, md5(g::text) from generate_series(1, 50000) g; checkpoint" >/dev/null 2>&1
+PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -qtAc "checkpoint" >/dev/null 2>&1
+check "what A's postgres writes lands in A's tmpfs ($u0 -> $(used "$dA") KiB)" test "$(used "$dA")" -gt $((u0 + 2048))
+out=$($RT exec --user 999 "$pa" sh -c 'dd if=/dev/zero of=/srv/pgdata/pgdata/fill bs=1M count=300 2>&1; echo rc=$?')
+check "writing 300 MiB into its data stops at data_size (ENOSPC)" grep -q "No space left" <<<"$out"
+check "A's tmpfs is full at 256 MiB, no more ($(used "$dA") KiB)" test "$(used "$dA")" -le 262144
+$RT exec --user 999 "$pa" rm -f /srv/pgdata/pgdata/fill
+check "B's data took none of it ($(used "$dB") KiB)" test "$(used "$dB")" -lt 10240
+check "the template is unchanged by either" test "$(tsum)" = "$before"
+echo root > "$WORK/victim"
+$RT exec --user 999 "$pa" sh -c "ln -s '$WORK/victim' /srv/pgdata/pgdata/v; ln -s / /srv/pgdata/pgdata/base/root; mkdir -p /srv/pgdata/pgdata/deep/a/b/c"
+sbx_as $UA release -a a >/dev/null
+check "A's release leaves no mount of its data" test -z "$(findmnt -rn -o TARGET | grep "^$WORK/run/$uid_a/a/")"
+check "and followed none of the links A's postgres planted" test "$(cat "$WORK/victim")" = root
+check "B's data is still mounted and served" test "$(findmnt -n -o FSTYPE "$dB/m")" = overlay -a "$(PGPASSWORD=$(env_of "$envB" POSTGRES_PASSWORD) psql -h "$(env_of "$envB" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -tAc 'select 6*7' 2>&1)" = 42
+envA=$(sbx_as $UA request -a a -p demo postgres)
 
 echo "# what the agent may do"
 pgA() { PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -tAc "$1" 2>&1; }
