@@ -14,6 +14,7 @@
 #                             for one container (bench/README.md, "Density")
 #   cmem_pids PID CONMON_PID  the same, of a container's main process and
 #                             its conmon
+#   template_kib [CONF]       a data template's page cache, KiB
 #   containers_mem ID...      "SERVICE PSS TMPFS CONMON" a line per
 #                             container, one runtime call for them all
 
@@ -61,9 +62,11 @@ procs() {  # pid
 #     processes counts 1/k to each, so the servers' code, shared by many
 #     sandboxes, counts once in all;
 #   - the used space of every tmpfs it has that the host's mount
-#     namespace has not: its data;
-#   - less the PSS of the files of those tmpfs the processes map
-#     (counted in the tmpfs already);
+#     namespace has not, and of the tmpfs under each overlay it has
+#     besides its root (sbx.conf(5)'s data: the upper directory's file
+#     system, made on the host): its data;
+#   - less the PSS of the files of those tmpfs and overlays the processes
+#     map (counted in the tmpfs already);
 # and, apart, the PSS of its conmon (outside the container).
 cmem_pids() {
 	local pid=$1 cm=$2 x dev mnt pss=0 tmp=0 seen=" " devs=()
@@ -77,6 +80,15 @@ cmem_pids() {
 		# As smaps says it: hex, two digits at least.
 		devs+=("$(printf '%02x:%02x' "${dev%%:*}" "${dev#*:}")")
 	done < <(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "tmpfs") print $3, $5 }' \
+	    "/proc/$pid/mountinfo")
+	while read -r dev up; do
+		x=$(stat -fc '%b %f %S' "$up") || return 1
+		tmp=$((tmp + $(awk '{ print int(($1 - $2) * $3 / 1024) }' <<<"$x")))
+		devs+=("$(printf '%02x:%02x' "${dev%%:*}" "${dev#*:}")")
+	done < <(awk '{ for (i = 7; $i != "-"; i++);
+		if ($(i + 1) == "overlay" && $5 != "/" &&
+		    match($(i + 3), /upperdir=[^,]*/))
+			print $3, substr($(i + 3), RSTART + 9, RLENGTH - 9) }' \
 	    "/proc/$pid/mountinfo")
 	for x in $(procs "$pid"); do
 		# Its PSS, less that of the mappings of files on those tmpfs
@@ -97,6 +109,16 @@ cmem() {  # container
 	local pid cm
 	read -r pid cm < <($RT inspect --format '{{.State.Pid}} {{.State.ConmonPid}}' "$1") &&
 	    cmem_pids "$pid" "$cm"
+}
+
+# The page cache of a data template's files, KiB: shared by every
+# sandbox that lies over it, counted once for them all.
+template_kib() {  # [conf]
+	local t
+	t=$(sed -n 's/^data_template *= *//p' "${1:-policy/local.conf}" | head -1)
+	[ -n "$t" ] || { echo 0; return; }
+	find "$(readlink -f "$t")" -type f -print0 |
+	    xargs -0 -r fincore -b -n -o RES | awk '{ s += $1 } END { print int(s / 1024) }'
 }
 
 # A line "SERVICE PSS TMPFS CONMON" per container (its label sbx.service);
