@@ -37,6 +37,10 @@ byhand() {  # service kind name conf [transport [uidmap_base]]
 	v=$(svc_key "$s" memory "$conf"); [ -n "$v" ] && a+=("--memory=$v")
 	v=$(svc_key "$s" cpus "$conf"); [ -n "$v" ] && a+=("--cpus=$v")
 	while read -r v; do a+=("--tmpfs=$v"); done < <(svc_key "$s" tmpfs "$conf")
+	# data over a template (sbx.conf(5)) is sbx's: by hand, the image's
+	# own template is copied into a tmpfs of that size
+	v=$(svc_key "$s" data_size "$conf")
+	[ -n "$v" ] && a+=("--tmpfs=/srv/pgdata:rw,size=$v,mode=0700,U,nosuid,nodev,noexec")
 	while read -r v; do a+=("--env=${v%%=*}"); done < <(svc_key "$s" env "$conf")
 	a+=("$(svc_key "$s" image "$conf")")
 	SBX_PASSWORD=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') \

@@ -215,15 +215,18 @@ cpu_busy() {
 		u = y[1] - x[1]; i = y[2] - x[2]; printf "%.0f", (u + i > 0 ? 100 * u / (u + i) : 0) }'
 }
 
-# Per idle sandbox over every live one, KiB: "TOTAL TMPFS CONMON".
+# Per idle sandbox over every live one, KiB: "TOTAL TMPFS CONMON"; the
+# data template's page cache counted once, shared among them.
 mem() {  # n
+	local tk
 	# shellcheck disable=SC2046 # ids
 	containers_mem $($RT ps -q --filter label=sbx.agent) > "$W/mem" ||
 	    err "memory at $1: a container could not be measured"
 	[ "$(wc -l < "$W/mem")" -eq $((2 * $1)) ] ||
 	    err "memory at $1: $(wc -l < "$W/mem") containers, not $((2 * $1))"
-	awk -v n="$1" '{ tot += $2 + $3; tmp += $3; cm += $4 }
-	    END { printf "%d %d %d\n", tot / n, tmp / n, cm / n }' "$W/mem"
+	tk=$(template_kib "$D/sbx.conf")
+	awk -v n="$1" -v tk="$tk" '{ tot += $2 + $3; tmp += $3; cm += $4 }
+	    END { printf "%d %d %d\n", (tot + tk) / n, tmp / n, cm / n }' "$W/mem"
 }
 
 # Restart on the same state, in this shell (the new monitor is its
