@@ -128,5 +128,8 @@ struct sbx_config {
 
 const struct service_cfg *config_service(const struct sbx_config *,
 	    const char *name);
+/* A socket directory or data (datadir.c): its containers have a unit,
+ * run_dir/.../<service>/, made before they start and claimed with them. */
+bool	service_has_unit(const struct service_cfg *);
 
 #endif

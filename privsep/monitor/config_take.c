@@ -37,6 +37,31 @@ strings_end(const char (*v)[CFG_STR], size_t n, size_t max)
 	return true;
 }
 
+/* A path for the runtime's volume option: absolute, no "." component,
+ * no ':' or ','. */
+static bool
+volume_path_valid(const char *p)
+{
+	return p[0] == '/' && strpbrk(p, ":,") == NULL &&
+	    strstr(p, "/.") == NULL;
+}
+
+/* data, data_template, data_size: none, or all three, as config.c
+ * takes them (a size is 1-6 digits, not starting with 0, and k, m or g). */
+static bool
+data_valid(const struct service_cfg *s)
+{
+	size_t n = strspn(s->data_size, "0123456789");
+
+	if (s->data_path[0] == '\0')
+		return s->data_template[0] == '\0' && s->data_size[0] == '\0';
+	return volume_path_valid(s->data_path) &&
+	    volume_path_valid(s->data_template) && n > 0 && n <= 6 &&
+	    s->data_size[0] != '0' && s->data_size[n] != '\0' &&
+	    strchr("kmg", s->data_size[n]) != NULL &&
+	    s->data_size[n + 1] == '\0';
+}
+
 static bool
 service_valid(const struct service_cfg *s)
 {
@@ -46,7 +71,7 @@ service_valid(const struct service_cfg *s)
 	    ENDS(s->user) && ENDS(s->database) && ENDS(s->memory) &&
 	    ENDS(s->cpus) && ENDS(s->socket_name) && ENDS(s->log_size) &&
 	    ENDS(s->data_path) && ENDS(s->data_template) &&
-	    ENDS(s->data_size) &&
+	    ENDS(s->data_size) && data_valid(s) &&
 	    strings_end(s->env, s->nenv, CFG_MAX_ENV) &&
 	    strings_end(s->tmpfs, s->ntmpfs, CFG_MAX_TMPFS) &&
 	    strings_end(s->args, s->nargs, CFG_MAX_ARGS) &&

@@ -82,7 +82,7 @@ claim_one(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i,
 	    sb->svc[i].conn.name);
 	char err[SBX_MESSAGE_MAX];
 
-	if (s == NULL || ((s->transport & TRANSPORT_UNIX) &&
+	if (s == NULL || (service_has_unit(s) &&
 	    sockdir_claim(rt->cfg, s->name, m->slot, sb->key.uid,
 	    sb->key.agent, err, sizeof(err)) == -1)) {
 		log_warnx("claim uid=%u agent=%s of warm %s-%u: %s",
@@ -101,7 +101,7 @@ claim_one(struct rt_cli *rt, struct sbx_sandbox *sb, size_t i,
 	return 0;
 }
 
-/* The owner's <uid>/<agent>/, once for all its Unix services. */
+/* The owner's <uid>/<agent>/, once for all its services with a unit. */
 static int
 key_dir(struct rt_cli *rt, const struct sbx_sandbox *sb)
 {
@@ -111,7 +111,7 @@ key_dir(struct rt_cli *rt, const struct sbx_sandbox *sb)
 
 	for (i = 0; i < sb->nservices; i++)
 		if ((s = config_service(rt->cfg, sb->svc[i].conn.name)) != NULL &&
-		    (s->transport & TRANSPORT_UNIX))
+		    service_has_unit(s))
 			break;
 	if (i == sb->nservices ||
 	    sockdir_make(rt->cfg, sb->key.uid, sb->key.agent, NULL, err,
@@ -131,7 +131,7 @@ unclaim(struct rt_cli *rt, struct sbx_sandbox *sb, size_t n)
 		const struct service_cfg *s = config_service(rt->cfg,
 		    sb->svc[i].conn.name);
 
-		if (s != NULL && (s->transport & TRANSPORT_UNIX))
+		if (s != NULL && service_has_unit(s))
 			sockdir_unclaim(rt->cfg, s->name, sb->svc[i].warm,
 			    sb->key.uid, sb->key.agent);
 		explicit_bzero(&sb->svc[i].conn.password,

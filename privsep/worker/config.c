@@ -598,9 +598,8 @@ service_hash_v2(const struct service_cfg *s)
 	return h;
 }
 
-/* data, data_template and data_size go together, with a socket
- * directory (the data's tmpfs is mounted beside it) and on no path a
- * tmpfs has. 0, or -1 said. */
+/* data, data_template and data_size go together, on no path a tmpfs
+ * has. 0, or -1 said. */
 static int
 check_data(struct parse *p, struct service_cfg *s)
 {
@@ -611,11 +610,6 @@ check_data(struct parse *p, struct service_cfg *s)
 	if (n == 0 || s->data_template[0] == '\0' || s->data_size[0] == '\0') {
 		perr(p, "[service %s] data, data_template and data_size go "
 		    "together", s->name);
-		return -1;
-	}
-	if (!(s->transport & TRANSPORT_UNIX)) {
-		perr(p, "[service %s] data needs transport unix or both",
-		    s->name);
 		return -1;
 	}
 	for (i = 0; i < s->ntmpfs; i++)

@@ -289,7 +289,7 @@ run_container(const struct sbx_config *cfg, const struct place *pl,
 	struct run_result r;
 	int tries, rc = -1;
 
-	if ((s->transport & TRANSPORT_UNIX) && (place_make_dir(cfg, pl,
+	if (service_has_unit(s) && (place_make_dir(cfg, pl,
 	    s->name, err, sizeof(err)) == -1 || place_dir(cfg, pl, s->name,
 	    dir, sizeof(dir)) == -1)) {
 		log_warnx("socket directory of %s: %s", name, err);

@@ -15,14 +15,11 @@ throwaway_users $UA $UB
 uid_a=$(id -u $UA)
 
 $RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
-# section FROM TO: local.conf's [service FROM] as TO, on transport tcp
-# (its data in a tmpfs of the container's: data needs a socket directory).
+# section FROM TO: local.conf's [service FROM] as TO, on transport tcp.
 section_tcp() {
 	awk -v from="[service $1]" -v to="[service $2]" '
 	    /^\[/ { on = ($0 == from); if (on) { print to; next } }
 	    on && /^transport *=/ { print "transport = tcp"; next }
-	    on && /^data *=/ { print "tmpfs = /srv/pgdata:rw,size=256m,mode=0700,U,nosuid,nodev,noexec"; next }
-	    on && /^data_(template|size) *=/ { next }
 	    on && /^warm *=/ { print "warm = 0"; next }
 	    on' policy/local.conf
 }

@@ -691,6 +691,60 @@ Test(limits, config_defaults_and_refusals)
 
 #define WARM_SECTION	"[service r]\nimage = i\nport = 1\nprobe = redis\n"
 
+#define DATA_KEYS	"data = /srv/pgdata/pgdata\n" \
+    "data_template = /var/lib/sbx/templates/pg\ndata_size = 256m\n"
+
+/* data, data_template, data_size: all three or none, each checked, the
+ * error naming the file and line; they count in the section's hash. */
+Test(limits, config_data_keys)
+{
+	static struct sbx_config c;
+	char err[512];
+	uint64_t h;
+
+	cr_assert_eq(load(WARM_SECTION DATA_KEYS, &c, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert_str_eq(c.services[0].data_path, "/srv/pgdata/pgdata");
+	cr_assert_str_eq(c.services[0].data_template,
+	    "/var/lib/sbx/templates/pg");
+	cr_assert_str_eq(c.services[0].data_size, "256m");
+	h = c.services[0].hash;
+	cr_assert_eq(load(WARM_SECTION "transport = tcp\n" DATA_KEYS, &c, err,
+	    sizeof(err)), 0, "on tcp alone too: %s", err);
+	cr_assert_eq(load(WARM_SECTION, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_neq(c.services[0].hash, h, "data counts in the hash");
+	cr_assert_eq(load(WARM_SECTION "data = /srv/pgdata/pgdata\n"
+	    "data_size = 256m", &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "data, data_template and data_size go "
+	    "together"), "%s", err);
+	cr_assert_eq(load(WARM_SECTION "data = srv/pgdata", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, ":7: [service r] data must be an "
+	    "absolute path"), "the file and line: %s", err);
+	cr_assert_eq(load(WARM_SECTION "data_template = /t/../etc", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, ":7: [service r] data_template must"),
+	    "%s", err);
+	cr_assert_eq(load(WARM_SECTION "data = /srv/d:ro", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load(WARM_SECTION "data_size = 256m,nr_inodes=9", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, ":7: [service r] data_size must be a "
+	    "size"), "%s", err);
+	cr_assert_eq(load(WARM_SECTION "data_size = 0m", &c, err, sizeof(err)),
+	    -1);
+	cr_assert_eq(load(WARM_SECTION "data_size = 256", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load(WARM_SECTION "data_size = 256t", &c, err,
+	    sizeof(err)), -1);
+	cr_assert_eq(load(WARM_SECTION "tmpfs = /srv/pgdata/pgdata:size=1m\n"
+	    DATA_KEYS, &c, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "data /srv/pgdata/pgdata is a tmpfs's "
+	    "path too"), "%s", err);
+	cr_assert_eq(load(WARM_SECTION "tmpfs = /srv/pgdata:size=1m\n"
+	    DATA_KEYS, &c, err, sizeof(err)), 0, "a tmpfs above it: %s", err);
+}
+
 /* warm_max, warm_idle, warm_mib, warm_memory: defaults, ranges, and the
  * checks between keys, each error naming the file and, for a value out
  * of range, its line. */
