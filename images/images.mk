@@ -19,6 +19,9 @@
 #
 # The postgres image has pgvector, built from Debian's source package
 # (images/build.sh, build_pgvector: it needs postgresql-server-dev-15).
+# Its import also puts its cluster template on the host, under
+# SBX_TEMPLATES (default /var/lib/sbx/templates, root's, 0700), named
+# after the image: sbx.conf(5)'s data_template (build.sh, install_template).
 #
 # $(IMG_O)/SVC.tar is the root file system (rebuilt when its inputs change);
 # $(IMG_O)/SVC.id is the stamp: the id podman gave the last import. The

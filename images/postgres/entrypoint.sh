@@ -1,10 +1,14 @@
 #!/bin/sh
 # sbx-entrypoint (postgres): runs as postgres (uid 999) with no capabilities.
 #
-# 1. copy the prebuilt, password-less cluster template onto the tmpfs at
-#    SBX_DATA_DIR (default /srv/pgdata, a path the image lacks so that podman
-#    honours the tmpfs mode=; mode=0700,U or mode=1777 both work: PGDATA is
-#    a 0700 subdirectory). Without a tmpfs there, the container's own
+# 1. where sbx laid the template itself at SBX_DATA_DIR/pgdata (sbx.conf(5),
+#    data: the host's copy of this image's template, under a tmpfs that
+#    holds what changes), set it up in place: its mark, sbx.template,
+#    says it has not been yet. Otherwise copy the prebuilt, password-less
+#    cluster template onto the tmpfs at SBX_DATA_DIR (default /srv/pgdata,
+#    a path the image lacks so that podman honours the tmpfs mode=;
+#    mode=0700,U or mode=1777 both work: PGDATA is a 0700 subdirectory),
+#    without the mark. Without a tmpfs there, the container's own
 #    /var/lib/postgresql/data is used (slower, but it works);
 # 2. one single-user session creates the login role SBX_USER (NOT a
 #    superuser: it may create databases, and owns its database, so it can
