@@ -34,6 +34,8 @@
 # tag); BENCH_DENSITY_BEFORE=none: no baseline.
 # BENCH_DENSITY_IMAGES="PG_IMAGE REDIS_IMAGE": measure those instead of
 # policy/local.conf's (a build under other tags, before it replaces them).
+# IDLE is 75 s: past autovacuum's first round (autovacuum_naptime, a
+# minute after a start), so that what it writes is counted.
 # BENCH_SMOKE=1: N = 1, IDLE = 2. BENCH_DENSITY_N, BENCH_DENSITY_IDLE.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -43,7 +45,7 @@ SBX=$TOP/$O/sbx
 RT=podman
 SMOKE=${BENCH_SMOKE:-0}
 if [ "$SMOKE" = 1 ]; then N=1 IDLE=2
-else N=${BENCH_DENSITY_N:-8} IDLE=${BENCH_DENSITY_IDLE:-10}; fi
+else N=${BENCH_DENSITY_N:-8} IDLE=${BENCH_DENSITY_IDLE:-75}; fi
 BEFORE=${BENCH_DENSITY_BEFORE:-}
 [ "$BEFORE" = none ] && BEFORE=
 [ -n "${BENCH_DENSITY_BEFORE+set}" ] || BEFORE=copy

@@ -323,6 +323,12 @@ postgres_template() {
 	rm -f "$pglog"
 	rm -f "$root$tmpl/postmaster.opts" "$root$tmpl/postmaster.pid"
 	rm -rf "$root$tmpl/log"
+	# The statistics the sessions above left: with them, autovacuum's
+	# first round, a minute after each start, would analyze and vacuum
+	# the catalogs of every database, template0 included, rewriting their
+	# pages in every sandbox (7 MiB of each sandbox's tmpfs). A server
+	# starts with none, as after a crash.
+	rm -f "$root$tmpl/pg_stat/pgstat.stat"
 	# The entrypoint sets up a cluster with this mark in place, where sbx
 	# laid the template itself (install_template); it drops it in a copy.
 	: > "$root$tmpl/sbx.template"
