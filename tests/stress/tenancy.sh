@@ -214,8 +214,8 @@ check "nor can B enter A's" grep -q "Permission denied" <<<"$out"
 used() { df -k --output=used "$1" | tail -1 | tr -d ' '; }
 u0=$(used "$dA")
 check "a new sandbox's tmpfs holds only what its start changed (${u0} KiB, the template is $(du -sk "$TPL" | cut -f1) KiB)" test "$u0" -lt 10240
-PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -qtAc "create table big as select g, md5(g::text) from generate_series(1, 50000) g; checkpoint" >/dev/null 2>&1
-PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -qtAc "checkpoint" >/dev/null 2>&1
+out=$(PGPASSWORD=$(env_of "$envA" POSTGRES_PASSWORD) psql -h "$(env_of "$envA" POSTGRES_HOST)" -p 5432 -U sbx -d sbx -qtAc "create table big as select g, md5(g::text) from generate_series(1, 50000) g; select count(*) from big" 2>&1)
+check "A's postgres writes a table of 50000 rows ($out)" test "$out" = 50000
 check "what A's postgres writes lands in A's tmpfs ($u0 -> $(used "$dA") KiB)" test "$(used "$dA")" -gt $((u0 + 2048))
 out=$($RT exec --user 999 "$pa" sh -c 'dd if=/dev/zero of=/srv/pgdata/pgdata/fill bs=1M count=300 2>&1; echo rc=$?')
 check "writing 300 MiB into its data stops at data_size (ENOSPC)" grep -q "No space left" <<<"$out"
