@@ -54,37 +54,23 @@ cleanup() {
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
 	pkill -P $$ -x sleep 2>/dev/null
 	workers_gone
-	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
-	$RT rm -f -t 0 --filter label=sbx.pool >/dev/null 2>&1
-	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
-	# The socket directories' tmpfs the workers mounted, deepest first,
-	# then W's own.
-	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
-	    xargs -r -d '\n' umount -l 2>/dev/null
-	[ -n "${W_TMPFS:-}" ] && umount "$W"
-	rm -rf "$W"
+	bench_clean sbx.uid sbx.pool sbx.bench
 }
 trap cleanup EXIT
 
-# row, start_monitor, workers_gone: shared with density.sh and scale.sh.
+# row, start_monitor, workers_gone, bench_conf, bench_clean, field,
+# now_ms: shared with density.sh and scale.sh.
 . "$TOP/bench/lib.sh"
-field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 # Nearest rank over numbers on stdin.
 pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END {
 	if (!NR) { print 0; exit } k = int((NR * p + 99) / 100); print v[k < 1 ? 1 : k] }'; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # policy/local.conf with our own socket, projects, state and run_dir,
 # every limit as it is there (its defaults) but those in "KEY=VALUE...".
 write_conf() {  # dir KEY=VALUE...
 	local d=$1 kv; shift
 	mkdir -p "$d/projects"
-	sed -e "s|^socket *=.*|socket = $d/sbx.sock|" \
-	    -e "s|^projects *=.*|projects = $d/projects|" \
-	    -e "s|^state_dir *=.*|state_dir = $d/state|" \
-	    -e "s|^run_dir *=.*|run_dir = $d/r|" \
-	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
-	    policy/local.conf > "$d/sbx.conf"
+	bench_conf "$d" > "$d/sbx.conf"
 	for kv; do
 		# [sbx] keys at their first occurrence; warm and transport
 		# in every service.

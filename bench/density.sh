@@ -63,16 +63,12 @@ err() { errors=$((errors + 1)); echo "bench: ERROR: density: $*" >&2; }
 cleanup() {
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
 	workers_gone
-	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
-	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
-	    xargs -r -d '\n' umount -l 2>/dev/null
-	[ -n "${W_TMPFS:-}" ] && umount "$W"
-	rm -rf "$W"
+	bench_clean sbx.uid
 }
 trap cleanup EXIT
 
-# row, start_monitor, workers_gone, cmem_pids, containers_mem: shared
-# with burst.sh and scale.sh.
+# row, start_monitor, workers_gone, cold_conf, bench_clean, template_kib,
+# containers_mem: shared with burst.sh and scale.sh.
 . "$TOP/bench/lib.sh"
 
 # [service FROM] of policy/local.conf as [service TO] with image IMAGE
@@ -101,17 +97,7 @@ write_conf() {  # dir
 	local d=$1
 	mkdir -p "$d/projects"
 	# shellcheck disable=SC2086 # two words, or none
-	sed -e "s|^socket *=.*|socket = $d/sbx.sock|" \
-	    -e "s|^projects *=.*|projects = $d/projects|" \
-	    -e "s|^state_dir *=.*|state_dir = $d/state|" \
-	    -e "s|^run_dir *=.*|run_dir = $d/r|" \
-	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
-	    -e "s|^warm *=.*|warm = 0|" \
-	    -e "s|^transport *=.*|transport = unix|" \
-	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
-	    -e "s|^max_sandboxes *=.*|max_sandboxes = 0|" \
-	    policy/local.conf |
-	    images_as $IMAGES > "$d/sbx.conf"
+	cold_conf "$d" | images_as $IMAGES > "$d/sbx.conf"
 	printf '[project]\nsandbox_services = postgres redis\n' > "$d/projects/both.conf"
 	[ -n "$BEFORE" ] || return 0
 	# shellcheck disable=SC2086 # two words, or copy

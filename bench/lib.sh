@@ -9,6 +9,14 @@
 #   workers_gone              a stopped monitor's workers are done (60 s at
 #                             most): the next monitor starts alone
 #
+#   bench_conf DIR [SED_ARG...]  policy/local.conf on stdout, with DIR's
+#                             socket, projects, state and run_dir
+#   cold_conf DIR [SED_ARG...]   the same, every provision cold (warm = 0,
+#                             unix) and no limit on sandboxes
+#   bench_clean LABEL...      at exit, once workers_gone: those labels'
+#                             containers, the mounts under W, and W
+#   field KEY, now_ms         a "KEY VALUE" field of stdin; the clock, ms
+#
 #   row FIGURE SBX BASELINE UNIT CONDITION GOAL   run.sh's row
 #   cmem CONTAINER            "PSS TMPFS CONMON", KiB: what the host holds
 #                             for one container (bench/README.md, "Density")
@@ -37,6 +45,43 @@ workers_gone() {
 		sleep 0.1
 	done
 }
+
+# policy/local.conf with DIR's socket, projects, state and run_dir,
+# sandboxes never idle out; SED_ARGs (-e EXPR ...) after. On stdout: the
+# caller makes DIR and DIR/projects first.
+bench_conf() {  # dir [sed_arg...]
+	local d=$1; shift
+	sed -e "s|^socket *=.*|socket = $d/sbx.sock|" \
+	    -e "s|^projects *=.*|projects = $d/projects|" \
+	    -e "s|^state_dir *=.*|state_dir = $d/state|" \
+	    -e "s|^run_dir *=.*|run_dir = $d/r|" \
+	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
+	    "$@" policy/local.conf
+}
+
+# The same with every provision cold (warm = 0, transport unix) and no
+# limit on the number of sandboxes: density.sh's and scale.sh's.
+cold_conf() {  # dir [sed_arg...]
+	local d=$1; shift
+	bench_conf "$d" -e "s|^warm *=.*|warm = 0|" \
+	    -e "s|^transport *=.*|transport = unix|" \
+	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
+	    -e "s|^max_sandboxes *=.*|max_sandboxes = 0|" "$@"
+}
+
+# A bench's exit, once workers_gone: the containers of each label, the
+# tmpfs the workers mounted under W (deepest first), W's own, then W.
+bench_clean() {  # label...
+	local l
+	for l; do $RT rm -f -t 0 --filter "label=$l" >/dev/null 2>&1; done
+	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
+	    xargs -r -d '\n' umount -l 2>/dev/null
+	[ -n "${W_TMPFS:-}" ] && umount "$W"
+	rm -rf "$W"
+}
+
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # run.sh's row: FIGURE SBX BASELINE UNIT CONDITION GOAL. CONDITION is awk
 # over s (sbx), b (baseline) and r (s / b).

@@ -76,42 +76,27 @@ cleanup() {
 	[ -n "$BASE" ] && kill "$BASE" 2>/dev/null && wait "$BASE" 2>/dev/null
 	[ -n "$LOGS" ] && cat "$W/d/monitor.log" >> "$LOGS" 2>/dev/null
 	workers_gone
-	$RT rm -f -t 0 --filter label=sbx.uid >/dev/null 2>&1
-	$RT rm -f -t 0 --filter label=sbx.bench >/dev/null 2>&1
-	findmnt -rn -o TARGET | grep "^$W/" | sort -r |
-	    xargs -r -d '\n' umount -l 2>/dev/null
-	[ -n "${W_TMPFS:-}" ] && umount "$W"
-	rm -rf "$W"
+	bench_clean sbx.uid sbx.bench
 }
 trap cleanup EXIT
 
-# row, start_monitor, workers_gone, containers_mem: shared with
-# burst.sh and density.sh.
+# row, start_monitor, workers_gone, cold_conf, bench_clean, field, now_ms,
+# containers_mem: shared with burst.sh and density.sh.
 . "$TOP/bench/lib.sh"
 # byhand, byhand_pair: the monitor's podman run, by hand.
 HAND=$W/hand
 . "$TOP/bench/byhand.sh"
 
-field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 write_conf() {  # dir
 	local d=$1
 	mkdir -p "$d/projects"
-	sed -e "s|^socket *=.*|socket = $d/sbx.sock|" \
-	    -e "s|^projects *=.*|projects = $d/projects|" \
-	    -e "s|^state_dir *=.*|state_dir = $d/state|" \
-	    -e "s|^run_dir *=.*|run_dir = $d/r|" \
-	    -e "s|^idle_ttl *=.*|idle_ttl = 3600|" \
-	    -e "s|^warm *=.*|warm = 0|" \
-	    -e "s|^transport *=.*|transport = unix|" \
-	    -e "s|^max_sandboxes_per_uid *=.*|max_sandboxes_per_uid = 0|" \
-	    -e "s|^max_sandboxes *=.*|max_sandboxes = 0|" \
+	cold_conf "$d" \
 	    -e "s|^max_provisions_per_uid *=.*|max_provisions_per_uid = $PAR|" \
 	    -e "s|^max_connections_per_uid *=.*|max_connections_per_uid = 64|" \
-	    policy/local.conf > "$d/sbx.conf"
+	    > "$d/sbx.conf"
 	printf '[project]\nsandbox_services = postgres redis\n' > "$d/projects/both.conf"
 }
 
