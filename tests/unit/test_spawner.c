@@ -5,8 +5,11 @@
  * which are this process's children, carry their job and answer.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -252,6 +255,50 @@ parent_of(pid_t pid)
 }
 
 /* The pool polled until g is answered, or 5 s. */
+/* A child of this process whose argv[2] is JOB_SPARE_ARG: the spare,
+ * executed. The spawner made it and holds its channel before it reads
+ * the next request, so a job sent after this sees it. */
+static bool
+spare_running(void)
+{
+	char path[sizeof("/proc//cmdline") + NAME_MAX], argv[256];
+	struct dirent *d;
+	bool found = false;
+	size_t n, a1;
+	DIR *dir;
+	FILE *f;
+
+	if ((dir = opendir("/proc")) == NULL)
+		return false;
+	while (!found && (d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9' ||
+		    parent_of((pid_t)atoi(d->d_name)) != getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", d->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(argv, 1, sizeof(argv) - 1, f);
+		fclose(f);
+		argv[n] = '\0';
+		a1 = strlen(argv) + 1;
+		found = a1 < n && a1 + strlen(argv + a1) + 1 < n &&
+		    strcmp(argv + a1 + strlen(argv + a1) + 1, JOB_SPARE_ARG) == 0;
+	}
+	closedir(dir);
+	return found;
+}
+
+static bool
+spare_made(void)
+{
+	int64_t end;
+
+	for (end = now_ms() + 5000; now_ms() < end; usleep(10 * 1000))
+		if (spare_running())
+			return true;
+	return false;
+}
+
 static void
 answered(struct got *g)
 {
@@ -311,7 +358,7 @@ Test(spawner, a_data_job_goes_to_the_spare_made_ahead)
 	cr_assert_eq(workers_open(FAKE_WORKER, err, sizeof(err)), 0, "%s", err);
 	workers_init(&pool, 2, &cfg);
 	cr_assert_eq(spawner_start(workers_exe(), &sb), 0);
-	usleep(300 * 1000);	/* past SPARE_DELAY_MS: the spare is made */
+	cr_assert(spare_made(), "the spare is made, SPARE_DELAY_MS after");
 	cr_assert_eq(worker_spawn(&pool, JOB_DATA, 0, "12345678", 8, 8,
 	    now_ms() + 5000, done, &g), 0);
 	w = TAILQ_FIRST(&pool.live);
