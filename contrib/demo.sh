@@ -21,6 +21,11 @@ bye() {
 	for f in "$W"/state/sandboxes/pool-*; do
 		[ -e "$f" ] && podman rm -f -t 0 "sbx-${f##*/}" >/dev/null 2>&1
 	done
+	# The tmpfs the workers mounted under run_dir (warm containers'
+	# socket directories and data stay mounted when a monitor stops,
+	# for the next to adopt), deepest first.
+	findmnt -rn -o TARGET | awk -v w="$W/" 'index($0, w) == 1' | sort -r |
+	    xargs -r -d '\n' umount -l
 	rm -rf "$W"
 }
 trap bye EXIT
