@@ -232,6 +232,24 @@ child_as(pid_t parent, uid_t uid)
 	return found;
 }
 
+/* The drop (shared/drop.c) sets the uids, then no_new_privs, then loads
+ * the filter: a child found by its uid may not have reached the rest.
+ * Its state is read once its filter is loaded, within 5 s. */
+static bool
+filtered(pid_t pid)
+{
+	char got[64];
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (status_of(pid, "Seccomp_filters", got, sizeof(got)) &&
+		    strcmp(got, "0") != 0)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 TestSuite(jobuser, .init = setup, .fini = teardown);
 
 /*
@@ -261,6 +279,7 @@ Test(jobuser, config_parsed_by_sbx_job)
 	cr_assert_neq(fifo = open(j.path, O_WRONLY | O_CLOEXEC), -1);
 	child = child_as(w.pid, job_uid);
 	cr_assert_neq(child, 0, "no child of the worker runs as %s", JOB_USER);
+	cr_assert(filtered(child), "its drop never loaded a filter");
 	cr_assert(status_of(child, "CapEff", got, sizeof(got)));
 	cr_assert_str_eq(got, "0000000000000000");
 	cr_assert(status_of(child, "NoNewPrivs", got, sizeof(got)));
