@@ -37,8 +37,8 @@ test_brokerlog_SRC = tests/unit/test_brokerlog.c privsep/worker/brokerlog.c priv
 test_spare_SRC    = tests/unit/test_spare.c broker/spare.c
 test_child_SRC    = tests/unit/test_child.c broker/child.c broker/spare.c \
 		    $(WIRE_SRC) shared/pack.c shared/scfilter.c
-test_probe_SRC    = tests/unit/test_probe.c privsep/worker/probe.c privsep/worker/relay.c shared/drop.c \
-		    shared/scfilter.c
+test_probe_SRC    = tests/unit/test_probe.c privsep/worker/probe.c privsep/worker/probe_wire.c \
+		    privsep/worker/relay.c privsep/worker/relay_loop.c shared/drop.c shared/scfilter.c
 test_results_SRC  = tests/unit/test_results.c privsep/monitor/config_take.c privsep/monitor/bind.c \
 		    privsep/monitor/reload.c privsep/monitor/results.c privsep/monitor/adopt_check.c \
 		    privsep/monitor/jobpool.c privsep/monitor/spawner.c \
@@ -57,7 +57,7 @@ test_demand_SRC   = tests/unit/test_demand.c privsep/monitor/demand.c
 test_claims_SRC   = tests/unit/test_claims.c privsep/monitor/claims.c \
 		    privsep/monitor/results.c shared/service.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/spare.c privsep/worker/resident.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
-		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/seed.c privsep/worker/pq.c \
+		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/relay_loop.c privsep/worker/seed.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(TEST_CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/jobpool.c shared/proc.c \
 		    privsep/monitor/spawner.c privsep/monitor/drop_user.c \

@@ -1,6 +1,7 @@
 /*
- * relay.c - a network namespace and a root of one's own, and bytes
- * between it and a service's port on the host's 127.0.0.1.
+ * relay.c - a network namespace and a root of one's own, and the relay
+ * that joins it to a service's port on the host's 127.0.0.1 (the bytes it
+ * passes once dropped: relay_loop.c).
  * runs in: the prober and a session child (root until their drop:
  *   relay_confine, relay_start; then the sandbox's prober uid, probe or
  *   session allowlist: relay_addr), and the relay they fork (root until its
@@ -17,10 +18,7 @@
  * what it passes on, holds no descriptor but its listener, and dies with
  * the process that forked it.
  */
-#include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -33,7 +31,10 @@
 #include "drop.h"
 #include "log.h"
 #include "relay.h"
+#include "relay_loop.h"
 
+/* Here, not in relay_loop.c: relay_start names the address as root, the
+ * prober and the session child connect to it once dropped. */
 socklen_t
 relay_addr(struct sockaddr_un *a, uint16_t port)
 {
@@ -43,79 +44,6 @@ relay_addr(struct sockaddr_un *a, uint16_t port)
 	    RELAY_HOST "/.s.PGSQL.%u", (unsigned)port);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
 	    strlen(a->sun_path + 1));
-}
-
-/* n bytes of buf to fd, blocking; 0 or -1. */
-static int
-put_all(int fd, const char *buf, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0)
-		if ((w = write(fd, buf, n)) > 0) {
-			buf += w;
-			n -= (size_t)w;
-		} else if (w == -1 && errno != EINTR)
-			return -1;
-	return 0;
-}
-
-/* Bytes both ways between the client's connection (c) and the
- * service's (t), unread. The service's EOF is passed on; the client's
- * ends the copy (neither protocol half-closes), so that a client that
- * gave up on a silent service frees the relay for its next try. */
-static void
-relay_copy(int c, int t)
-{
-	struct pollfd p[2] = { { .fd = c, .events = POLLIN },
-	    { .fd = t, .events = POLLIN } };
-	int fd[2] = { c, t }, i;
-	char buf[16384];
-	ssize_t n;
-
-	for (;;) {
-		if (poll(p, 2, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		for (i = 0; i < 2; i++) {
-			if (p[i].fd == -1 || p[i].revents == 0)
-				continue;
-			if ((n = read(fd[i], buf, sizeof(buf))) > 0) {
-				if (put_all(fd[1 - i], buf, (size_t)n) == -1)
-					return;
-			} else if (n == 0 && i == 1) {
-				(void)shutdown(c, SHUT_WR);
-				p[1].fd = -1;
-			} else if (n == 0 || errno != EINTR)
-				return;
-		}
-	}
-}
-
-static void __attribute__((noreturn))
-relay_loop(int l, uint16_t port)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-	    .sin_port = htons(port),
-	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int c, t;
-
-	for (;;) {
-		if ((c = accept4(l, NULL, NULL, SOCK_CLOEXEC)) == -1) {
-			if (errno == EINTR)
-				continue;
-			_exit(1);
-		}
-		if ((t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) !=
-		    -1 && connect(t, (struct sockaddr *)&sin,
-		    sizeof(sin)) == 0)
-			relay_copy(c, t);
-		if (t != -1)
-			close(t);
-		close(c);
-	}
 }
 
 int

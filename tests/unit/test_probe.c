@@ -1,11 +1,12 @@
 /*
- * test_probe.c - the readiness prober (privsep/worker/probe.c) against a Unix
- * listener of the test's own that accepts nothing and answers nothing, as
- * a service that hangs would: the prober gives up at its deadline, holds
- * none of its parent's descriptors, has a network and a root of its own
- * and stdio on /dev/null, and dies with its parent. Against listeners
- * that answer as redis does, on a Unix socket and on 127.0.0.1 (through
- * its relay, privsep/worker/relay.c), it says ready.
+ * test_probe.c - the readiness prober (privsep/worker/probe.c and
+ * probe_wire.c) against a Unix listener of the test's own that accepts
+ * nothing and answers nothing, as a service that hangs would: the prober
+ * gives up at its deadline, holds none of its parent's descriptors, has a
+ * network and a root of its own and stdio on /dev/null, and dies with its
+ * parent. Against listeners that answer as redis does, on a Unix socket
+ * and on 127.0.0.1 (through its relay, privsep/worker/relay.c and
+ * relay_loop.c), it says ready.
  *
  * The prober drops to a uid of its own, so these need root: as anyone
  * else they are skipped.
