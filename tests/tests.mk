@@ -57,7 +57,9 @@ test_demand_SRC   = tests/unit/test_demand.c privsep/monitor/demand.c
 test_claims_SRC   = tests/unit/test_claims.c privsep/monitor/claims.c \
 		    privsep/monitor/results.c shared/service.c
 test_data_SRC     = tests/unit/test_data.c privsep/worker/keeper.c privsep/worker/spare.c privsep/worker/resident.c privsep/worker/data.c privsep/worker/snaps.c privsep/worker/pg_data.c \
-		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/relay.c privsep/worker/relay_loop.c privsep/worker/seed.c privsep/worker/pq.c \
+		    privsep/worker/redis_data.c privsep/worker/svc_session.c privsep/worker/session_client.c \
+		    privsep/worker/session_keeper.c privsep/worker/relay.c privsep/worker/relay_loop.c \
+		    privsep/worker/seed.c privsep/worker/seed_session.c privsep/worker/pq.c \
 		    shared/drop.c shared/sockdir.c shared/scfilter.c $(TEST_CONFIG_SRC)
 test_pool_SRC     = tests/unit/test_pool.c privsep/monitor/jobpool.c shared/proc.c \
 		    privsep/monitor/spawner.c privsep/monitor/drop_user.c \

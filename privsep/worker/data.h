@@ -5,10 +5,11 @@
  *   children of it and of a seed (the sandbox's prober uid, session
  *   allowlist)
  *
- * Each service's session (svc_session.c) goes through the same steps,
- * the parent's bytes between them: it checks (reports whether the job
- * can be done, changing nothing), waits for DATA_GO, acts (reports), then
- * waits for the parent's last word (the reply is written) and tidies up.
+ * Each service's session (svc_session.c, session_client.c) goes through
+ * the same steps, the parent's bytes between them: it checks (reports
+ * whether the job can be done, changing nothing), waits for DATA_GO, acts
+ * (reports), then waits for the parent's last word (the reply is written)
+ * and tidies up.
  */
 #ifndef SBX_DATA_H
 #define SBX_DATA_H
@@ -24,7 +25,7 @@
 #define DATA_TIDY	2	/* parent to session: the reply is out */
 
 /* A seeded postgres's hand-out state, and its copy made ahead for the
- * first reset (seed.c makes both, pg_data.c uses them). */
+ * first reset (seed_session.c makes both, pg_data.c uses them). */
 #define PG_ORIGIN	"sbx_origin"
 #define PG_NEXT_ORIGIN	"sbx_next_origin"
 
@@ -73,11 +74,8 @@ void	pg_data_session(const struct session_env *, void *arg);
 /* A kept session's loop: a job for each ask (job.h's data_ask, as the
  * resident was sent it), until the parent goes. */
 void	pg_data_kept(const struct session_env *, void *arg);
-/* svc_session.c, in a kept session: the next ask, whole and sound (op
- * known, the snapshot "" or a slug and not "" to save, max in range);
- * -1 when the parent is gone or sent anything else. */
-int	session_ask(struct data_ask *);
-/* svc_session.c: the same check, apart for its unit test. */
+/* svc_session.c: the check session_ask (session_client.c) makes of an
+ * ask, apart for its unit test. */
 int	data_ask_valid(const struct data_ask *);
 void	redis_data_session(const struct session_env *, void *arg);
 

@@ -6,15 +6,15 @@
  *
  * The session connects as the keeper role, sbx's own (the image's
  * entrypoint makes it and leaves its password where only sbx's sessions
- * read it, svc_session.c): no superuser, it may create databases, is a
+ * read it, session_client.c): no superuser, it may create databases, is a
  * member of the agent's role (it may rename, copy and hand over the
  * agent's database) and of pg_signal_backend (it may end the agent's
  * sessions). The agent's role is no member of it. Its databases:
  *
  *   <database>        the agent's (s->database), owned by the agent's role
- *   sbx_origin        the seeded hand-out state (seed.c); without a seed
- *                     the hand-out state is template1 (the image's
- *                     database was initdb's empty one)
+ *   sbx_origin        the seeded hand-out state (seed_session.c);
+ *                     without a seed the hand-out state is template1
+ *                     (the image's database was initdb's empty one)
  *   sbx_snap_<i>      snapshot slot i, named by its COMMENT
  *   sbx_next_origin,  a copy of sbx_origin or of sbx_snap_<i>, made
  *   sbx_next_<i>      after the last reset to it: the next one is two
@@ -54,6 +54,7 @@
 #include "iox.h"
 #include "log.h"
 #include "pq.h"
+#include "session_client.h"
 
 #define LOCK_KEY	"7523431027348501504"	/* "sbx data", any constant */
 #define LOCK_WAIT	"10s"		/* the longest a tidy-up takes, and more */

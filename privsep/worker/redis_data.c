@@ -34,6 +34,7 @@
 
 #include "data.h"
 #include "log.h"
+#include "session_client.h"
 
 #define MARKER		"sbx:snapshot"	/* no copy's name: those start */
 #define TTLS		"sbx:ttl"	/* with a byte below 16 */

@@ -1,9 +1,9 @@
 /*
  * seed.h - a project's postgres_seed: the file's rules and the copies the
- * reload keeps (seeds.c), and its application at a provision (seed.c).
+ * reload keeps (seeds.c), and its application at a provision (seed.c;
+ * its session child's side is seed_session.h).
  * runs in: sbx-worker jobs and a provision's service children (root, runtime
- *   deny filter), and a seed's session child (the sandbox's prober uid,
- *   session allowlist)
+ *   deny filter)
  */
 #ifndef SBX_SEED_H
 #define SBX_SEED_H
@@ -34,12 +34,6 @@ int	seed_check(int fd, const char *name, uint64_t *size, char *err,
  * project with a seed, none for the others. A project whose seed cannot
  * be copied is made invalid, with why. 0, or -1 (the directory). */
 int	seeds_sync(const struct sbx_config *, struct project_table *);
-
-/* The line (from 1) of a 1-based character position in text: what
- * PG_DIAG_STATEMENT_POSITION counts, in characters of UTF-8 (bytes when
- * bytes is set: a SQL_ASCII server); 0 if pos is not in text. */
-unsigned long seed_line(const char *text, size_t len, unsigned long pos,
-	    bool bytes);
 
 struct svc_reach;
 

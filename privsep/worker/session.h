@@ -1,9 +1,12 @@
 /*
  * session.h - a session with a sandbox's service as a client of it
- * (svc_session.c): the seed at a provision, a reset or a snapshot.
- * runs in: sbx-worker's JOB_DATA and JOB_WARM_START and a provision's service
- *   children (root, runtime deny filter), and the session child they fork
- *   (root until its drop, then the sandbox's prober uid, session allowlist)
+ * (svc_session.c): the seed at a provision, a reset or a snapshot. What
+ * the session child calls after its drop is session_keeper.h's and
+ * session_client.h's.
+ * runs in: sbx-worker's JOB_DATA, JOB_RESIDENT and JOB_WARM_START and a
+ *   provision's service children (root, runtime deny filter), and the
+ *   session child they fork (root until its drop, then the sandbox's
+ *   prober uid, session allowlist)
  *
  * It runs in a child that reads the tenant's bytes as a uid of the
  * sandbox's own range, never as root, and talks to its parent over one
@@ -16,11 +19,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <hiredis/hiredis.h>
-#include <libpq-fe.h>
-
 #include "config.h"
 #include "job.h"
+
+/* The child's descriptor to its parent, where session_child puts it. */
+#define SESSION_FD_PARENT	3
 
 /* sbx's own role on a postgres (images/postgres/entrypoint.sh), and
  * the length of its password (hex). */
@@ -101,28 +104,6 @@ void	session_log_relay(int fd, const char *service);
  * length snprintf gives. */
 size_t	session_log_line(char *dst, size_t cap, const char *service,
 	    const char *line);
-
-/* In the child: a report to the parent; the parent's next byte (-1 on
- * EOF: the parent said all it will). */
-int	session_report(uint32_t code, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	session_wait(void);
-/* In the child: libpq (loaded now: pq.h) to dbname as r's user, or NULL
- * (logged). */
-PGconn	*session_pg(const struct session_env *, const char *dbname);
-/* In the child: libpq to database postgres as the keeper role, or as
- * r's user where the server has no keeper (no socket directory), or
- * NULL (logged). */
-PGconn	*session_pg_keeper(const struct session_env *);
-/* In the child: hiredis, authenticated as r's user, or NULL (logged). */
-redisContext *session_redis(const struct session_env *);
-/* In the child: hiredis on the keeper server (socket directory's
- * keep/redis.sock), or NULL (logged; none without a socket directory). */
-redisContext *session_redis_keeper(const struct session_env *);
-/* The keeper's password as read from fd's text (n bytes): exactly
- * KEEPER_PW_LEN lowercase hex digits, a newline allowed after. 0 and
- * out filled, or -1 and out "". */
-int	keeper_pw_parse(const char *text, size_t n, char *out, size_t cap);
 /* A tenant's text as one printable ASCII line of at most cap - 1. */
 void	session_text(char *dst, size_t cap, const char *src);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "data.h"
+#include "session_client.h"
 #include "slug.h"
 
 void

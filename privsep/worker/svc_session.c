@@ -1,11 +1,14 @@
 /*
  * svc_session.c - a worker's session with a sandbox's service, as its
  * client: the seed at a provision (seed.c), a reset or a snapshot
- * (data.c).
- * runs in: sbx-worker's JOB_DATA and JOB_WARM_START and a provision's service
- *   children (root, runtime deny filter), and the session child they fork
- *   (root until its drop, then the sandbox's prober uid, not dumpable,
- *   session allowlist)
+ * (data.c). Here the session child is forked, confined and dropped, and
+ * the parent talks to it; what the child runs after its drop, libpq and
+ * hiredis among it, is session_client.c (the keeper's password,
+ * session_keeper.c, first).
+ * runs in: sbx-worker's JOB_DATA, JOB_RESIDENT and JOB_WARM_START and a
+ *   provision's service children (root, runtime deny filter), and the
+ *   session child they fork (root until its drop, then the sandbox's
+ *   prober uid, not dumpable, session allowlist)
  *
  * What the service sends is a tenant's bytes, and libpq and hiredis parse
  * them: never as root, and with nothing else in reach. While still root
@@ -39,13 +42,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,13 +58,9 @@
 #include "relay.h"
 #include "scfilter.h"
 #include "session.h"
+#include "session_keeper.h"
 #include "slug.h"
 
-/* The child's descriptor to its parent, where session_child puts it. */
-#define FD_PARENT	3
-#define CONNECT_S	"10"	/* libpq's connect_timeout, seconds */
-#define KEEP_PG		"keep/pg.secret"	/* in the socket directory */
-#define KEEP_REDIS	"keep/redis.sock"
 #define SESSION_IDENT	"sbx-session"
 /* What the worker relays of a child's stderr, at most. */
 #define RELAY_LINES	32
@@ -109,50 +106,6 @@ stdio_to(int logfd)
 	return 0;
 }
 
-int
-keeper_pw_parse(const char *text, size_t n, char *out, size_t cap)
-{
-	size_t i;
-
-	if (cap > 0)
-		out[0] = '\0';
-	if (cap <= KEEPER_PW_LEN || n < KEEPER_PW_LEN ||
-	    n > KEEPER_PW_LEN + 1 ||
-	    (n == KEEPER_PW_LEN + 1 && text[KEEPER_PW_LEN] != '\n'))
-		return -1;
-	for (i = 0; i < KEEPER_PW_LEN; i++)
-		if (!((text[i] >= '0' && text[i] <= '9') ||
-		    (text[i] >= 'a' && text[i] <= 'f')))
-			return -1;
-	memcpy(out, text, KEEPER_PW_LEN);
-	out[KEEPER_PW_LEN] = '\0';
-	return 0;
-}
-
-/* The keeper's password, read as the session's uid and group in the
- * socket directory, its root (before the filter: it opens a file). None
- * is no error: a server that has no keeper is reached as the agent. */
-static void
-keeper_read(struct session_env *e)
-{
-	char buf[KEEPER_PW_LEN + 2];
-	ssize_t n;
-	int fd;
-
-	e->keeper_pw[0] = '\0';
-	if (e->r->dir == NULL || e->r->s->probe != PROBE_POSTGRES ||
-	    (fd = open("/" KEEP_PG, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1)
-		return;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n > 0 && keeper_pw_parse(buf, (size_t)n, e->keeper_pw,
-	    sizeof(e->keeper_pw)) == -1)
-		log_warnx("%s: " KEEP_PG " is not a password of ours",
-		    e->r->s->name);
-	explicit_bzero(buf, sizeof(buf));
-}
-
 /*
  * While root, after what opens files (libpq and its libraries, OpenSSL's
  * configuration: a libpq that cannot be loaded is session_pg's to say):
@@ -177,10 +130,11 @@ session_child(const struct svc_reach *r, int sock, int logfd,
 	gid_t gid = r->gid;
 
 	/* INT64_MAX: a kept session, whose parent bounds each job. */
-	if (left <= 0 || stdio_to(logfd) == -1 || (sock != FD_PARENT &&
-	    dup2(sock, FD_PARENT) == -1))
+	if (left <= 0 || stdio_to(logfd) == -1 ||
+	    (sock != SESSION_FD_PARENT &&
+	    dup2(sock, SESSION_FD_PARENT) == -1))
 		_exit(2);
-	closefrom(FD_PARENT + 1);
+	closefrom(SESSION_FD_PARENT + 1);
 	if (isolate(r, &gid) == -1 ||
 	    drop_to_ids(r->uid, gid, NULL) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
@@ -190,7 +144,7 @@ session_child(const struct svc_reach *r, int sock, int logfd,
 		_exit(2);
 	if (deadline != INT64_MAX)
 		alarm((unsigned)(left / 1000 + 1));
-	keeper_read(&e);
+	session_keeper_read(&e);
 	if (e.keeper_pw[0] == '\0' && r->keeper_pw[0] != '\0')
 		memcpy(e.keeper_pw, r->keeper_pw, sizeof(e.keeper_pw));
 	/* before the tenant's server sends a byte */
@@ -346,20 +300,6 @@ session_log_relay(int fd, const char *service)
 }
 
 int
-session_report(uint32_t code, const char *fmt, ...)
-{
-	struct data_result res;
-	va_list ap;
-
-	memset(&res, 0, sizeof(res));
-	res.code = code;
-	va_start(ap, fmt);
-	vsnprintf(res.message, sizeof(res.message), fmt, ap);
-	va_end(ap);
-	return write_all(FD_PARENT, &res, sizeof(res), now_ms() + 10000);
-}
-
-int
 data_ask_valid(const struct data_ask *a)
 {
 	size_t n = strnlen(a->snapshot, sizeof(a->snapshot));
@@ -369,153 +309,4 @@ data_ask_valid(const struct data_ask *a)
 		return -1;
 	return n > 0 ? (slug_valid(a->snapshot, n) ? 0 : -1) :
 	    a->op == DATA_SNAPSHOT ? -1 : 0;
-}
-
-int
-session_ask(struct data_ask *a)
-{
-	memset(a, 0, sizeof(*a));
-	if (read_full(FD_PARENT, a, sizeof(*a), INT64_MAX) == -1 ||
-	    data_ask_valid(a) == -1)
-		return -1;
-	return 0;
-}
-
-int
-session_wait(void)
-{
-	uint8_t b;
-	ssize_t n;
-
-	while ((n = read(FD_PARENT, &b, 1)) == -1 && errno == EINTR)
-		;
-	return n == 1 ? b : -1;
-}
-
-/* A server's notices (a seed's RAISE, a DROP's "skipping") are a
- * tenant's words: not on our stderr, which is the monitor's log. */
-static void
-notice_drop(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
-
-/* libpq to dbname as user with password. */
-static PGconn *
-pg_connect(const struct session_env *e, const char *dbname, const char *user,
-    const char *password)
-{
-	const struct svc_reach *r = e->r;
-	char port[8], why[128];
-	/* No service file, no password file, no TLS or GSS on loopback:
-	 * nothing but the socket is read. */
-	const char *k[] = { "host", "port", "user", "password", "dbname",
-	    "application_name", "connect_timeout", "sslmode", "gssencmode",
-	    "client_encoding", NULL };
-	const char *v[] = { e->host, port, user, password, dbname,
-	    "sbx-data", CONNECT_S, "disable", "disable", "UTF8", NULL };
-	PGconn *c;
-
-	if (pq_load() == -1)
-		return NULL;
-	snprintf(port, sizeof(port), "%u", r->dir != NULL ? r->s->port :
-	    r->port);	/* tcp: the relay's name carries it */
-	if ((c = pq.connectdbParams(k, v, 0)) != NULL &&
-	    pq.status(c) == CONNECTION_OK) {
-		pq.setNoticeProcessor(c, notice_drop, NULL);
-		return c;
-	}
-	session_text(why, sizeof(why), c != NULL ? pq.errorMessage(c) :
-	    "out of memory");
-	log_warnx("%s: cannot connect to database %s as %s: %s", r->s->name,
-	    dbname, user, why);
-	pq.finish(c);
-	return NULL;
-}
-
-PGconn *
-session_pg(const struct session_env *e, const char *dbname)
-{
-	return pg_connect(e, dbname, e->r->user, e->r->password);
-}
-
-PGconn *
-session_pg_keeper(const struct session_env *e)
-{
-	if (e->keeper_pw[0] == '\0')
-		return pg_connect(e, "postgres", e->r->user, e->r->password);
-	return pg_connect(e, "postgres", KEEPER_ROLE, e->keeper_pw);
-}
-
-/* hiredis on a tcp service's relay (the child's one abstract address):
- * hiredis names no abstract socket, so the socket comes connected. */
-static redisContext *
-relay_connect(const struct svc_reach *r)
-{
-	struct sockaddr_un a;
-	socklen_t len = relay_addr(&a, r->port);
-	int fd;
-
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return NULL;
-	if (connect(fd, (struct sockaddr *)&a, len) == -1) {
-		log_warn("%s: its relay", r->s->name);
-		close(fd);
-		return NULL;
-	}
-	return redisConnectFd(fd);
-}
-
-redisContext *
-session_redis(const struct session_env *e)
-{
-	const struct svc_reach *r = e->r;
-	struct timeval tv = { 10, 0 };
-	char path[64], why[128];
-	redisContext *c;
-	redisReply *rep = NULL;
-
-	if (r->dir != NULL) {
-		snprintf(path, sizeof(path), "/%s", r->s->socket_name);
-		c = redisConnectUnixWithTimeout(path, tv);
-	} else
-		c = relay_connect(r);
-	/* No timeout for commands (a snapshot of a large server takes its
-	 * time): the child's alarm is the deadline. */
-	if (c != NULL && c->err == 0 &&
-	    redisSetTimeout(c, (struct timeval){ 0, 0 }) == REDIS_OK &&
-	    (rep = redisCommand(c, "AUTH %s %s", r->user, r->password)) !=
-	    NULL && rep->type == REDIS_REPLY_STATUS) {
-		freeReplyObject(rep);
-		return c;
-	}
-	session_text(why, sizeof(why), c == NULL ? "out of memory" :
-	    c->err != 0 ? c->errstr : rep != NULL &&
-	    rep->type == REDIS_REPLY_ERROR ? rep->str : "AUTH: no answer");
-	log_warnx("%s: cannot connect: %s", r->s->name, why);
-	if (rep != NULL)
-		freeReplyObject(rep);
-	if (c != NULL)
-		redisFree(c);
-	return NULL;
-}
-
-redisContext *
-session_redis_keeper(const struct session_env *e)
-{
-	struct timeval tv = { 10, 0 };
-	redisContext *c;
-
-	if (e->r->dir == NULL)
-		return NULL;
-	c = redisConnectUnixWithTimeout("/" KEEP_REDIS, tv);
-	if (c != NULL && c->err == 0 &&
-	    redisSetTimeout(c, (struct timeval){ 0, 0 }) == REDIS_OK)
-		return c;
-	log_warnx("%s: cannot reach its keeper: %s", e->r->s->name,
-	    c == NULL ? "out of memory" : c->errstr);
-	if (c != NULL)
-		redisFree(c);
-	return NULL;
 }

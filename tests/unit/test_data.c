@@ -1,10 +1,10 @@
 /*
  * test_data.c - the pure parts of reset, snapshot and seeds: a statement
- * position as a seed's line (seed.c), JOB_DATA's check of a hostile job
- * (data.c), snapshot slots from a tenant's names and comments (data.c,
- * pg_data.c), a tenant's text made one clean line and a session child's
- * stderr lines under the worker's prefix (svc_session.c), and the rules
- * a postgres_seed file is held to (seeds.c, projects.c).
+ * position as a seed's line (seed_session.c), JOB_DATA's check of a
+ * hostile job (data.c), snapshot slots from a tenant's names and comments
+ * (data.c, pg_data.c), a tenant's text made one clean line and a session
+ * child's stderr lines under the worker's prefix (svc_session.c), and the
+ * rules a postgres_seed file is held to (seeds.c, projects.c).
  *
  * The file rules need root (files of another owner): as anyone else
  * those are skipped.
@@ -25,7 +25,9 @@
 #include "job.h"
 #include "log.h"
 #include "seed.h"
+#include "seed_session.h"
 #include "session.h"
+#include "session_keeper.h"
 #include "work.h"
 #include "load.h"
 
@@ -539,7 +541,7 @@ Test(seed_rules, the_reload_copies_and_prunes)
 	projects_free(&t);
 }
 
-/* ---- the keeper's password file (svc_session.c) ---- */
+/* ---- the keeper's password file (session_keeper.c) ---- */
 
 Test(keeper_pw, takes_32_hex_digits_and_a_newline)
 {
