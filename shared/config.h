@@ -28,7 +28,7 @@
 #define WARM_IDLE_MAX	86400	/* warm_idle: a day */
 #define WARM_MIB_MAX	65536	/* warm_mib: 64 GiB a container */
 #define WARM_MEMORY_MAX	16777216	/* warm_memory: 16 TiB */
-#define WARM_MAX_UNSET	(~0U)	/* config.c: warm_max not said: warm */
+#define WARM_MAX_UNSET	(~0U)	/* config_parse.c: warm_max not said: warm */
 
 enum probe_kind { PROBE_TCP, PROBE_POSTGRES, PROBE_REDIS };
 
@@ -71,7 +71,7 @@ struct service_cfg {
 	char		socket_name[16];
 	char		log_size[32];		/* runtime's log cap, e.g. 1m */
 	/* What its containers are started with, hashed once per load
-	 * (config.c): a record holds it, and adoption keeps only what is
+	 * (config_parse.c): a record holds it, and adoption keeps only what is
 	 * still configured as it was. hash_v2 is what records of version
 	 * 2 and older hold (the bytes above, as laid out since then). */
 	uint64_t	hash;

@@ -45,7 +45,7 @@ record_valid(const struct record *r)
 	return true;
 }
 
-/* Up to version 2, a record holds the other hash (config.c,
+/* Up to version 2, a record holds the other hash (config_parse.c,
  * service_hash_v2). */
 bool
 record_same_config(const struct record *r, uint32_t i,

@@ -29,7 +29,7 @@
 
 struct record_svc {
 	struct sbx_conn	conn;		/* name, socket, host, port, password */
-	uint64_t	confhash;	/* its [service] section's hash (config.c)
+	uint64_t	confhash;	/* its [service] section's hash (config_parse.c)
 					 * when started */
 	uint32_t	warm;		/* claimed from the pool: its slot */
 	uint32_t	host_uid;	/* its container's uid range (0: none,

@@ -1,6 +1,7 @@
 /*
- * subuid.h - /etc/subuid as a table (read by a worker, privsep/worker/subuid.c):
- * which user owns the subordinate uid a request comes from.
+ * subuid.h - /etc/subuid as a table (read by a worker,
+ * privsep/worker/subuid_parse.c): which user owns the subordinate uid a
+ * request comes from.
  * runs in: the monitor (root, monitor allowlist once started), sbx-worker's
  *   JOB_RELOAD and JOB_CONFIG (root, runtime deny filter)
  */

@@ -83,6 +83,13 @@ $(O)/test_jobuser: | $(O)/sbx-worker
 # A unit test may reach across the boundary (test_fair: the broker's
 # table and the monitor's config): the tests' own include list.
 TEST_INC = -Itests/unit -Iprivsep/monitor -Iprivsep/worker -Ibroker -Ishared -Iclient -Ilib -I$(O)/gen
+# Some headers of the worker's share their names with the monitor's or
+# the broker's (resident.h, spare.h): a test of one executable's files
+# alone sees that executable's include path.
+$(O)/obj/test/tests/unit/test_data.o: \
+	TEST_INC = -Itests/unit -Iprivsep/worker -Ishared -I$(O)/gen
+$(O)/obj/test/tests/unit/test_spare.o $(O)/obj/test/tests/unit/test_child.o: \
+	TEST_INC = -Itests/unit -Ibroker -Ishared -I$(O)/gen
 $(O)/obj/test/%.o: %.c $(GEN_H)
 	@mkdir -p $(@D)
 	@echo "  CC  $<"; $(CC) $(CFLAGS) $(XCFLAGS) $(TEST_INC) \

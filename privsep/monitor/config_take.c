@@ -1,9 +1,9 @@
 /*
  * config_take.c - sbx.conf as the monitor takes it: read and checked by a
- * worker (JOB_CONFIG, privsep/worker/config.c), so that libinih and NSS never run
- * here, and the result checked again as anything another process sends
- * is: every string ends within its field, every count and enum is in
- * range, the names are slugs and no two sections share one.
+ * worker (JOB_CONFIG, privsep/worker/config_parse.c), so that libinih and
+ * NSS never run here, and the result checked again as anything another
+ * process sends is: every string ends within its field, every count and
+ * enum is in range, the names are slugs and no two sections share one.
  * runs in: the monitor at its start, and sbx-monitor -t and --purge (root,
  *   unfiltered)
  */
@@ -46,7 +46,7 @@ volume_path_valid(const char *p)
 	    strstr(p, "/.") == NULL;
 }
 
-/* data, data_template, data_size: none, or all three, as config.c
+/* data, data_template, data_size: none, or all three, as config_parse.c
  * takes them (a size is 1-6 digits, not starting with 0, and k, m or g). */
 static bool
 data_valid(const struct service_cfg *s)

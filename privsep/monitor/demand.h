@@ -41,7 +41,7 @@ unsigned demand_target(const struct demand *, int64_t now,
 	    const struct demand_bounds *);
 /*
  * want[], clipped into target[] so that their members, at each pool's mib, hold at
- * most budget MiB (0: no budget). Floors are never clipped (config.c
+ * most budget MiB (0: no budget). Floors are never clipped (config_parse.c
  * refuses a budget below them); what is above them is handed out one
  * member per pool in turn, so that no pool starves the others.
  */

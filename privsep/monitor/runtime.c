@@ -56,7 +56,7 @@ reach(const struct sbx_config *cfg, const struct sbx_sandbox *sb,
 	    sb->key.agent, s->name, dir, sizeof(dir)) == 0) {
 		if (snprintf(c->socket, sizeof(c->socket), "%s/%s", dir,
 		    s->socket_name) >= (int)sizeof(c->socket))
-			c->socket[0] = '\0';	/* config.c bounds it */
+			c->socket[0] = '\0';	/* config_parse.c bounds it */
 		else if (s->probe == PROBE_POSTGRES) {
 			strlcpy(c->host, dir, sizeof(c->host));
 			c->port = s->port;
@@ -684,7 +684,7 @@ static int
 rt_provision(void *impl, struct sbx_sandbox *sb)
 {
 	struct rt_cli *rt = impl;
-	/* Every service is configured: ready_timeout is never 0 (config.c). */
+	/* Every service is configured: ready_timeout is never 0 (config_parse.c). */
 	unsigned max_ready = max_ready_timeout(rt->cfg, sb);
 	size_t i;
 

@@ -155,7 +155,7 @@ monitor_fd_budget(struct monitor *m)
 		    (unsigned long long)rl.rlim_cur, held, warm);
 	left = (unsigned)rl.rlim_cur - held - FD_SPARE - warm;
 	/* Workers no provision may take: one for a teardown, and with a
-	 * warm pool one more to start its containers (config.c). */
+	 * warm pool one more to start its containers (config_parse.c). */
 	reserve = warm > 0 ? 2 : 1;
 	c->max_workers = min_u(c->max_workers, left / 4 > reserve ? left / 4 :
 	    reserve + 1);

@@ -346,7 +346,7 @@ member_ready(struct rt_cli *rt, struct warm_pool *p, struct warm_member *m,
 
 	m->svc.pid = r->pid;
 	m->svc.conn.port = (s->transport & TRANSPORT_TCP) ? r->port : 0;
-	/* config.c bounds run_dir: the socket path fits. */
+	/* config_parse.c bounds run_dir: the socket path fits. */
 	if ((s->transport & TRANSPORT_UNIX) &&
 	    (sockdir_pool_path(rt->cfg, s->name, m->slot, dir,
 	    sizeof(dir)) == -1 || strlcpy(m->svc.conn.socket, dir,

@@ -22,13 +22,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adopt.h"
+#include "config.h"
+#include "guard.h"
 #include "iox.h"
+#include "job.h"
 #include "listen.h"
 #include "log.h"
 #include "proc.h"
+#include "rt_run.h"
 #include "rtname.h"
 #include "slug.h"
-#include "work.h"
 
 struct found {
 	struct adopt_found	*v;

@@ -16,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bind.h"
+#include "config.h"
 #include "fdpass.h"
-#include "work.h"
+#include "job.h"
 
 /*
  * Does something accept on the socket? For 2 s: the broker of a monitor

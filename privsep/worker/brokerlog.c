@@ -25,7 +25,6 @@
 #include "brokerlog.h"
 #include "jobuser.h"
 #include "log.h"
-#include "work.h"
 
 /*
  * One of the broker's lines, "<PRI>PID message" (log.c), which it alone

@@ -17,11 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "config_job.h"
+#include "config_parse.h"
 #include "iox.h"
+#include "job.h"
+#include "jobfiles.h"
 #include "jobuser.h"
-#include "work.h"
+#include "project.h"
+#include "projects.h"
+#include "subuid.h"
+#include "subuid_parse.h"
 
 struct config_work {
 	const char		*path;

@@ -26,7 +26,6 @@
 #include "log.h"
 #include "slug.h"
 #include "sockdir.h"
-#include "work.h"
 
 int
 data_job_valid(const struct job_data *j)

@@ -36,9 +36,13 @@ struct data_req {
 	uint32_t	 max;		/* max_snapshots */
 };
 
-/* data.c: how service v of j is reached (r, with dir as its socket
- * directory's path): 1, or 0 when it holds nothing sbx can reset (a
- * service probed by tcp alone), or -1. */
+/* data.c: JOB_DATA's body (main.c's table): it writes its one result to
+ * fd; its return is its exit. */
+int	data_body(int fd, const struct sbx_config *, const void *job,
+	    size_t len);
+/* How service v of j is reached (r, with dir as its socket directory's
+ * path): 1, or 0 when it holds nothing sbx can reset (a service probed
+ * by tcp alone), or -1. */
 int	data_reach(const struct sbx_config *, const struct job_data *,
 	    const struct job_svc *v, char *dir, size_t dircap,
 	    struct svc_reach *r);

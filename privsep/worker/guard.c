@@ -37,10 +37,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "guard.h"
 #include "iox.h"
 #include "log.h"
+#include "run.h"
 #include "runtime_argv.h"
-#include "work.h"
 
 #define IPTABLES	"/usr/sbin/iptables"
 #define CHAIN		"SBX_GUARD"

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "work.h"
+#include "ini_check.h"
 
 /* "  name = ...": blanks, a key's characters, blanks, '='. */
 static int

@@ -20,10 +20,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "jobfiles.h"
 #include "log.h"
 #include "seed.h"
 #include "slug.h"
-#include "work.h"
 
 static bool
 conf_name(const char *name)

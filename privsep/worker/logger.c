@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "jobuser.h"
-#include "work.h"
+#include "logger.h"
 
 static void
 line_out(char *line)

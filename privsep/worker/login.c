@@ -11,9 +11,11 @@
  */
 #include <string.h>
 
+#include "config.h"
 #include "iox.h"
+#include "job.h"
+#include "login.h"
 #include "probe.h"
-#include "work.h"
 
 #define LOGIN_MS	3000
 

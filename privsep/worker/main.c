@@ -20,9 +20,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adopt.h"
+#include "bind.h"
+#include "brokerlog.h"
+#include "config.h"
+#include "config_job.h"
+#include "data.h"
+#include "job.h"
 #include "log.h"
+#include "logger.h"
+#include "login.h"
+#include "metrics.h"
 #include "metrics_snap.h"
-#include "work.h"
+#include "provision.h"
+#include "purge.h"
+#include "reload.h"
+#include "resident.h"
+#include "rt_run.h"
+#include "spare.h"
 
 typedef int (*job_body)(int fd, const struct sbx_config *, const void *job,
     size_t len);

@@ -15,12 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "iox.h"
 #include "jobuser.h"
 #include "log.h"
+#include "metrics.h"
+#include "metrics_fmt.h"
 #include "metrics_snap.h"
 #include "slug.h"
-#include "work.h"
 
 struct format_work {
 	const struct metrics_snap	*m;

@@ -6,8 +6,8 @@
  */
 #include <stdio.h>
 
+#include "metrics_fmt.h"
 #include "metrics_snap.h"
-#include "work.h"
 
 static const double bucket_s[METRICS_NBUCKETS] = METRICS_BUCKETS_S;
 

@@ -26,10 +26,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "config_parse.h"
+#include "ini_check.h"
+#include "jobfiles.h"
 #include "log.h"
+#include "project.h"
+#include "projects.h"
 #include "seed.h"
 #include "slug.h"
-#include "work.h"
 
 struct pparse {
 	const struct sbx_config	*cfg;

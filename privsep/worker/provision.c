@@ -23,16 +23,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "datadir.h"
+#include "guard.h"
 #include "iox.h"
+#include "job.h"
 #include "log.h"
 #include "probe.h"
+#include "provision.h"
+#include "rt_run.h"
+#include "run.h"
 #include "runtime_argv.h"
 #include "seed.h"
 #include "session.h"
 #include "slug.h"
 #include "sockdir.h"
-#include "work.h"
 
 #define RUN_TRIES	3
 

@@ -22,7 +22,11 @@
 #include "iox.h"
 #include "runtime_argv.h"
 #include "sockdir.h"
-#include "work.h"
+#include "job.h"
+#include "purge.h"
+#include "rt_run.h"
+#include "run.h"
+#include "config.h"
 
 static int64_t
 call_deadline(const struct sbx_config *cfg)

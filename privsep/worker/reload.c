@@ -15,13 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
+#include "config.h"
 #include "iox.h"
+#include "job.h"
+#include "jobfiles.h"
 #include "jobuser.h"
 #include "log.h"
+#include "project.h"
+#include "projects.h"
+#include "reload.h"
 #include "seed.h"
 #include "slug.h"
-#include "work.h"
+#include "subuid.h"
+#include "subuid_parse.h"
 
 #define RELOAD_DEADLINE_MS	60000
 

@@ -37,7 +37,7 @@
 #include "iox.h"
 #include "log.h"
 #include "pq.h"
-#include "work.h"
+#include "resident.h"
 
 struct resident {
 	const struct sbx_config	*cfg;

@@ -23,14 +23,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "guard.h"
 #include "iox.h"
+#include "job.h"
 #include "jobuser.h"
 #include "log.h"
 #include "proc.h"
+#include "rt_run.h"
+#include "rt_seen.h"
+#include "run.h"
 #include "runtime_argv.h"
 #include "scfilter.h"
 #include "sockdir.h"
-#include "work.h"
 
 /* A failure of ours, not the runtime's, for the caller to report. */
 static int

@@ -15,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "log.h"
-#include "work.h"
+#include "rt_seen.h"
 
 /* One line of rt_argv_list's output; 0 when every field is sound. */
 static int

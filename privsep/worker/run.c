@@ -24,7 +24,8 @@
 
 #include "iox.h"
 #include "log.h"
-#include "work.h"
+#include "msg.h"
+#include "run.h"
 
 static void
 drain_into(int fd, char *buf, size_t cap, size_t *len)

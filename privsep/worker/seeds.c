@@ -26,7 +26,6 @@
 #include "log.h"
 #include "seed.h"
 #include "slug.h"
-#include "work.h"
 
 #define COPY_BUF	65536
 

@@ -19,9 +19,10 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "job.h"
 #include "log.h"
 #include "pq.h"
-#include "work.h"
+#include "spare.h"
 
 /* The job's descriptors at stdin and fd 3 (closed when there is none),
  * nothing else of what came left open. */

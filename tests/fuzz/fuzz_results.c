@@ -274,7 +274,7 @@ config_good(struct sbx_config *c)
 	c->services[1].transport = TRANSPORT_UNIX;
 	c->services[1].ready_timeout = 30;
 	c->services[1].warm = 2;
-	/* config.c's defaults, fixed pools (config_valid asks them) */
+	/* config_parse.c's defaults, fixed pools (config_valid asks them) */
 	for (i = 0; i < c->nservices; i++) {
 		c->services[i].warm_max = c->services[i].warm;
 		c->services[i].warm_idle = 300;

@@ -83,12 +83,12 @@ for f in docs/sbx.1 docs/sbx.conf.5 docs/sbx-monitor.8 docs/sbx-broker.8; do
 	check "man -l $f renders without warnings" test -z "$out"
 done
 check "sbx-monitor(8) documents the audit format" bash -c "man -l docs/sbx-monitor.8 2>/dev/null | grep -q 'audit event=E uid=U agent=A project=P services=S result=R'"
-keys=$(cat privsep/worker/config.c privsep/worker/projects.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
+keys=$(cat privsep/worker/config_parse.c privsep/worker/projects.c | grep -o 'strcmp(k, "[a-z_]*")' | cut -d'"' -f2 | sort -u)
 undoc=
 for k in $keys; do
 	grep -Eq "Cm ([a-z_]+ , )*$k( |\$)" docs/sbx.conf.5 || undoc="$undoc $k"
 done
-check "sbx.conf(5) documents every key of privsep/worker/config.c and privsep/worker/projects.c" test -n "$keys" -a -z "$undoc"
+check "sbx.conf(5) documents every key of privsep/worker/config_parse.c and privsep/worker/projects.c" test -n "$keys" -a -z "$undoc"
 [ -z "$undoc" ] || note "undocumented:$undoc"
 mk uninstall PREFIX="$P" ETCDIR="$P/etc/sbx" > /dev/null 2>&1
 

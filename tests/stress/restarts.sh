@@ -109,7 +109,7 @@ check "and the sandbox is adopted" test "$(req root keep)" = "${ENV[root]}"
 stop_monitor
 # redis's section changes only in what no running container has: its
 # readiness deadline and the order of its lines. The hash is of the
-# section's keys, not of the struct's bytes (config.c), so all three
+# section's keys, not of the struct's bytes (config_parse.c), so all three
 # are adopted; as they are after an upgrade whose struct differs.
 mem=$(sed -n '/^\[service redis\]$/,/^\[/s/^memory = //p' "$CONF")
 sed -i -e '/^\[service redis\]$/,/^\[/{/^memory = /d;s/^ready_timeout = .*/ready_timeout = 20/}' \

@@ -8,7 +8,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "config_parse.h"
+#include "jobfiles.h"
 #include "load.h"
+#include "projects.h"
+#include "subuid_parse.h"
 
 int
 config_load(const char *path, struct sbx_config *cfg, char *err,

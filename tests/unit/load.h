@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "work.h"
+struct project_table;
+struct sbx_config;
+struct subuid_table;
 
 /* sbx.conf at path: config_parse's answer. */
 int	config_load(const char *path, struct sbx_config *, char *err,

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "idmap.h"
+#include "rt_seen.h"
 #include "runtime.h"
 #include "runtime_argv.h"
 #include "sockdir.h"
-#include "work.h"
 
 #define PW	"0123456789abcdef0123456789abcdef"
 

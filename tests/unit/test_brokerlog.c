@@ -12,7 +12,6 @@
 
 #include "brokerlog.h"
 #include "log.h"
-#include "work.h"
 
 static struct brokerlog bl = { .fd = -1 };
 static int w = -1;	/* the broker's end */

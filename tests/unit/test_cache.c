@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "work.h"
 #include "cache.h"
 #include "config.h"
 #include "dispatch.h"

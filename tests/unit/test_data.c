@@ -24,11 +24,12 @@
 #include "fdpass.h"
 #include "job.h"
 #include "log.h"
+#include "resident.h"
 #include "seed.h"
 #include "seed_session.h"
 #include "session.h"
 #include "session_keeper.h"
-#include "work.h"
+#include "spare.h"
 #include "load.h"
 
 /* ---- the statement position's line ---- */

@@ -177,7 +177,7 @@ Test(demand, budget_clips_growth_not_floors)
 	demand_budget(target, want, b, 2, 630);
 	cr_assert_eq(target[0], 10);
 	cr_assert_eq(target[1], 13);
-	/* A budget below the floors (config.c refuses it) keeps them. */
+	/* A budget below the floors (config_parse.c refuses it) keeps them. */
 	demand_budget(target, want, b, 2, 1);
 	cr_assert_eq(target[0], 2);
 	cr_assert_eq(target[1], 2);

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "work.h"
 #include "load.h"
 #include "config.h"
 #include "conntab.h"

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "work.h"
 #include "load.h"
 #include "cache.h"
 #include "config.h"
@@ -623,7 +622,7 @@ Test(limits, revoke_counts_return_to_zero)
 	expect_empty();
 }
 
-/* ---- the keys, as config.c checks them ------------------------------------ */
+/* ---- the keys, as config_parse.c checks them ------------------------------ */
 
 static int
 load(const char *keys, struct sbx_config *out, char *err, size_t len)

@@ -34,7 +34,6 @@
 #include "reload.h"
 #include "results.h"
 #include "runtime.h"
-#include "work.h"
 #include "load.h"
 
 static struct sbx_config cfg;
@@ -94,7 +93,7 @@ Test(results, config_refused_for_each_broken_field)
 	strcpy(c.services[0].data_path, "/srv/pgdata/pgdata");
 	strcpy(c.services[0].data_template, "/var/lib/sbx/templates/pg");
 	strcpy(c.services[0].data_size, "256m");
-	cr_assert(config_valid(&c), "data, as config.c takes it");
+	cr_assert(config_valid(&c), "data, as config_parse.c takes it");
 	memset(c.services[0].data_template, 'x',
 	    sizeof(c.services[0].data_template));
 	cr_assert_not(config_valid(&c), "a data_template that does not end");

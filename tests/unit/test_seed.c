@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "work.h"
 #include "load.h"
 #include "cache.h"
 #include "config.h"

@@ -1,7 +1,7 @@
 /*
- * test_subuid.c - the /etc/subuid reader (privsep/worker/subuid.c): names and
- * numbers, bad and overlong lines skipped, overlaps dropped, the range
- * edges, root never subordinate, a file that is not root's refused.
+ * test_subuid.c - the /etc/subuid reader (privsep/worker/subuid_parse.c):
+ * names and numbers, bad and overlong lines skipped, overlaps dropped, the
+ * range edges, root never subordinate, a file that is not root's refused.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "work.h"
 #include "load.h"
 #include "subuid.h"
 

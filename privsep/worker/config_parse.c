@@ -1,5 +1,5 @@
 /*
- * config.c - read sbx.conf with libinih, then check every value once, for
+ * config_parse.c - read sbx.conf with libinih, then check every value once, for
  * the monitor's start (JOB_CONFIG) and for sbx-monitor -t, so the daemon
  * never meets a bad setting later. The file comes as the descriptor root
  * opened (config_job.c).
@@ -23,8 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "config_parse.h"
+#include "ini_check.h"
+#include "job.h"
 #include "slug.h"
-#include "work.h"
 
 struct parse {
 	struct sbx_config *cfg;

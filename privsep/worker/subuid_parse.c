@@ -1,5 +1,5 @@
 /*
- * subuid.c - /etc/subuid: "owner:start:count" per line, owner a user name
+ * subuid_parse.c - /etc/subuid: "owner:start:count" per line, owner a user name
  * or a uid (subuid(5)).
  * runs in: sbx-worker's JOB_RELOAD and JOB_CONFIG, in their child that
  *   dropped to sbx-job (runtime deny filter and job allowlist: jobuser.c)
@@ -23,7 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "work.h"
+#include "jobfiles.h"
+#include "subuid.h"
+#include "subuid_parse.h"
 
 #define LINE_MAX_LEN	512
 
