@@ -35,6 +35,7 @@
 
 #include "busy.h"
 #include "child.h"
+#include "code.h"
 #include "conntab.h"
 #include "drop.h"
 #include "iox.h"

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "code.h"
 #include "slug.h"
 #include "wire.h"
 

@@ -6,6 +6,7 @@
  */
 #include <stddef.h>
 
+#include "code.h"
 #include "msg.h"
 
 static const char *const code_names[SBX_CODE_MAX] = {

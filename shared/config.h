@@ -1,5 +1,7 @@
 /*
- * config.h - /etc/sbx/sbx.conf, parsed with libinih and validated.
+ * config.h - /etc/sbx/sbx.conf, parsed with libinih and validated: its
+ * types, shared by every file that reads the config (the parser is
+ * privsep/worker/config_parse.c; a service's lookup, service.h).
  * runs in: the monitor (root, monitor allowlist once started), its forks of
  *   the broker (root, unfiltered) and of a worker (root, runtime deny filter)
  *   until their exec; sbx-worker jobs and their children (root, runtime deny
@@ -125,11 +127,5 @@ struct sbx_config {
 	size_t		nservices;
 	struct service_cfg services[SBX_MAX_SERVICES];
 };
-
-const struct service_cfg *config_service(const struct sbx_config *,
-	    const char *name);
-/* A socket directory or data (datadir.c): its containers have a unit,
- * run_dir/.../<service>/, made before they start and claimed with them. */
-bool	service_has_unit(const struct service_cfg *);
 
 #endif

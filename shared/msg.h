@@ -1,5 +1,6 @@
 /*
- * msg.h - the fixed-form messages from a broker child to the monitor.
+ * msg.h - the fixed-form messages from a broker child to the monitor
+ * (types alone; the codes' and ops' names are code.h's).
  * runs in: the broker's children (broker user, broker and child allowlists),
  *   which build these messages, and the monitor's loop (root, monitor
  *   allowlist), which checks them; their limits and codes also in the broker
@@ -129,8 +130,5 @@ union sbx_req_any {
 	struct sbx_req_reset	 reset;
 	struct sbx_req_snapshot	 snapshot;
 };
-
-const char	*sbx_code_name(enum sbx_code);
-const char	*sbx_req_name(int type);	/* the op's wire name */
 
 #endif /* SBX_MSG_H */

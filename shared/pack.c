@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "code.h"
 #include "pack.h"
 
 void

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "service.h"
 
 const struct service_cfg *
 config_service(const struct sbx_config *c, const char *name)

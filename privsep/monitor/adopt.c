@@ -23,7 +23,9 @@
 #include <bitstring.h>	/* libbsd */
 
 #include "adopt.h"
+#include "adopt_check.h"
 #include "audit.h"
+#include "cache_status.h"
 #include "iox.h"
 #include "lease.h"
 #include "log.h"
@@ -31,6 +33,7 @@
 #include "record.h"
 #include "rt_start.h"
 #include "rtname.h"
+#include "service.h"
 #include "slug.h"
 #include "sockdir.h"
 

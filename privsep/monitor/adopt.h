@@ -1,5 +1,6 @@
 /*
- * adopt.h - at start, the sandboxes that outlived the last monitor.
+ * adopt.h - at start, the sandboxes that outlived the last monitor
+ * (adopt.c; the checks of the worker's answer are adopt_check.h's).
  * runs in: the monitor at its start (root, unfiltered)
  */
 #ifndef SBX_ADOPT_H
@@ -15,11 +16,5 @@
  * monitor must not start: it could not tell which uid ranges are used). */
 int	adopt_sandboxes(const struct sbx_config *, const struct project_table *,
 	    struct cache *, struct rt_cli *);
-/* An entry of JOB_ADOPT's answer, checked as hostile (unit tests too). */
-bool	adopt_found_valid(const struct adopt_found *);
-bool	adopt_gone_valid(const struct adopt_gone *);
-/* JOB_ADOPT's whole answer in the memfd fd, mapped, its size exact and
- * every entry valid; *len is the mapping's (munmap it). NULL otherwise. */
-const struct adopt_head *adopt_answer_take(int fd, size_t *len);
 
 #endif

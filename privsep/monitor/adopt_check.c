@@ -8,7 +8,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "adopt.h"
+#include "adopt_check.h"
+#include "job.h"
+#include "record_fmt.h"
 #include "slug.h"
 
 /* A record file's name: what record.c writes, nothing to escape. */

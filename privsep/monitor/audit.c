@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "code.h"
 #include "iox.h"
 #include "metrics.h"
 #include "ratelim.h"

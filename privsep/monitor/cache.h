@@ -1,5 +1,8 @@
 /*
- * cache.h - the per-(uid, agent) sandbox cache and its serialisation.
+ * cache.h - the per-(uid, agent) sandbox cache and its serialisation
+ * (cache.c); its table's types are also cache_status.c's and
+ * cache_revoke.c's, whose functions cache_status.h and cache_revoke.h
+ * declare.
  * runs in: the monitor (root, monitor allowlist once started): its loop, and
  *   adoption at start
  *
@@ -207,8 +210,6 @@ void	cache_init(struct cache *, struct sbx_runtime, struct cache_limits,
 void	cache_request(struct cache *, uid_t, uid_t owner, const char *agent,
 	    const char *project, const char (*services)[SBX_SLUG_MAX],
 	    size_t nservices, struct sbx_lease *, struct sbx_reply);
-/* The sandbox whose lease has this pidfd, or NULL. */
-struct sbx_sandbox *cache_find_lease(struct cache *, int pidfd);
 void	cache_release(struct cache *, uid_t, uid_t owner, const char *agent,
 	    struct sbx_reply);
 /* A reset or a snapshot (op) of the caller's sandbox: no_sandbox if it
@@ -217,13 +218,7 @@ void	cache_data(struct cache *, uid_t, uid_t owner, const char *agent,
 	    enum sbx_req_type op, const char *snapshot, struct sbx_reply);
 void	cache_retry(struct cache *);
 struct sbx_sandbox *cache_find(struct cache *, uid_t, const char *agent);
-/* The ready sandboxes, at most max; of one uid only (*only), or of
- * every uid (only NULL, or cache_status). */
-size_t	cache_status(struct cache *, struct sbx_status_rec *, size_t max);
-size_t	cache_status_of(struct cache *, const uid_t *only,
-	    struct sbx_status_rec *, size_t max);
 size_t	cache_expire(struct cache *);
-size_t	cache_busy(const struct cache *);
 
 /*
  * A sandbox that outlived the previous monitor (adopt.c): READY at once,
@@ -233,17 +228,6 @@ size_t	cache_busy(const struct cache *);
 struct sbx_sandbox *cache_adopt(struct cache *, uid_t, const char *agent,
 	    const char *project, const struct sbx_svc *svc, size_t n,
 	    int64_t created_ms, int64_t used_ms);
-
-/*
- * SIGHUP: allowed() writes the services of sb that its project still
- * offers its uid (in sb's order) and returns how many. A sandbox that
- * keeps none is torn down, one that keeps fewer loses the others. An
- * entry that is busy (provisioning, or requests queued) is skipped and
- * counted in revoke_busy: the caller asks again while that is not 0.
- */
-typedef size_t (*cache_allowed_fn)(void *arg, const struct sbx_sandbox *sb,
-    char (*out)[SBX_SLUG_MAX]);
-size_t	cache_revoke(struct cache *, cache_allowed_fn, void *arg);
 
 /* cache.c's own, for cache_revoke.c: a waiter of the entry's, added at
  * its head or tail; an entry's next operation run; a teardown started

@@ -7,6 +7,7 @@
 
 #include "audit.h"
 #include "cache.h"
+#include "cache_revoke.h"
 
 static void
 revoke_one(struct sbx_sandbox *sb, char (*keep)[SBX_SLUG_MAX], size_t n)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "cache_status.h"
 
 size_t
 cache_status(struct cache *c, struct sbx_status_rec *out, size_t max)

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "results.h"
 #include "runtime.h"
+#include "service.h"
 
 /* The claims of a job, the sandboxes the cache keeps in SB_PROVISIONING
  * until cache_claimed. */

@@ -17,6 +17,7 @@
 #include "iox.h"
 #include "log.h"
 #include "config_take.h"
+#include "service.h"
 #include "slug.h"
 #include "jobpool.h"
 

@@ -18,6 +18,7 @@
 #include "login.h"
 #include "results.h"
 #include "runtime.h"
+#include "service.h"
 
 #define LOGIN_EVERY_MS	10000
 

@@ -1,6 +1,6 @@
 /*
  * monitor.h - sbx-monitor's state, shared by its loop (monitor.c) and its
- * start (start.c).
+ * start (start.c, whose functions start.h declares).
  * runs in: the monitor (root, monitor allowlist once started)
  */
 #ifndef SBX_MONITOR_H
@@ -15,7 +15,6 @@
 #include "handle.h"
 #include "jobpool.h"
 #include "project.h"
-#include "reload.h"
 #include "runtime.h"
 #include "subuid.h"
 #include "supervise.h"
@@ -27,14 +26,6 @@ struct outq {
 	size_t		 len, off;
 	int64_t		 deadline;
 };
-
-/*
- * Descriptors the budget keeps free beyond those counted: syslog's
- * socket, a hit's liveness connect, the two ends of a worker's pipe
- * before it closes one, /proc reads, a sandbox's socket directory being
- * made, a metrics file being written.
- */
-#define FD_SPARE	8
 
 struct monitor {
 	struct sbx_config	cfg;
@@ -61,25 +52,5 @@ struct monitor {
 	bool			reloading, reload_wanted;
 	TAILQ_HEAD(, outq)	outq;
 };
-
-/* What the start hands on from the loop's file (monitor.c): the first
- * read of the projects and ranges, a sandbox's owner and a lease taken,
- * as callbacks, so that start.c calls nothing of monitor.c's. */
-struct monitor_hooks {
-	reload_done	  start_take;
-	uid_t		(*owner_of)(void *arg, uid_t);
-	void		(*leased)(void *arg, struct sbx_sandbox *);
-};
-
-/* start.c */
-void	beside_self(const char *name, char *out, size_t cap);
-void	monitor_setup(struct monitor *, const char *path, int fg,
-	    const struct monitor_hooks *);
-void	monitor_daemonize(void);
-void	monitor_confine(struct monitor *);
-void	monitor_fd_budget(struct monitor *);
-int	monitor_purge(const char *path);
-/* Descriptors open now (the budget's, the metrics'). */
-size_t	open_fds(void);
 
 #endif

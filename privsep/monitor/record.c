@@ -32,6 +32,7 @@
 #include "iox.h"
 #include "log.h"
 #include "record.h"
+#include "service.h"
 
 #define TOUCH_EVERY_MS	60000
 

@@ -18,6 +18,7 @@
 #include "iox.h"
 #include "log.h"
 #include "reload.h"
+#include "service.h"
 #include "slug.h"
 
 #define RELOAD_DEADLINE_MS	60000

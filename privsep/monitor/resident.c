@@ -24,6 +24,7 @@
 #include "iox.h"
 #include "log.h"
 #include "resident.h"
+#include "service.h"
 
 struct resident {
 	struct rt_cli		*rt;

@@ -8,6 +8,7 @@
 
 #include "results.h"
 #include "runtime.h"
+#include "service.h"
 
 /*
  * A worker's outcome, checked as hostile: a known code, a message that

@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code.h"
 #include "iox.h"
 #include "log.h"
 #include "resident.h"
 #include "results.h"
 #include "rt_data.h"
 #include "runtime.h"
+#include "service.h"
 
 struct data_job {
 	struct rt_cli		*rt;

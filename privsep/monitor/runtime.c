@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "claims.h"
+#include "code.h"
 #include "iox.h"
 #include "liveness.h"
 #include "log.h"
@@ -27,6 +28,7 @@
 #include "rt_data.h"
 #include "rtname.h"
 #include "runtime.h"
+#include "service.h"
 #include "sockdir.h"
 
 /* A provision's or a teardown's job, for its outcome. */

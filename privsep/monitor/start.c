@@ -31,6 +31,7 @@
 #include "scfilter.h"
 #include "sig.h"
 #include "spawner.h"
+#include "start.h"
 #include "warm.h"
 
 /* sbx-broker and sbx-worker are installed beside the monitor. */

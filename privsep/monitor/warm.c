@@ -44,6 +44,7 @@
 #include "rtname.h"
 #include "runtime.h"
 #include "secret.h"
+#include "service.h"
 #include "sockdir.h"
 
 #define WARM_STARTS	2		/* at once, all services */

@@ -32,6 +32,7 @@
 #include "proc.h"
 #include "rt_run.h"
 #include "rtname.h"
+#include "service.h"
 #include "slug.h"
 
 struct found {

@@ -21,11 +21,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "data.h"
 #include "iox.h"
+#include "job.h"
+#include "keeper.h"
 #include "log.h"
+#include "pg_data.h"
+#include "redis_data.h"
+#include "service.h"
 #include "slug.h"
 #include "sockdir.h"
+#include "svc_session.h"
 
 int
 data_job_valid(const struct job_data *j)

@@ -22,7 +22,7 @@
 
 #include "jobfiles.h"
 #include "log.h"
-#include "seed.h"
+#include "seeds.h"
 #include "slug.h"
 
 static bool

@@ -33,9 +33,10 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "config.h"
 #include "iox.h"
+#include "keeper.h"
 #include "log.h"
-#include "session.h"
 
 #define KEY_FILE	"keeper.key"
 #define KEY_LEN		32

@@ -16,6 +16,7 @@
 #include "job.h"
 #include "login.h"
 #include "probe.h"
+#include "service.h"
 
 #define LOGIN_MS	3000
 

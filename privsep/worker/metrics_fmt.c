@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 
+#include "code.h"
 #include "metrics_fmt.h"
 #include "metrics_snap.h"
 

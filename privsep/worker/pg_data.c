@@ -53,8 +53,11 @@
 #include "data.h"
 #include "iox.h"
 #include "log.h"
+#include "pg_data.h"
 #include "pq.h"
 #include "session_client.h"
+#include "snaps.h"
+#include "svc_session.h"
 
 #define LOCK_KEY	"7523431027348501504"	/* "sbx data", any constant */
 #define LOCK_WAIT	"10s"		/* the longest a tidy-up takes, and more */

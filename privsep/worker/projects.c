@@ -33,7 +33,8 @@
 #include "log.h"
 #include "project.h"
 #include "projects.h"
-#include "seed.h"
+#include "seeds.h"
+#include "service.h"
 #include "slug.h"
 
 struct pparse {

@@ -28,6 +28,7 @@
 #include "guard.h"
 #include "iox.h"
 #include "job.h"
+#include "keeper.h"
 #include "log.h"
 #include "probe.h"
 #include "provision.h"
@@ -35,9 +36,11 @@
 #include "run.h"
 #include "runtime_argv.h"
 #include "seed.h"
-#include "session.h"
+#include "seeds.h"
+#include "service.h"
 #include "slug.h"
 #include "sockdir.h"
+#include "svc_session.h"
 
 #define RUN_TRIES	3
 

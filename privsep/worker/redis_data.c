@@ -34,7 +34,10 @@
 
 #include "data.h"
 #include "log.h"
+#include "redis_data.h"
 #include "session_client.h"
+#include "snaps.h"
+#include "svc_session.h"
 
 #define MARKER		"sbx:snapshot"	/* no copy's name: those start */
 #define TTLS		"sbx:ttl"	/* with a byte below 16 */

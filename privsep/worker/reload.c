@@ -26,7 +26,7 @@
 #include "project.h"
 #include "projects.h"
 #include "reload.h"
-#include "seed.h"
+#include "seeds.h"
 #include "slug.h"
 #include "subuid.h"
 #include "subuid_parse.h"

@@ -32,12 +32,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "data.h"
 #include "fdpass.h"
 #include "iox.h"
+#include "job.h"
 #include "log.h"
+#include "pg_data.h"
 #include "pq.h"
+#include "redis_data.h"
 #include "resident.h"
+#include "svc_session.h"
 
 struct resident {
 	const struct sbx_config	*cfg;

@@ -18,13 +18,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "iox.h"
-#include "data.h"
+#include "job.h"
 #include "log.h"
 #include "seed.h"
 #include "seed_session.h"
-#include "session.h"
+#include "seeds.h"
 #include "slug.h"
+#include "svc_session.h"
 
 /* The reload's copy, whole and NUL-ended, or NULL with msg. */
 static char *

@@ -21,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
 #include "log.h"
+#include "pg_data.h"
 #include "pq.h"
 #include "seed_session.h"
-#include "session.h"
 #include "session_client.h"
+#include "svc_session.h"
 
 unsigned long
 seed_line(const char *text, size_t len, unsigned long pos, bool bytes)

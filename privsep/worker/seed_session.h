@@ -28,7 +28,7 @@ struct seed_job {
 unsigned long seed_line(const char *text, size_t len, unsigned long pos,
 	    bool bytes);
 
-/* A session_fn (session.h), arg a struct seed_job: the seed run as one
+/* A session_fn (svc_session.h), arg a struct seed_job: the seed run as one
  * implicit transaction by the agent's role in its database, then copied
  * to sbx_origin and sbx_next_origin as the keeper role; one report, "seeded"
  * or the failure. */

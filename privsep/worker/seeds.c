@@ -23,8 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
-#include "seed.h"
+#include "project.h"
+#include "seeds.h"
 #include "slug.h"
 
 #define COPY_BUF	65536

@@ -24,13 +24,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "data.h"
 #include "iox.h"
+#include "keeper.h"
 #include "log.h"
 #include "pq.h"
 #include "relay.h"
-#include "session.h"
 #include "session_client.h"
+#include "svc_session.h"
 
 #define CONNECT_S	"10"	/* libpq's connect_timeout, seconds */
 #define KEEP_REDIS	"keep/redis.sock"

@@ -15,7 +15,8 @@
 #include <libpq-fe.h>
 
 #include "job.h"
-#include "session.h"
+
+struct session_env;
 
 /* A report to the parent; the parent's next byte (-1 on EOF: the parent
  * said all it will). */
@@ -23,7 +24,7 @@ int	session_report(uint32_t code, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	session_wait(void);
 /* In a kept session: the next ask, whole and sound (op known, the
- * snapshot "" or a slug and not "" to save, max in range: data.h's
+ * snapshot "" or a slug and not "" to save, max in range: svc_session.h's
  * data_ask_valid); -1 when the parent is gone or sent anything else. */
 int	session_ask(struct data_ask *);
 

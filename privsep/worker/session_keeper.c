@@ -13,9 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keeper.h"
 #include "log.h"
-#include "session.h"
 #include "session_keeper.h"
+#include "svc_session.h"
 
 #define KEEP_PG		"keep/pg.secret"	/* in the socket directory */
 

@@ -1,6 +1,6 @@
 /*
  * snaps.c - the snapshots one service holds, by slot, and the check each
- * data session makes before it acts (data.h): what pg_data.c and
+ * data session makes before it acts (snaps.h): what pg_data.c and
  * redis_data.c share.
  * runs in: a session child of JOB_DATA (the sandbox's prober uid, session
  *   allowlist)
@@ -12,6 +12,7 @@
 #include "data.h"
 #include "session_client.h"
 #include "slug.h"
+#include "snaps.h"
 
 void
 snaps_set(struct snaps *s, unsigned i, const char *name)

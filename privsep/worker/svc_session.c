@@ -50,16 +50,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "data.h"
 #include "drop.h"
 #include "iox.h"
+#include "job.h"
 #include "log.h"
 #include "pq.h"
 #include "relay.h"
 #include "scfilter.h"
-#include "session.h"
 #include "session_keeper.h"
 #include "slug.h"
+#include "svc_session.h"
 
 #define SESSION_IDENT	"sbx-session"
 /* What the worker relays of a child's stderr, at most. */

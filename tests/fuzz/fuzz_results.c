@@ -41,8 +41,9 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include "adopt_check.h"
+#include "code.h"
 #include "spawn_check.h"
-#include "adopt.h"
 #include "audit.h"
 #include "bind.h"
 #include "cache.h"

@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cache_revoke.h"
+#include "cache_status.h"
+#include "code.h"
 #include "config.h"
 #include "dispatch.h"
 #include "handle.h"

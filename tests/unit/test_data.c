@@ -23,13 +23,16 @@
 #include "data.h"
 #include "fdpass.h"
 #include "job.h"
+#include "keeper.h"
 #include "log.h"
+#include "pg_data.h"
 #include "resident.h"
-#include "seed.h"
 #include "seed_session.h"
-#include "session.h"
+#include "seeds.h"
 #include "session_keeper.h"
+#include "snaps.h"
 #include "spare.h"
+#include "svc_session.h"
 #include "load.h"
 
 /* ---- the statement position's line ---- */

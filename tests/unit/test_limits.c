@@ -15,6 +15,8 @@
 
 #include "load.h"
 #include "cache.h"
+#include "cache_revoke.h"
+#include "code.h"
 #include "config.h"
 #include "dispatch.h"
 #include "handle.h"

@@ -28,7 +28,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "adopt.h"
+#include "adopt_check.h"
 #include "bind.h"
 #include "config_take.h"
 #include "reload.h"

@@ -1,38 +1,32 @@
 /*
- * session.h - a session with a sandbox's service as a client of it
- * (svc_session.c): the seed at a provision, a reset or a snapshot. What
- * the session child calls after its drop is session_keeper.h's and
+ * svc_session.h - a worker's session with a sandbox's service, as its
+ * client (svc_session.c): the seed at a provision, a reset or a snapshot.
+ * What the session child calls after its drop is session_keeper.h's and
  * session_client.h's.
  * runs in: sbx-worker's JOB_DATA, JOB_RESIDENT and JOB_WARM_START and a
  *   provision's service children (root, runtime deny filter), and the
  *   session child they fork (root until its drop, then the sandbox's
- *   prober uid, session allowlist)
+ *   prober uid, not dumpable, session allowlist)
  *
  * It runs in a child that reads the tenant's bytes as a uid of the
  * sandbox's own range, never as root, and talks to its parent over one
  * socket pair: fixed-size reports up, one byte at a time down.
  */
-#ifndef SBX_SESSION_H
-#define SBX_SESSION_H
+#ifndef SBX_SVC_SESSION_H
+#define SBX_SVC_SESSION_H
 
-#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "config.h"
-#include "job.h"
+#include "keeper.h"
+
+struct data_ask;
+struct data_result;
 
 /* The child's descriptor to its parent, where session_child puts it. */
 #define SESSION_FD_PARENT	3
-
-/* sbx's own role on a postgres (images/postgres/entrypoint.sh), and
- * the length of its password (hex). */
-#define KEEPER_ROLE	"sbx_keeper"
-#define KEEPER_PW_LEN	32
-/* Its SCRAM verifier: the iterations (keeper.c says why so few), and
- * room for "SCRAM-SHA-256$<iterations>:<salt>$<stored key>:<server key>". */
-#define KEEPER_SCRAM_ITERATIONS	1
-#define KEEPER_VERIFIER_MAX	160
 
 /* Where and as whom a service is reached. */
 struct svc_reach {
@@ -48,18 +42,6 @@ struct svc_reach {
 	 * "": the session reads keep/pg.secret, else connects as the agent */
 	char		 keeper_pw[KEEPER_PW_LEN + 1];
 };
-
-/* keeper.c: the keeper's password for a postgres whose agent has
- * password, from state_dir/keeper.key (made if missing); 0, or -1
- * (logged) with out "". */
-int	keeper_derive(const struct sbx_config *, const char *password,
-	    char out[KEEPER_PW_LEN + 1]);
-/* keeper.c: the SCRAM-SHA-256 verifier postgres stores for password, with
- * a fresh salt; 0, or -1 with out "". The same of a given salt and count,
- * apart for its unit test. */
-int	keeper_verifier(const char *password, char *out, size_t cap);
-int	keeper_verifier_salted(const char *password, const unsigned char *salt,
-	    size_t saltlen, unsigned iterations, char *out, size_t cap);
 
 /* The child's side: the reach, with the service as the child reaches
  * it (host: "/", its socket directory as its root, or "@sbx", its tcp
@@ -106,5 +88,9 @@ size_t	session_log_line(char *dst, size_t cap, const char *service,
 	    const char *line);
 /* A tenant's text as one printable ASCII line of at most cap - 1. */
 void	session_text(char *dst, size_t cap, const char *src);
+
+/* The check session_ask (session_client.c) makes of an ask, apart for its
+ * unit test. */
+int	data_ask_valid(const struct data_ask *);
 
 #endif
