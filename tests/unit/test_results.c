@@ -63,9 +63,40 @@ Test(results, config_as_read_is_sound)
 	cr_assert(config_valid(&cfg));
 }
 
+/* A [service]'s data, data_template and data_size, as sbx.conf sets them. */
+static void
+data_set(struct sbx_config *c, const char *path, const char *tmpl,
+    const char *size)
+{
+	strlcpy(c->services[0].data_path, path,
+	    sizeof(c->services[0].data_path));
+	strlcpy(c->services[0].data_template, tmpl,
+	    sizeof(c->services[0].data_template));
+	strlcpy(c->services[0].data_size, size,
+	    sizeof(c->services[0].data_size));
+}
+
+/* Data fields config_valid refuses, each for the one reason it names. */
+static const struct {
+	const char	*path, *tmpl, *size, *why;
+} bad_data[] = {
+	{ "/srv/pgdata/pgdata", "var/lib/sbx/templates/pg", "256m",
+	  "a relative data_template" },
+	{ "/srv/pgdata/pgdata", "/var/lib/sbx/../../etc", "256m",
+	  "a data_template with .." },
+	{ "/srv/pgdata/pgdata", "/t:/etc", "256m", "a data_template with ':'" },
+	{ "/srv/x,ro", "/t", "256m", "a data path with ','" },
+	{ "/srv/x", "/t", "256m,nr_inodes=1", "tmpfs options in data_size" },
+	{ "/srv/x", "/t", "0m", "a size of 0" },
+	{ "/srv/x", "/t", "1234567m", "seven digits" },
+	{ "/srv/x", "/t", "", "data without data_size" },
+	{ "", "/t", "1m", "data_template without data" },
+};
+
 Test(results, config_refused_for_each_broken_field)
 {
 	static struct sbx_config c;
+	size_t i;
 
 	c = cfg;
 	memset(c.socket, 'x', sizeof(c.socket));
@@ -90,36 +121,17 @@ Test(results, config_refused_for_each_broken_field)
 	c.services[1].warm_idle = 0;
 	cr_assert_not(config_valid(&c), "warm_idle 0");
 	c = cfg;
-	strcpy(c.services[0].data_path, "/srv/pgdata/pgdata");
-	strcpy(c.services[0].data_template, "/var/lib/sbx/templates/pg");
-	strcpy(c.services[0].data_size, "256m");
+	data_set(&c, "/srv/pgdata/pgdata", "/var/lib/sbx/templates/pg", "256m");
 	cr_assert(config_valid(&c), "data, as config_parse.c takes it");
 	memset(c.services[0].data_template, 'x',
 	    sizeof(c.services[0].data_template));
 	cr_assert_not(config_valid(&c), "a data_template that does not end");
-	strcpy(c.services[0].data_template, "var/lib/sbx/templates/pg");
-	cr_assert_not(config_valid(&c), "a relative data_template");
-	strcpy(c.services[0].data_template, "/var/lib/sbx/../../etc");
-	cr_assert_not(config_valid(&c), "a data_template with ..");
-	strcpy(c.services[0].data_template, "/t:/etc");
-	cr_assert_not(config_valid(&c), "a data_template with ':'");
-	strcpy(c.services[0].data_template, "/t");
-	strcpy(c.services[0].data_path, "/srv/x,ro");
-	cr_assert_not(config_valid(&c), "a data path with ','");
-	strcpy(c.services[0].data_path, "/srv/x");
-	strcpy(c.services[0].data_size, "256m,nr_inodes=1");
-	cr_assert_not(config_valid(&c), "tmpfs options in data_size");
-	strcpy(c.services[0].data_size, "0m");
-	cr_assert_not(config_valid(&c), "a size of 0");
-	strcpy(c.services[0].data_size, "1234567m");
-	cr_assert_not(config_valid(&c), "seven digits");
-	strcpy(c.services[0].data_size, "");
-	cr_assert_not(config_valid(&c), "data without data_size");
-	c = cfg;
-	strcpy(c.services[0].data_template, "/t");
-	strcpy(c.services[0].data_size, "1m");
-	c.services[0].data_path[0] = '\0';
-	cr_assert_not(config_valid(&c), "data_template without data");
+	for (i = 0; i < sizeof(bad_data) / sizeof(bad_data[0]); i++) {
+		c = cfg;
+		data_set(&c, bad_data[i].path, bad_data[i].tmpl,
+		    bad_data[i].size);
+		cr_assert_not(config_valid(&c), "%s", bad_data[i].why);
+	}
 	c = cfg;
 	c.services[1].warm_idle = WARM_IDLE_MAX + 1;
 	cr_assert_not(config_valid(&c), "warm_idle past a day");
